@@ -1,0 +1,226 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Logger, silentLogger } from "../logging";
+import type { HttpCounters } from "./counters";
+import { HttpStatusError, NetworkError, type RequestSummary } from "./errors";
+import type { RateLimiter } from "./RateLimiter";
+import { redact } from "./redact";
+import {
+  backoffDelayMs,
+  DEFAULT_RETRY,
+  isRetryableStatus,
+  parseRetryAfter,
+  type RetrySettings,
+} from "./retryPolicy";
+import type { TokenCache } from "./TokenCache";
+
+export interface HttpClientOptions {
+  /** Scheme, host and optional path prefix, e.g. `https://us.api.blackline.com`. */
+  baseUrl: string;
+  limiter: RateLimiter;
+  counters: HttpCounters;
+  /** Source of the bearer token; requests are anonymous without one. */
+  tokens?: TokenCache;
+  /** Per-attempt timeout, headers and body included. */
+  timeoutMs?: number;
+  retry?: Partial<RetrySettings>;
+  logger?: Logger;
+}
+
+export interface HttpRequest {
+  method: "GET" | "POST" | "PATCH";
+  /** Path below the base address, starting with `/`; callers encode path segments. */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  json?: unknown;
+  form?: Record<string, string>;
+  headers?: Record<string, string>;
+  /** Media type of a `json` body (SCIM wants `application/scim+json`). */
+  contentType?: string;
+  /** Send the bearer token; default true when the client has a token cache. */
+  authenticate?: boolean;
+  /** Safe to repeat after an uncertain failure; default true for GET only. */
+  idempotent?: boolean;
+  /** Statuses the caller handles itself: returned instead of thrown. */
+  accept?: readonly number[];
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON when the server sent JSON, the text otherwise, undefined when empty. */
+  body: unknown;
+}
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * The one HTTP layer for every upstream: timeouts, the retry rules of `retryPolicy`,
+ * `Retry-After`, the token cache (with one refresh on 401), the rate limiter and counters.
+ */
+export class HttpClient {
+  readonly #options: HttpClientOptions;
+  readonly #retry: RetrySettings;
+  readonly #logger: Logger;
+
+  constructor(options: HttpClientOptions) {
+    this.#options = options;
+    this.#retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.#logger = options.logger ?? silentLogger;
+  }
+
+  get counters(): HttpCounters {
+    return this.#options.counters;
+  }
+
+  async request(request: HttpRequest): Promise<HttpResponse> {
+    const idempotent = request.idempotent ?? request.method === "GET";
+    const authenticate = request.authenticate ?? this.#options.tokens !== undefined;
+    const url = this.#url(request);
+    const summary: RequestSummary = { method: request.method, path: redact(url.pathname + url.search) };
+    let refreshedAfter401 = false;
+
+    for (let attempt = 1; ; attempt++) {
+      const token = authenticate ? await this.#token() : undefined;
+      let response: HttpResponse;
+      try {
+        response = await this.#send(request, url, token, summary);
+      } catch (error) {
+        if (!(error instanceof NetworkError) || !idempotent || attempt >= this.#retry.maxAttempts) {
+          throw error;
+        }
+        await this.#backoff(attempt, summary, error.message);
+        continue;
+      }
+
+      const { status } = response;
+      if (status < 400 || request.accept?.includes(status)) return response;
+
+      if (status === 401 && token !== undefined && !refreshedAfter401) {
+        // The token may have expired early or been revoked: fetch a new one, once.
+        refreshedAfter401 = true;
+        this.#options.tokens?.invalidate(token);
+        this.#options.counters.retries++;
+        this.#logger.debug("token rejected, refreshing once", { ...summary });
+        continue;
+      }
+
+      const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
+      const error = new HttpStatusError({
+        status,
+        request: summary,
+        body: response.body,
+        detail: describeErrorBody(response.body),
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      });
+      const canRetry =
+        isRetryableStatus(status, idempotent) &&
+        attempt < this.#retry.maxAttempts &&
+        (retryAfterMs === undefined || retryAfterMs <= this.#retry.maxRetryAfterMs);
+      if (!canRetry) throw error;
+
+      if (status === 429) {
+        const waitMs = retryAfterMs ?? backoffDelayMs(attempt, this.#retry);
+        this.#options.counters.rateLimitWaits++;
+        this.#options.counters.rateLimitWaitMs += waitMs;
+        // Everyone waits, not only this request: the upstream asked us to slow down.
+        this.#options.limiter.pauseFor(waitMs);
+        this.#options.counters.retries++;
+        this.#logger.debug("rate limited, waiting", { ...summary, waitMs, attempt });
+        continue;
+      }
+      await this.#backoff(attempt, summary, `status ${status}`, retryAfterMs);
+    }
+  }
+
+  async #backoff(attempt: number, summary: RequestSummary, reason: string, waitMs?: number) {
+    const delay = waitMs ?? backoffDelayMs(attempt, this.#retry);
+    this.#options.counters.retries++;
+    this.#logger.debug("retrying", { ...summary, reason, attempt, delayMs: delay });
+    await sleep(delay);
+  }
+
+  async #token(): Promise<string> {
+    const tokens = this.#options.tokens;
+    if (!tokens) throw new Error("this client has no token source");
+    return tokens.get();
+  }
+
+  #url(request: HttpRequest): URL {
+    const url = new URL(this.#options.baseUrl.replace(/\/+$/, "") + request.path);
+    for (const [key, value] of Object.entries(request.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    return url;
+  }
+
+  async #send(
+    request: HttpRequest,
+    url: URL,
+    token: string | undefined,
+    summary: RequestSummary,
+  ): Promise<HttpResponse> {
+    const headers: Record<string, string> = { accept: "application/json", ...request.headers };
+    let body: string | undefined;
+    if (request.form) {
+      headers["content-type"] = "application/x-www-form-urlencoded";
+      body = new URLSearchParams(request.form).toString();
+    } else if (request.json !== undefined) {
+      headers["content-type"] = request.contentType ?? "application/json";
+      body = JSON.stringify(request.json);
+    }
+    if (token) headers.authorization = `Bearer ${token}`;
+
+    const timeoutMs = this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const release = await this.#options.limiter.acquire();
+    this.#options.counters.requests++;
+    try {
+      const response = await fetch(url, {
+        method: request.method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(timeoutMs),
+        redirect: "error",
+      });
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, body: parseBody(text, response) };
+    } catch (error) {
+      throw new NetworkError(summary, networkReason(error, timeoutMs), error);
+    } finally {
+      release();
+    }
+  }
+}
+
+function parseBody(text: string, response: Response): unknown {
+  if (text === "") return undefined;
+  if (/json/i.test(response.headers.get("content-type") ?? "")) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+function networkReason(error: unknown, timeoutMs: number): string {
+  if (error instanceof DOMException && error.name === "TimeoutError") {
+    return `no complete answer within ${timeoutMs} ms`;
+  }
+  const cause = error instanceof Error ? (error.cause as { code?: string; message?: string }) : undefined;
+  if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ""}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A short human reading of an error body: OAuth (`error`, `error_description`), SCIM
+ * (`detail`, `scimType`) or a `message` field; a short text body as is.
+ */
+export function describeErrorBody(body: unknown): string | undefined {
+  if (typeof body === "string") return body.length <= 200 ? body : `${body.slice(0, 200)}...`;
+  if (typeof body !== "object" || body === null) return undefined;
+  const fields = body as Record<string, unknown>;
+  const parts = [fields.error, fields.error_description, fields.scimType, fields.detail, fields.message]
+    .filter((part): part is string => typeof part === "string" && part.length > 0);
+  return parts.length > 0 ? parts.join(": ") : undefined;
+}

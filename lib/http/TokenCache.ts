@@ -1,0 +1,53 @@
+import { registerSecret } from "./redact";
+
+export interface AccessToken {
+  value: string;
+  /** Epoch milliseconds at which the upstream stops accepting the token. */
+  expiresAt: number;
+}
+
+/** Refresh this long before expiry: a fifth of the token's lifetime, at most a minute. */
+const MAX_REFRESH_MARGIN_MS = 60_000;
+
+/**
+ * Holds one bearer token: fetched on first use, refreshed early (before it expires) and again
+ * when the upstream answers 401 to it. Concurrent callers share one fetch.
+ */
+export class TokenCache {
+  readonly #fetchToken: () => Promise<AccessToken>;
+  #current: { token: AccessToken; refreshAt: number } | undefined;
+  #pending: Promise<AccessToken> | undefined;
+
+  constructor(fetchToken: () => Promise<AccessToken>) {
+    this.#fetchToken = fetchToken;
+  }
+
+  async get(): Promise<string> {
+    const current = this.#current;
+    if (current && Date.now() < current.refreshAt) return current.token.value;
+    return (await this.#refresh()).value;
+  }
+
+  /** The upstream rejected `token` (401): forget it unless a newer one has replaced it already. */
+  invalidate(token: string): void {
+    if (this.#current?.token.value === token) this.#current = undefined;
+  }
+
+  #refresh(): Promise<AccessToken> {
+    if (!this.#pending) {
+      const fetched = Date.now();
+      this.#pending = this.#fetchToken()
+        .then((token) => {
+          registerSecret(token.value);
+          const lifetime = Math.max(0, token.expiresAt - fetched);
+          const margin = Math.min(MAX_REFRESH_MARGIN_MS, lifetime / 5);
+          this.#current = { token, refreshAt: token.expiresAt - margin };
+          return token;
+        })
+        .finally(() => {
+          this.#pending = undefined;
+        });
+    }
+    return this.#pending;
+  }
+}
