@@ -76,7 +76,10 @@ export class HttpClient {
     const idempotent = request.idempotent ?? request.method === "GET";
     const authenticate = request.authenticate ?? this.#options.tokens !== undefined;
     const url = this.#url(request);
-    const summary: RequestSummary = { method: request.method, path: redact(url.pathname + url.search) };
+    const summary: RequestSummary = {
+      method: request.method,
+      path: redact(url.pathname + url.search),
+    };
     let refreshedAfter401 = false;
 
     for (let attempt = 1; ; attempt++) {
@@ -182,7 +185,11 @@ export class HttpClient {
         redirect: "error",
       });
       const text = await response.text();
-      return { status: response.status, headers: response.headers, body: parseBody(text, response) };
+      return {
+        status: response.status,
+        headers: response.headers,
+        body: parseBody(text, response),
+      };
     } catch (error) {
       throw new NetworkError(summary, networkReason(error, timeoutMs), error);
     } finally {
@@ -207,7 +214,8 @@ function networkReason(error: unknown, timeoutMs: number): string {
   if (error instanceof DOMException && error.name === "TimeoutError") {
     return `no complete answer within ${timeoutMs} ms`;
   }
-  const cause = error instanceof Error ? (error.cause as { code?: string; message?: string }) : undefined;
+  const cause =
+    error instanceof Error ? (error.cause as { code?: string; message?: string }) : undefined;
   if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ""}`;
   return error instanceof Error ? error.message : String(error);
 }
@@ -220,7 +228,12 @@ export function describeErrorBody(body: unknown): string | undefined {
   if (typeof body === "string") return body.length <= 200 ? body : `${body.slice(0, 200)}...`;
   if (typeof body !== "object" || body === null) return undefined;
   const fields = body as Record<string, unknown>;
-  const parts = [fields.error, fields.error_description, fields.scimType, fields.detail, fields.message]
-    .filter((part): part is string => typeof part === "string" && part.length > 0);
+  const parts = [
+    fields.error,
+    fields.error_description,
+    fields.scimType,
+    fields.detail,
+    fields.message,
+  ].filter((part): part is string => typeof part === "string" && part.length > 0);
   return parts.length > 0 ? parts.join(": ") : undefined;
 }

@@ -27,7 +27,9 @@ export class HttpStatusError extends ConnectorError {
   }) {
     const detail = options.detail ? `: ${options.detail}` : "";
     super(
-      redact(`${options.request.method} ${options.request.path} answered ${options.status}${detail}`),
+      redact(
+        `${options.request.method} ${options.request.path} answered ${options.status}${detail}`,
+      ),
     );
     this.status = options.status;
     this.request = options.request;

@@ -8,6 +8,7 @@ export {
   type HttpRequest,
   type HttpResponse,
 } from "./HttpClient";
+export { parseResponse } from "./parseResponse";
 export { RateLimiter, type RateLimiterSettings } from "./RateLimiter";
 export { redact, registerSecret } from "./redact";
 export { DEFAULT_RETRY, type RetrySettings } from "./retryPolicy";

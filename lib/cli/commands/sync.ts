@@ -1,0 +1,47 @@
+import { resolve } from "node:path";
+import type { Environment } from "../../config";
+import type { ApiOptions } from "../../connectors/blackline";
+import { loadSyncConnector } from "../../connectors/registry";
+import type { ConnectorName } from "../../connectors/types";
+import { runLocalSync, type SyncSummary } from "../../sync/runLocalSync";
+import type { CliIo } from "../io";
+import { createCliLogger } from "../logger";
+import { createProgressReporter } from "../progress";
+import { formatSummary } from "../summary";
+
+export interface SyncOptions {
+  connector: ConnectorName;
+  out?: string;
+  json?: boolean;
+  verbose?: boolean;
+}
+
+export const defaultSnapshotFile = (connector: ConnectorName) => `${connector}.sync.jsonl`;
+
+/** One full sync in this process, to a snapshot file; prints the summary. */
+export async function syncToFile(
+  io: CliIo,
+  env: Environment,
+  options: SyncOptions,
+  apiOptions: ApiOptions = {},
+): Promise<SyncSummary> {
+  const logger = createCliLogger(io, options.verbose ?? false);
+  const { connector, concurrency } = loadSyncConnector(options.connector, env, {
+    logger,
+    ...apiOptions,
+  });
+  const progress = createProgressReporter(io, `${options.connector} sync`);
+  let summary: SyncSummary;
+  try {
+    summary = await runLocalSync({
+      connector,
+      outFile: resolve(options.out ?? defaultSnapshotFile(options.connector)),
+      concurrency,
+      onProgress: (p) => progress.update(p),
+    });
+  } finally {
+    progress.stop();
+  }
+  io.stdout.write(options.json ? `${JSON.stringify(summary)}\n` : formatSummary(summary));
+  return summary;
+}

@@ -1,0 +1,3 @@
+import { runCli } from "./main";
+
+process.exitCode = await runCli(process.argv.slice(2));

@@ -1,0 +1,134 @@
+import type { z } from "zod";
+import { CredentialsRejectedError } from "../../errors";
+import {
+  type AccessToken,
+  HttpClient,
+  type HttpCounters,
+  HttpStatusError,
+  newCounters,
+  parseResponse,
+  RateLimiter,
+  type RetrySettings,
+  TokenCache,
+} from "../../http";
+import type { Logger } from "../../logging";
+import type { BlacklineConfig } from "./config";
+import { INVALID_INSTANCE_GUID, PAGE_PARAM, PAGE_SIZE_PARAM, TOKEN_PATH } from "./constants";
+import { listResponse, oauthError, tokenResponse } from "./models";
+
+export interface ApiOptions {
+  logger?: Logger;
+  /** Overrides for tests: shorter timeouts and backoff against the simulator. */
+  timeoutMs?: number;
+  retry?: Partial<RetrySettings>;
+}
+
+export interface ListPage<Item> {
+  items: Item[];
+  totalItems: number | undefined;
+}
+
+/** The BlackLine REST API: a token by password grant, and one list page per call. */
+export class BlacklineApi {
+  readonly counters: HttpCounters = newCounters();
+  readonly #config: BlacklineConfig;
+  readonly #http: HttpClient;
+  readonly #tokens: TokenCache;
+
+  constructor(config: BlacklineConfig, options: ApiOptions = {}) {
+    this.#config = config;
+    this.#tokens = new TokenCache(() => this.fetchToken());
+    this.#http = new HttpClient({
+      baseUrl: config.baseUrl,
+      limiter: new RateLimiter({
+        maxConcurrency: config.maxConcurrency,
+        requestsPerSecond: config.requestsPerSecond,
+      }),
+      counters: this.counters,
+      tokens: this.#tokens,
+      ...options,
+    });
+  }
+
+  /** OAuth 2.0 resource-owner password grant (RFC 6749 section 4.3). */
+  async fetchToken(): Promise<AccessToken> {
+    this.counters.tokenRequests++;
+    const requestedAt = Date.now();
+    try {
+      const response = await this.#http.request({
+        method: "POST",
+        path: TOKEN_PATH,
+        authenticate: false,
+        // Asking for a token again changes nothing upstream.
+        idempotent: true,
+        form: {
+          grant_type: "password",
+          username: this.#config.username,
+          password: this.#config.apiKey,
+          scope: this.#config.scope,
+          client_id: this.#config.clientId,
+          client_secret: this.#config.clientSecret,
+        },
+      });
+      const token = parseResponse(tokenResponse, response, "BlackLine token endpoint");
+      return { value: token.access_token, expiresAt: requestedAt + token.expires_in * 1000 };
+    } catch (error) {
+      throw tokenError(error);
+    }
+  }
+
+  async listPage<Item extends z.ZodType>(
+    path: string,
+    item: Item,
+    page: number,
+    pageSize: number,
+  ): Promise<ListPage<z.output<Item>>> {
+    try {
+      const response = await this.#http.request({
+        method: "GET",
+        path,
+        query: { [PAGE_PARAM]: page, [PAGE_SIZE_PARAM]: pageSize },
+      });
+      const body = parseResponse(
+        listResponse(item),
+        response,
+        `BlackLine GET ${path} page ${page}`,
+      );
+      return { items: body.items, totalItems: body.totalItems };
+    } catch (error) {
+      throw resourceError(error);
+    }
+  }
+}
+
+function tokenError(error: unknown): unknown {
+  if (!HttpStatusError.is(error) || error.status >= 500 || error.status === 429) return error;
+  const parsed = oauthError.safeParse(error.body);
+  const code = parsed.success ? parsed.data.error : `HTTP ${error.status}`;
+  const description = parsed.success ? parsed.data.error_description : undefined;
+  const quoted = description ? `${code}: ${description}` : code;
+  let fix: string;
+  if (code === "invalid_grant" && description?.includes(INVALID_INSTANCE_GUID)) {
+    fix =
+      "Set CONNECTOR_ACCOUNTING_SCOPE to the API scope names plus exactly one instance_<GUID> token of your BlackLine instance";
+  } else if (code === "invalid_grant") {
+    fix =
+      "Check CONNECTOR_ACCOUNTING_USERNAME and CONNECTOR_ACCOUNTING_API_KEY (the user's API key, not the web password)";
+  } else if (code === "invalid_scope") {
+    fix = "Check the API scope names in CONNECTOR_ACCOUNTING_SCOPE";
+  } else {
+    fix = "Check CONNECTOR_ACCOUNTING_CLIENT_ID and CONNECTOR_ACCOUNTING_CLIENT_SECRET";
+  }
+  return new CredentialsRejectedError(`BlackLine rejected the token request (${quoted}). ${fix}.`, {
+    cause: error,
+  });
+}
+
+function resourceError(error: unknown): unknown {
+  if (!HttpStatusError.is(error) || (error.status !== 401 && error.status !== 403)) return error;
+  const fix =
+    error.status === 403
+      ? "The API user lacks permission to read it: give the user of CONNECTOR_ACCOUNTING_USERNAME the administrator role, or a role that can read users, teams and roles"
+      : "A fresh token was rejected too: check that the API client and user are still active";
+  return new CredentialsRejectedError(`${error.message}. ${fix}.`, { cause: error });
+}

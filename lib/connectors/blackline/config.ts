@@ -1,0 +1,131 @@
+import { z } from "zod";
+import {
+  baseUrl,
+  CREDENTIALS_ISSUE,
+  DNS_LABEL,
+  type Environment,
+  integerSetting,
+  parseSettings,
+  resolveSecrets,
+  UUID,
+} from "../../config";
+import {
+  baseUrlFor,
+  DEFAULT_MAX_CONCURRENCY,
+  DEFAULT_PAGE_SIZE,
+  DEFAULT_REQUESTS_PER_SECOND,
+  INVALID_INSTANCE_GUID,
+  MAX_PAGE_SIZE,
+} from "./constants";
+
+export interface BlacklineConfig {
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  username: string;
+  apiKey: string;
+  scope: string;
+  maxConcurrency: number;
+  requestsPerSecond: number;
+  pageSize: number;
+}
+
+const SECRETS = ["CONNECTOR_ACCOUNTING_CLIENT_SECRET", "CONNECTOR_ACCOUNTING_API_KEY"] as const;
+
+/** Where each value comes from, shown when it is missing; also the list of variables read. */
+const HINTS = {
+  CONNECTOR_ACCOUNTING_CLIENT_ID: "set it to the Client ID of the API client in BlackLine",
+  CONNECTOR_ACCOUNTING_CLIENT_SECRET:
+    "set it (or CONNECTOR_ACCOUNTING_CLIENT_SECRET_FILE) to that client's secret",
+  CONNECTOR_ACCOUNTING_ENVIRONMENT:
+    "set it to your environment subdomain, e.g. us, us2, eu, sbeu (or set CONNECTOR_ACCOUNTING_BASE_URL)",
+  CONNECTOR_ACCOUNTING_USERNAME: "set it to the BlackLine username the API key belongs to",
+  CONNECTOR_ACCOUNTING_API_KEY:
+    "set it (or CONNECTOR_ACCOUNTING_API_KEY_FILE) to that user's API key",
+  CONNECTOR_ACCOUNTING_SCOPE:
+    "set it to the API scope names plus exactly one instance_<GUID> token",
+  CONNECTOR_ACCOUNTING_BASE_URL: "optional",
+  CONNECTOR_ACCOUNTING_MAX_CONCURRENCY: "optional",
+  CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "optional",
+  CONNECTOR_ACCOUNTING_PAGE_SIZE: "optional",
+} as const;
+
+const environmentLabel = z.string().superRefine((value, ctx) => {
+  if (DNS_LABEL.test(value)) return;
+  const pastedHost = /^(?:https?:\/\/)?([a-z0-9-]+)\.api\.blackline\.com/i.exec(value.trim());
+  const message = pastedHost
+    ? `"${value}" is an address; set only its first label, "${pastedHost[1]}" (or put the whole address in CONNECTOR_ACCOUNTING_BASE_URL)`
+    : /[:/.]/.test(value)
+      ? `"${value}" looks like an address; set only the environment subdomain, one label such as us, us2, eu or sbeu`
+      : `"${value}" is not a single DNS label; the environment is the region subdomain of https://{environment}.api.blackline.com (such as us, us2, eu or sbeu), not the company or instance name`;
+  ctx.addIssue({ code: "custom", message });
+});
+
+const scope = z.string().superRefine((value, ctx) => {
+  const instances = value.split(/\s+/).filter((token) => /^instance_/i.test(token));
+  if (instances.length === 0) {
+    ctx.addIssue({
+      code: "custom",
+      params: CREDENTIALS_ISSUE,
+      message: `BlackLine would answer invalid_grant: ${INVALID_INSTANCE_GUID}. The scope has no instance token; it must contain the API scope names plus exactly one instance_<GUID>, e.g. "DataIngestionAPI instance_3f2504e0-4f89-11d3-9a0c-0305e82c3301"`,
+    });
+  } else if (instances.length > 1) {
+    ctx.addIssue({
+      code: "custom",
+      message: `has ${instances.length} instance_ tokens (${instances.join(", ")}); keep exactly one, the instance this connector reads`,
+    });
+  } else {
+    const guid = (instances[0] as string).slice("instance_".length);
+    if (!UUID.test(guid)) {
+      ctx.addIssue({
+        code: "custom",
+        message: `"${instances[0]}" does not end in a GUID; write it as instance_ followed by the instance GUID, e.g. instance_3f2504e0-4f89-11d3-9a0c-0305e82c3301`,
+      });
+    }
+  }
+});
+
+const schema = z
+  .object({
+    CONNECTOR_ACCOUNTING_CLIENT_ID: z.string(),
+    CONNECTOR_ACCOUNTING_CLIENT_SECRET: z.string(),
+    CONNECTOR_ACCOUNTING_ENVIRONMENT: environmentLabel.optional(),
+    CONNECTOR_ACCOUNTING_USERNAME: z.string(),
+    CONNECTOR_ACCOUNTING_API_KEY: z.string(),
+    CONNECTOR_ACCOUNTING_SCOPE: scope,
+    CONNECTOR_ACCOUNTING_BASE_URL: baseUrl.optional(),
+    CONNECTOR_ACCOUNTING_MAX_CONCURRENCY: integerSetting(1, 64).default(DEFAULT_MAX_CONCURRENCY),
+    CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: integerSetting(0, 1000).default(
+      DEFAULT_REQUESTS_PER_SECOND,
+    ),
+    CONNECTOR_ACCOUNTING_PAGE_SIZE: integerSetting(1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+  })
+  .superRefine((value, ctx) => {
+    if (!value.CONNECTOR_ACCOUNTING_ENVIRONMENT && !value.CONNECTOR_ACCOUNTING_BASE_URL) {
+      ctx.addIssue({
+        code: "invalid_type",
+        expected: "string",
+        path: ["CONNECTOR_ACCOUNTING_ENVIRONMENT"],
+        message: "",
+      });
+    }
+  })
+  .transform(
+    (v): BlacklineConfig => ({
+      baseUrl:
+        v.CONNECTOR_ACCOUNTING_BASE_URL ?? baseUrlFor(v.CONNECTOR_ACCOUNTING_ENVIRONMENT ?? ""),
+      clientId: v.CONNECTOR_ACCOUNTING_CLIENT_ID,
+      clientSecret: v.CONNECTOR_ACCOUNTING_CLIENT_SECRET,
+      username: v.CONNECTOR_ACCOUNTING_USERNAME,
+      apiKey: v.CONNECTOR_ACCOUNTING_API_KEY,
+      scope: v.CONNECTOR_ACCOUNTING_SCOPE.trim().split(/\s+/).join(" "),
+      maxConcurrency: v.CONNECTOR_ACCOUNTING_MAX_CONCURRENCY,
+      requestsPerSecond: v.CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND,
+      pageSize: v.CONNECTOR_ACCOUNTING_PAGE_SIZE,
+    }),
+  );
+
+/** Reads and validates the BlackLine settings (CONTRACTS.md section 2). */
+export function loadBlacklineConfig(env: Environment): BlacklineConfig {
+  return parseSettings(schema, resolveSecrets(env, SECRETS), HINTS);
+}

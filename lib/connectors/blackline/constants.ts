@@ -1,0 +1,38 @@
+/**
+ * BlackLine: the facts and the assumptions of ../shared/UPSTREAM.md, one named constant each.
+ * "Assumption" marks what public material does not confirm; correct it here.
+ */
+
+/** Confirmed: the API host of an environment (region) subdomain. */
+export const baseUrlFor = (environment: string) => `https://${environment}.api.blackline.com`;
+
+/** Confirmed: the IdentityServer token endpoint, password grant, form-encoded. */
+export const TOKEN_PATH = "/authorize/connect/token";
+
+/** Confirmed: list endpoints answer `{ items, totalItems }` and take `pageSize`. */
+export const USERS_PATH = "/v1/users";
+export const TEAMS_PATH = "/v1/teams";
+/** Assumption: roles are listed at `/v1/roles` like users and teams. */
+export const ROLES_PATH = "/v1/roles";
+/** Assumption: both membership directions exist and return user or team objects in `items`. */
+export const teamUsersPath = (teamId: string) => `/v1/teams/${encodeURIComponent(teamId)}/users`;
+export const userTeamsPath = (userId: string) => `/v1/users/${encodeURIComponent(userId)}/teams`;
+
+/** Assumption: the page index parameter is `page`, 1-based, alongside the confirmed `pageSize`. */
+export const PAGE_PARAM = "page";
+export const PAGE_SIZE_PARAM = "pageSize";
+export const FIRST_PAGE = 1;
+
+/**
+ * Assumption: the largest page the server honours is unknown (integrations ask for up to
+ * 10000); the client copes with shorter pages. 1000 keeps a page's body around 1 MB.
+ */
+export const DEFAULT_PAGE_SIZE = 1000;
+export const MAX_PAGE_SIZE = 10_000;
+
+/** Assumption: no published rate limit; these defaults are polite and measured (README). */
+export const DEFAULT_MAX_CONCURRENCY = 8;
+export const DEFAULT_REQUESTS_PER_SECOND = 25;
+
+/** Confirmed: the token endpoint's answer when the scope lacks the instance token. */
+export const INVALID_INSTANCE_GUID = "Invalid instance GUID";

@@ -1,0 +1,3 @@
+export type { ApiOptions } from "./BlacklineApi";
+export { BlacklineConnector } from "./BlacklineConnector";
+export { type BlacklineConfig, loadBlacklineConfig } from "./config";

@@ -1,0 +1,95 @@
+import {
+  compactProfile,
+  type EntitlementRecord,
+  type GrantRecord,
+  grant,
+  type ResourceRecord,
+  type ResourceTypeRecord,
+} from "../../sync/records";
+import type { Role, Team, User } from "./models";
+
+export const RESOURCE_TYPES: ResourceTypeRecord[] = [
+  { kind: "resource_type", id: "user", displayName: "User", traits: ["user"] },
+  { kind: "resource_type", id: "team", displayName: "Team", traits: ["group"] },
+  { kind: "resource_type", id: "role", displayName: "Role", traits: ["role"] },
+];
+
+export const teamMemberEntitlementId = (teamId: string) => `team:${teamId}:member`;
+export const roleAssignedEntitlementId = (roleId: string) => `role:${roleId}:assigned`;
+
+export function userResource(user: User): ResourceRecord {
+  const name = [user.firstName, user.lastName].filter(Boolean).join(" ");
+  const givenName = user.firstName ?? undefined;
+  const familyName = user.lastName ?? undefined;
+  const profile = compactProfile({
+    jobTitle: user.jobTitle,
+    timeZoneId: user.timeZoneId,
+    phoneNumber: user.phoneNumber,
+    lastUpdated: user.lastUpdated,
+  });
+  return {
+    kind: "resource",
+    type: "user",
+    id: user.id,
+    displayName: user.fullName || name || user.loginId,
+    status: user.isActive === false ? "disabled" : "enabled",
+    user: {
+      login: user.loginId,
+      emails: user.email ? [user.email] : [],
+      ...(givenName ? { givenName } : {}),
+      ...(familyName ? { familyName } : {}),
+    },
+    ...(profile ? { profile } : {}),
+  };
+}
+
+/** The user's role assignments: `defaultRoleId` and any `roles`, each once. */
+export function userRoleGrants(user: User): GrantRecord[] {
+  const roleIds = new Set<string>();
+  if (user.defaultRoleId) roleIds.add(user.defaultRoleId);
+  for (const role of user.roles ?? []) roleIds.add(typeof role === "string" ? role : role.id);
+  return [...roleIds].map((roleId) =>
+    grant(roleAssignedEntitlementId(roleId), { type: "user", id: user.id }),
+  );
+}
+
+export function teamRecords(team: Team): [ResourceRecord, EntitlementRecord] {
+  const profile = compactProfile({ uniqueCode: team.uniqueCode });
+  return [
+    {
+      kind: "resource",
+      type: "team",
+      id: team.id,
+      displayName: team.name,
+      ...(profile ? { profile } : {}),
+    },
+    {
+      kind: "entitlement",
+      id: teamMemberEntitlementId(team.id),
+      resource: { type: "team", id: team.id },
+      slug: "member",
+      displayName: `${team.name} member`,
+      purpose: "assignment",
+      grantableTo: ["user"],
+    },
+  ];
+}
+
+export function roleRecords(role: Role): [ResourceRecord, EntitlementRecord] {
+  return [
+    { kind: "resource", type: "role", id: role.id, displayName: role.name },
+    {
+      kind: "entitlement",
+      id: roleAssignedEntitlementId(role.id),
+      resource: { type: "role", id: role.id },
+      slug: "assigned",
+      displayName: `${role.name} assigned`,
+      purpose: "assignment",
+      grantableTo: ["user"],
+    },
+  ];
+}
+
+export function teamMembershipGrant(teamId: string, userId: string): GrantRecord {
+  return grant(teamMemberEntitlementId(teamId), { type: "user", id: userId });
+}

@@ -1,0 +1,51 @@
+import { z } from "zod";
+
+/** The upstream's payloads, parsed at the boundary. Unknown fields are ignored. */
+
+const id = z.union([z.string().min(1), z.number().int()]).transform(String);
+const optionalText = z.string().nullish();
+
+export const tokenResponse = z.object({
+  access_token: z.string().min(1),
+  expires_in: z.number().positive(),
+  token_type: z.string().optional(),
+});
+
+/** RFC 6749 section 5.2 error body. */
+export const oauthError = z.object({
+  error: z.string(),
+  error_description: z.string().optional(),
+});
+
+export const user = z.object({
+  id,
+  loginId: z.string().min(1),
+  firstName: optionalText,
+  lastName: optionalText,
+  fullName: optionalText,
+  email: optionalText,
+  /** Confirmed boolean; there is no status string. Absent is read as active. */
+  isActive: z.boolean().nullish(),
+  jobTitle: optionalText,
+  timeZoneId: z.union([z.string(), z.number()]).nullish(),
+  phoneNumber: optionalText,
+  lastUpdated: optionalText,
+  /** Assumption: the user's role is on the record: `defaultRoleId`, and a `roles` array if present. */
+  defaultRoleId: id.nullish(),
+  roles: z.array(z.union([id, z.object({ id })])).nullish(),
+});
+export type User = z.output<typeof user>;
+
+export const team = z.object({ id, name: z.string(), uniqueCode: optionalText });
+export type Team = z.output<typeof team>;
+
+export const role = z.object({ id, name: z.string() });
+export type Role = z.output<typeof role>;
+
+/** Confirmed list shape. `totalItems` is read when present. */
+export function listResponse<Item extends z.ZodType>(item: Item) {
+  return z.object({ items: z.array(item), totalItems: z.number().int().nonnegative().optional() });
+}
+
+/** Membership pages are read for their ids only, whichever side they list. */
+export const idOnly = z.object({ id });

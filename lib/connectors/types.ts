@@ -1,0 +1,24 @@
+import type { HttpCounters } from "../http";
+import type { Job, JobSpec, Page } from "../sync/job";
+import type { ResourceTypeRecord } from "../sync/records";
+
+export const CONNECTOR_NAMES = ["blackline", "valimail"] as const;
+export type ConnectorName = (typeof CONNECTOR_NAMES)[number];
+
+/** What `validate` checked, one line each, for the person who runs it. */
+export interface ValidationReport {
+  checks: string[];
+}
+
+/** The read side of a connector: its resource types and the jobs of a full sync. */
+export interface SyncConnector {
+  readonly name: ConnectorName;
+  /** The HTTP counters of this connector's upstream client. */
+  readonly counters: HttpCounters;
+  resourceTypes(): ResourceTypeRecord[];
+  /** The jobs a sync starts with. */
+  rootJobs(): JobSpec[];
+  runJob(job: Job): Promise<Page>;
+  /** One token call and one small read; throws what is wrong. */
+  validate(): Promise<ValidationReport>;
+}

@@ -1,0 +1,218 @@
+import { randomBytes } from "node:crypto";
+import type { FaultSettings } from "../faults";
+import { type SimRequest, type SimResponse, startSimServer } from "../httpServer";
+import { generateTenant, type Tenant, type TenantSize } from "./tenant";
+
+export interface BlacklineSimCredentials {
+  clientId: string;
+  clientSecret: string;
+  /** An administrator: reads everything. */
+  username: string;
+  apiKey: string;
+  /** A user without the administrator role: gets a token, then 403 on every read. */
+  viewerUsername: string;
+  viewerApiKey: string;
+}
+
+export interface BlacklineSimulatorOptions {
+  seed?: number;
+  size?: TenantSize;
+  credentials?: Partial<BlacklineSimCredentials>;
+  /** Largest page served, whatever `pageSize` asks for. */
+  maxPageSize?: number;
+  /** Serve page 1 whatever `page` asks for (a server that ignores paging). */
+  ignorePaging?: boolean;
+  /** `expires_in` of issued tokens; they stop working when it passes. */
+  tokenLifetimeSeconds?: number;
+  /** Reject a token with 401 after this many uses, before it expires (revocation). */
+  tokenMaxUses?: number;
+  faults?: FaultSettings;
+}
+
+export interface BlacklineSimulator {
+  url: string;
+  tenant: Tenant;
+  credentials: BlacklineSimCredentials;
+  /** A valid scope for this tenant. */
+  scope: string;
+  /** Requests per route (`token`, `users`, `teams`, `roles`, `team_users`, `user_teams`). */
+  readonly stats: { requests: number; byRoute: Record<string, number> };
+  /** Faults may be changed while the simulator runs. */
+  faults: FaultSettings;
+  /** The CONNECTOR_ACCOUNTING_* variables that point the connector at this simulator. */
+  env(): Record<string, string>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_SIM_CREDENTIALS: BlacklineSimCredentials = {
+  clientId: "sim-client",
+  clientSecret: "sim-client-secret-7f3a9c",
+  username: "api.admin",
+  apiKey: "sim-api-key-91c2e0b7",
+  viewerUsername: "api.viewer",
+  viewerApiKey: "sim-viewer-key-44d1aa",
+};
+
+export const DEFAULT_TENANT_SIZE: TenantSize = { users: 500, teams: 40, roles: 12 };
+
+/** A BlackLine API on loopback: the token endpoint's real answers, lists, memberships and faults. */
+export async function startBlacklineSimulator(
+  options: BlacklineSimulatorOptions = {},
+): Promise<BlacklineSimulator> {
+  const tenant = generateTenant(options.size ?? DEFAULT_TENANT_SIZE, options.seed ?? 1);
+  const credentials = { ...DEFAULT_SIM_CREDENTIALS, ...options.credentials };
+  const maxPageSize = options.maxPageSize ?? 1000;
+  const tokens = new Map<string, { expiresAt: number; uses: number; admin: boolean }>();
+  const byRoute: Record<string, number> = {};
+  const usersById = new Map(tenant.users.map((u) => [u.id, u]));
+  const teamsById = new Map(tenant.teams.map((t) => [t.id, t]));
+
+  const count = (route: string) => {
+    byRoute[route] = (byRoute[route] ?? 0) + 1;
+  };
+
+  const handler = (request: SimRequest): SimResponse => {
+    const path = request.url.pathname;
+    if (
+      request.method === "POST" &&
+      (path === "/authorize/connect/token" || path === "/connect/token")
+    ) {
+      count("token");
+      return issueToken(request);
+    }
+    if (request.method !== "GET") return { status: 405, body: { message: "Method not allowed" } };
+    const denied = checkBearer(request);
+    if (denied) return denied;
+
+    if (path === "/v1/users") {
+      count("users");
+      return list(request, tenant.users);
+    }
+    if (path === "/v1/teams") {
+      count("teams");
+      return list(request, tenant.teams);
+    }
+    if (path === "/v1/roles") {
+      count("roles");
+      return list(request, tenant.roles);
+    }
+    const teamUsers = /^\/v1\/teams\/([^/]+)\/users$/.exec(path);
+    if (teamUsers) {
+      count("team_users");
+      const members = tenant.teamMembers.get(Number(teamUsers[1]));
+      if (!members) return notFound();
+      return list(
+        request,
+        members.map((id) => usersById.get(id)),
+      );
+    }
+    const userTeams = /^\/v1\/users\/([^/]+)\/teams$/.exec(path);
+    if (userTeams) {
+      count("user_teams");
+      const teams = tenant.userTeams.get(Number(userTeams[1]));
+      if (!teams) return notFound();
+      return list(
+        request,
+        teams.map((id) => teamsById.get(id)),
+      );
+    }
+    return notFound();
+  };
+
+  function issueToken(request: SimRequest): SimResponse {
+    const form = new URLSearchParams(request.body);
+    let clientId = form.get("client_id");
+    let clientSecret = form.get("client_secret");
+    const basic = /^Basic (.+)$/i.exec(request.headers.authorization ?? "");
+    if (basic?.[1]) {
+      const [id, secret] = Buffer.from(basic[1], "base64").toString("utf8").split(":");
+      clientId = decodeURIComponent(id ?? "");
+      clientSecret = decodeURIComponent(secret ?? "");
+    }
+    if (form.get("grant_type") !== "password") return oauthError("unsupported_grant_type");
+    if (clientId !== credentials.clientId || clientSecret !== credentials.clientSecret) {
+      return oauthError("invalid_client");
+    }
+    const instances = (form.get("scope") ?? "")
+      .split(/\s+/)
+      .filter((t) => t.startsWith("instance_"));
+    if (instances.length !== 1 || instances[0] !== `instance_${tenant.instanceGuid}`) {
+      return oauthError("invalid_grant", "Invalid instance GUID");
+    }
+    const username = form.get("username");
+    const password = form.get("password");
+    const admin = username === credentials.username && password === credentials.apiKey;
+    const viewer = username === credentials.viewerUsername && password === credentials.viewerApiKey;
+    if (!admin && !viewer) return oauthError("invalid_grant", "invalid_username_or_password");
+    const lifetime = options.tokenLifetimeSeconds ?? 3600;
+    const token = randomBytes(24).toString("base64url");
+    tokens.set(token, { expiresAt: Date.now() + lifetime * 1000, uses: 0, admin });
+    return {
+      status: 200,
+      body: { access_token: token, expires_in: lifetime, token_type: "Bearer" },
+    };
+  }
+
+  function checkBearer(request: SimRequest): SimResponse | undefined {
+    const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1];
+    const entry = token ? tokens.get(token) : undefined;
+    if (!entry || entry.expiresAt <= Date.now())
+      return { status: 401, body: { message: "Unauthorized" } };
+    entry.uses++;
+    if (options.tokenMaxUses !== undefined && entry.uses > options.tokenMaxUses) {
+      return { status: 401, body: { message: "Unauthorized" } };
+    }
+    if (!entry.admin) return { status: 403, body: { message: "Forbidden" } };
+    return undefined;
+  }
+
+  function list(request: SimRequest, items: readonly unknown[]): SimResponse {
+    const page = options.ignorePaging
+      ? 1
+      : Math.max(1, Number(request.url.searchParams.get("page") ?? 1));
+    const asked = Number(request.url.searchParams.get("pageSize") ?? 100);
+    const size = Math.min(Math.max(1, asked), maxPageSize);
+    const start = (page - 1) * size;
+    return {
+      status: 200,
+      body: { items: items.slice(start, start + size), totalItems: items.length },
+    };
+  }
+
+  const server = await startSimServer(handler, () => simulator.faults);
+  const scope = `DataIngestionAPI ReportsAPI instance_${tenant.instanceGuid}`;
+  const simulator: BlacklineSimulator = {
+    url: server.url,
+    tenant,
+    credentials,
+    scope,
+    stats: {
+      get requests() {
+        return server.requests;
+      },
+      byRoute,
+    },
+    faults: options.faults ?? {},
+    env: () => ({
+      CONNECTOR_ACCOUNTING_BASE_URL: server.url,
+      CONNECTOR_ACCOUNTING_CLIENT_ID: credentials.clientId,
+      CONNECTOR_ACCOUNTING_CLIENT_SECRET: credentials.clientSecret,
+      CONNECTOR_ACCOUNTING_USERNAME: credentials.username,
+      CONNECTOR_ACCOUNTING_API_KEY: credentials.apiKey,
+      CONNECTOR_ACCOUNTING_SCOPE: scope,
+    }),
+    close: () => server.close(),
+  };
+  return simulator;
+}
+
+function oauthError(error: string, description?: string): SimResponse {
+  return {
+    status: 400,
+    body: { error, ...(description ? { error_description: description } : {}) },
+  };
+}
+
+function notFound(): SimResponse {
+  return { status: 404, body: { message: "Not found" } };
+}

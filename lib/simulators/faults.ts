@@ -1,0 +1,47 @@
+/**
+ * Fault knobs shared by the simulators. Faults are counted, not random: request number n (from 1)
+ * gets a fault when n is a multiple of the fault's `every`, so a run is repeatable and a test can
+ * say how many faults it injected.
+ */
+export interface FaultSettings {
+  /** Added to every answer. */
+  latencyMs?: number;
+  /** Every Nth request is answered 429; `retryAfter` picks the header form. */
+  rateLimit?: { every: number; retryAfter?: "seconds" | "date" | "none"; seconds?: number };
+  /** Every Nth request starts a burst of `burst` answers of 502, 503 and 504 in turn. */
+  serverErrors?: { every: number; burst?: number };
+  /** Every Nth request has its connection closed without an answer. */
+  dropConnections?: { every: number };
+  /** Every Nth request is answered only after `delayMs` (beyond a client's timeout). */
+  slowResponses?: { every: number; delayMs: number };
+}
+
+export type Fault =
+  | { kind: "drop" }
+  | { kind: "slow"; delayMs: number }
+  | { kind: "status"; status: number; headers: Record<string, string> };
+
+/** The fault for request number `n`, if any. */
+export function faultFor(n: number, settings: FaultSettings, now = Date.now()): Fault | undefined {
+  const { dropConnections, slowResponses, rateLimit, serverErrors } = settings;
+  if (dropConnections && n % dropConnections.every === 0) return { kind: "drop" };
+  if (slowResponses && n % slowResponses.every === 0) {
+    return { kind: "slow", delayMs: slowResponses.delayMs };
+  }
+  if (rateLimit && n % rateLimit.every === 0) {
+    const seconds = rateLimit.seconds ?? 1;
+    const headers: Record<string, string> = {};
+    if (rateLimit.retryAfter === "seconds") headers["retry-after"] = String(seconds);
+    if (rateLimit.retryAfter === "date") {
+      headers["retry-after"] = new Date(now + seconds * 1000).toUTCString();
+    }
+    return { kind: "status", status: 429, headers };
+  }
+  if (serverErrors) {
+    const position = n % serverErrors.every;
+    if (position < (serverErrors.burst ?? 1)) {
+      return { kind: "status", status: [502, 503, 504][n % 3] as number, headers: {} };
+    }
+  }
+  return undefined;
+}

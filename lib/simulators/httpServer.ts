@@ -1,0 +1,90 @@
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type FaultSettings, faultFor } from "./faults";
+
+export interface SimRequest {
+  method: string;
+  url: URL;
+  headers: IncomingMessage["headers"];
+  body: string;
+}
+
+export interface SimResponse {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Defaults to application/json. */
+  contentType?: string;
+}
+
+export type SimHandler = (request: SimRequest) => SimResponse | Promise<SimResponse>;
+
+export interface RunningSimulator {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** Requests received, faulted ones included. */
+  readonly requests: number;
+  close(): Promise<void>;
+}
+
+/** A real HTTP server on loopback that applies the fault knobs before the handler. */
+export async function startSimServer(
+  handler: SimHandler,
+  faults: () => FaultSettings,
+): Promise<RunningSimulator> {
+  let requests = 0;
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const n = ++requests;
+    try {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const settings = faults();
+      if (settings.latencyMs) await sleep(settings.latencyMs);
+      const fault = faultFor(n, settings);
+      if (fault?.kind === "drop") {
+        req.socket.destroy();
+        return;
+      }
+      if (fault?.kind === "slow") await sleep(fault.delayMs);
+      const response: SimResponse =
+        fault?.kind === "status"
+          ? { status: fault.status, headers: fault.headers, body: { message: "simulated fault" } }
+          : await handler({
+              method: req.method ?? "GET",
+              url: new URL(req.url ?? "/", "http://127.0.0.1"),
+              headers: req.headers,
+              body: Buffer.concat(chunks).toString("utf8"),
+            });
+      send(res, response);
+    } catch (error) {
+      send(res, { status: 500, body: { message: `simulator error: ${String(error)}` } });
+    }
+  });
+  server.keepAliveTimeout = 5_000;
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get requests() {
+      return requests;
+    },
+    async close() {
+      server.closeAllConnections();
+      server.close();
+      await once(server, "close");
+    },
+  };
+}
+
+function send(res: ServerResponse, response: SimResponse): void {
+  if (res.destroyed) return;
+  const body = response.body === undefined ? "" : JSON.stringify(response.body);
+  res.writeHead(response.status, {
+    ...(body ? { "content-type": response.contentType ?? "application/json; charset=utf-8" } : {}),
+    ...response.headers,
+  });
+  res.end(body);
+}

@@ -1,0 +1,53 @@
+import { z } from "zod";
+import type { SnapshotRecord } from "./records";
+
+/**
+ * A job: plain, versioned data that can travel through a queue. Running one yields one page of
+ * records and the jobs that follow from it (the next page, the membership pages of a team).
+ * The cursor is the connector's own, validated by the connector.
+ */
+export const JOB_VERSION = 1;
+
+export const jobSchema = z
+  .object({
+    v: z.literal(JOB_VERSION),
+    syncId: z.string().min(1),
+    connectorId: z.string().min(1),
+    resourceType: z.string().min(1),
+    op: z.string().min(1),
+    cursor: z.unknown().optional(),
+    parent: z
+      .object({ type: z.string().min(1), id: z.string().min(1) })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export type Job = z.infer<typeof jobSchema>;
+
+/** A job as a connector asks for it; the runner adds the sync's identity. */
+export type JobSpec = Pick<Job, "resourceType" | "op" | "cursor" | "parent">;
+
+/** One page in, one page out. `next` continues the same job; `children` are new jobs. */
+export interface Page {
+  records: SnapshotRecord[];
+  next?: unknown;
+  children?: JobSpec[];
+}
+
+export function makeJob(syncId: string, connectorId: string, spec: JobSpec): Job {
+  return { v: JOB_VERSION, syncId, connectorId, ...spec };
+}
+
+/** The jobs that follow `job` once it yielded `page`. */
+export function followUpJobs(job: Job, page: Page): Job[] {
+  const jobs = (page.children ?? []).map((spec) => makeJob(job.syncId, job.connectorId, spec));
+  if (page.next !== undefined) jobs.push({ ...job, cursor: page.next });
+  return jobs;
+}
+
+/** A short, stable label for logs and errors, e.g. `team/members parent=team:7`. */
+export function describeJob(job: Job): string {
+  const parent = job.parent ? ` parent=${job.parent.type}:${job.parent.id}` : "";
+  return `${job.resourceType}/${job.op}${parent}`;
+}

@@ -1,0 +1,93 @@
+/** The records of a snapshot (CONTRACTS.md section 3). Every id is a string. */
+
+export const SNAPSHOT_VERSION = 1;
+
+export type Trait = "user" | "group" | "role";
+
+export interface ResourceRef {
+  type: string;
+  id: string;
+}
+
+export interface ResourceTypeRecord {
+  kind: "resource_type";
+  id: string;
+  displayName: string;
+  traits: Trait[];
+}
+
+export interface UserTrait {
+  login: string;
+  emails: string[];
+  givenName?: string;
+  familyName?: string;
+}
+
+export interface ResourceRecord {
+  kind: "resource";
+  type: string;
+  id: string;
+  displayName: string;
+  /** Users only. */
+  status?: "enabled" | "disabled";
+  user?: UserTrait;
+  profile?: Record<string, string | number | boolean>;
+}
+
+export interface EntitlementRecord {
+  kind: "entitlement";
+  id: string;
+  resource: ResourceRef;
+  slug: string;
+  displayName: string;
+  purpose: "assignment" | "permission";
+  grantableTo: string[];
+}
+
+export interface GrantRecord {
+  kind: "grant";
+  id: string;
+  entitlement: string;
+  principal: ResourceRef;
+}
+
+/** The records a job yields; `sync_start` and `sync_end` belong to the writer. */
+export type SnapshotRecord = ResourceTypeRecord | ResourceRecord | EntitlementRecord | GrantRecord;
+export type RecordKind = SnapshotRecord["kind"];
+
+export interface SyncStartRecord {
+  kind: "sync_start";
+  syncId: string;
+  connector: string;
+  startedAt: string;
+  version: typeof SNAPSHOT_VERSION;
+}
+
+export interface SyncEndRecord {
+  kind: "sync_end";
+  syncId: string;
+  status: "complete";
+  finishedAt: string;
+  counts: Record<RecordKind, number>;
+  skipped: { dangling_grant: number };
+}
+
+export function grant(entitlementId: string, principal: ResourceRef): GrantRecord {
+  return {
+    kind: "grant",
+    id: `${entitlementId}:${principal.type}:${principal.id}`,
+    entitlement: entitlementId,
+    principal,
+  };
+}
+
+/** Drops undefined, null and empty-string values, so optional upstream fields stay out. */
+export function compactProfile(
+  fields: Record<string, string | number | boolean | null | undefined>,
+): Record<string, string | number | boolean> | undefined {
+  const entries = Object.entries(fields).filter(
+    (entry): entry is [string, string | number | boolean] =>
+      entry[1] !== undefined && entry[1] !== null && entry[1] !== "",
+  );
+  return entries.length > 0 ? Object.fromEntries(entries) : undefined;
+}

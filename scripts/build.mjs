@@ -1,0 +1,14 @@
+// Bundles the command line into dist/cli.js. Dependencies stay external: they are installed.
+import { build } from "esbuild";
+
+await build({
+  entryPoints: { cli: "lib/cli/index.ts" },
+  outdir: "dist",
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  format: "esm",
+  packages: "external",
+  sourcemap: true,
+  logLevel: "warning",
+});
