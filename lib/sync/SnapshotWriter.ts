@@ -49,6 +49,8 @@ export class SnapshotWriter {
     grant: 0,
   };
   #closed = false;
+  /** The first error of any of the streams (a full disk, say); the snapshot then fails. */
+  #streamError: Error | undefined;
   /** Writes are serialised on this chain, so callers may write from concurrent jobs. */
   #chain: Promise<void> = Promise.resolve();
 
@@ -66,6 +68,11 @@ export class SnapshotWriter {
       this.#out = gzip;
     } else {
       this.#out = this.#file;
+    }
+    for (const stream of new Set([this.#out, this.#file, this.#grantSpool])) {
+      stream.on("error", (error: Error) => {
+        this.#streamError ??= error;
+      });
     }
   }
 
@@ -100,6 +107,7 @@ export class SnapshotWriter {
   async complete(): Promise<SnapshotResult> {
     await this.#chain;
     this.#closed = true;
+    this.#throwIfFailed();
     await endStream(this.#grantSpool);
     let dangling = 0;
     const lines = createInterface({ input: createReadStream(this.#grantSpoolPath, "utf8") });
@@ -126,6 +134,7 @@ export class SnapshotWriter {
     await writeLine(this.#out, end);
     await endStream(this.#out);
     if (!this.#file.closed) await once(this.#file, "close");
+    this.#throwIfFailed();
     await rm(this.#grantSpoolPath, { force: true });
     await rename(this.#tempPath, this.path);
     return { path: this.path, counts: end.counts, skipped: end.skipped };
@@ -138,6 +147,14 @@ export class SnapshotWriter {
     for (const stream of [this.#out, this.#file, this.#grantSpool]) stream.destroy();
     await rm(this.#tempPath, { force: true });
     await rm(this.#grantSpoolPath, { force: true });
+  }
+
+  #throwIfFailed(): void {
+    if (this.#streamError) {
+      throw new Error(`cannot write the snapshot ${this.path}: ${this.#streamError.message}`, {
+        cause: this.#streamError,
+      });
+    }
   }
 
   async #writeOne(record: SnapshotRecord): Promise<void> {

@@ -1,0 +1,232 @@
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  type BlacklineSimulator,
+  startBlacklineSimulator,
+} from "../../../lib/simulators/blackline";
+import { expectedFromTenant, syncBlackline } from "../../helpers/blackline";
+import type { Line } from "../../helpers/snapshot";
+import { makeTempDir } from "../../helpers/tempDir";
+
+let sim: BlacklineSimulator | undefined;
+afterEach(async () => {
+  await sim?.close();
+  sim = undefined;
+});
+
+const byKind = (lines: Line[], kind: string) => lines.filter((l) => l.kind === kind);
+
+describe("BlackLine sync against the simulator", () => {
+  it("writes every user, team, role, membership and role assignment of a 5,000-user tenant", async () => {
+    // Prepare
+    sim = await startBlacklineSimulator({ seed: 7, size: { users: 5000, teams: 300, roles: 40 } });
+    const expected = expectedFromTenant(sim.tenant);
+
+    // Act
+    const { lines, summary } = await syncBlackline(sim, await makeTempDir());
+
+    // Assess
+    expect(lines[0]).toMatchObject({ kind: "sync_start", connector: "blackline", version: 1 });
+    expect(lines.at(-1)).toMatchObject({ kind: "sync_end", status: "complete" });
+    const resources = byKind(lines, "resource");
+    const users = resources.filter((r) => r.type === "user");
+    expect(users).toHaveLength(5000);
+    expect(resources.filter((r) => r.type === "team")).toHaveLength(300);
+    expect(resources.filter((r) => r.type === "role")).toHaveLength(40);
+    expect(byKind(lines, "entitlement")).toHaveLength(340);
+
+    const disabled = new Set(users.filter((u) => u.status === "disabled").map((u) => u.id));
+    expect(disabled).toEqual(expected.disabledUserIds);
+    expect(disabled.size).toBeGreaterThan(100);
+    expect(users.every((u) => u.status === "enabled" || u.status === "disabled")).toBe(true);
+
+    const grantIds = new Set(byKind(lines, "grant").map((g) => g.id));
+    expect(grantIds).toEqual(expected.grants);
+    expect(summary.counts).toEqual({
+      resource_type: 3,
+      resource: 5340,
+      entitlement: 340,
+      grant: expected.grants.size,
+    });
+    expect(summary.skipped.dangling_grant).toBe(0);
+
+    // Content of one user, non-ASCII names included, and ids as strings.
+    const simUser = sim.tenant.users.find((u) => /[^\x00-\x7f]/.test(u.fullName));
+    const user = users.find((u) => u.id === String(simUser?.id));
+    expect(user).toEqual({
+      kind: "resource",
+      type: "user",
+      id: String(simUser?.id),
+      displayName: simUser?.fullName,
+      status: simUser?.isActive ? "enabled" : "disabled",
+      user: {
+        login: simUser?.loginId,
+        emails: [simUser?.email],
+        givenName: simUser?.firstName,
+        familyName: simUser?.lastName,
+      },
+      profile: { jobTitle: simUser?.jobTitle, timeZoneId: simUser?.timeZoneId },
+    });
+    const team = byKind(lines, "entitlement").find((e) => e.id === "team:500:member");
+    expect(team).toEqual({
+      kind: "entitlement",
+      id: "team:500:member",
+      resource: { type: "team", id: "500" },
+      slug: "member",
+      displayName: `${sim.tenant.teams[0]?.name} member`,
+      purpose: "assignment",
+      grantableTo: ["user"],
+    });
+  });
+
+  it("reads memberships from the side with fewer objects, with the fewest requests", async () => {
+    // Prepare: 5,000 users and 300 teams, pages of at most 1,000.
+    sim = await startBlacklineSimulator({ seed: 3, size: { users: 5000, teams: 300, roles: 40 } });
+    const largestTeam = Math.max(...[...sim.tenant.teamMembers.values()].map((m) => m.length));
+    expect(largestTeam).toBeLessThanOrEqual(1000);
+
+    // Act
+    const { summary } = await syncBlackline(sim, await makeTempDir());
+
+    // Assess: 5 user pages + 1 team page + 1 role page + one page per team = 307 needed;
+    // the constant is the token call and the two one-item counts of the plan.
+    const minimum = 5 + 1 + 1 + 300;
+    expect(sim.stats.byRoute.team_users).toBe(300);
+    expect(sim.stats.byRoute.user_teams).toBeUndefined();
+    expect(summary.requests).toBe(sim.stats.requests);
+    expect(summary.requests).toBeLessThanOrEqual(minimum + 3);
+  });
+
+  it("walks memberships from the users when there are fewer users than teams", async () => {
+    sim = await startBlacklineSimulator({ seed: 4, size: { users: 40, teams: 200, roles: 5 } });
+    const expected = expectedFromTenant(sim.tenant);
+
+    const { lines, summary } = await syncBlackline(sim, await makeTempDir());
+
+    expect(sim.stats.byRoute.user_teams).toBe(40);
+    expect(sim.stats.byRoute.team_users).toBeUndefined();
+    expect(summary.requests).toBeLessThanOrEqual(40 + 1 + 1 + 1 + 3);
+    expect(new Set(byKind(lines, "grant").map((g) => g.id))).toEqual(expected.grants);
+  });
+
+  it("copes with a server that caps the page size below the one asked for", async () => {
+    sim = await startBlacklineSimulator({
+      seed: 5,
+      size: { users: 700, teams: 30, roles: 8 },
+      maxPageSize: 150,
+    });
+    const expected = expectedFromTenant(sim.tenant);
+
+    const { lines } = await syncBlackline(sim, await makeTempDir(), {
+      env: { CONNECTOR_ACCOUNTING_PAGE_SIZE: "1000" },
+    });
+
+    expect(byKind(lines, "resource").filter((r) => r.type === "user")).toHaveLength(700);
+    expect(new Set(byKind(lines, "grant").map((g) => g.id))).toEqual(expected.grants);
+    expect(sim.stats.byRoute.users).toBe(1 + Math.ceil(700 / 150));
+  });
+
+  it("completes with 429 storms, 5xx bursts, dropped connections and slow answers, with the records of a clean run", async () => {
+    // Prepare: a clean run first, then the same tenant with every fault on.
+    const size = { users: 1500, teams: 80, roles: 20 };
+    const env = { CONNECTOR_ACCOUNTING_PAGE_SIZE: "200" };
+    sim = await startBlacklineSimulator({ seed: 11, size });
+    const clean = await syncBlackline(sim, await makeTempDir(), { env });
+    await sim.close();
+    sim = await startBlacklineSimulator({
+      seed: 11,
+      size,
+      faults: {
+        rateLimit: { every: 7, retryAfter: "none" },
+        serverErrors: { every: 23, burst: 3 },
+        dropConnections: { every: 19 },
+        slowResponses: { every: 41, delayMs: 1500 },
+      },
+    });
+
+    // Act
+    const faulty = await syncBlackline(sim, await makeTempDir(), { env, timeoutMs: 400 });
+
+    // Assess
+    expect(faulty.records).toEqual(clean.records);
+    expect(faulty.summary.rateLimitWaits).toBeGreaterThan(10);
+    expect(faulty.summary.retries).toBeGreaterThan(faulty.summary.rateLimitWaits);
+    expect(faulty.summary.requests).toBeGreaterThan(clean.summary.requests);
+  });
+
+  it("honours Retry-After in seconds and as an HTTP date", async () => {
+    for (const retryAfter of ["seconds", "date"] as const) {
+      sim = await startBlacklineSimulator({
+        seed: 2,
+        size: { users: 120, teams: 6, roles: 3 },
+        faults: { rateLimit: { every: 5, retryAfter, seconds: 1 } },
+      });
+      const started = Date.now();
+      const { summary } = await syncBlackline(sim, await makeTempDir());
+      expect(summary.rateLimitWaits).toBeGreaterThanOrEqual(2);
+      // Every wait was the server's second (an HTTP date rounds to whole seconds).
+      expect(summary.rateLimitWaitMs).toBeGreaterThanOrEqual(summary.rateLimitWaits * 1);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+      await sim.close();
+      sim = undefined;
+    }
+  });
+
+  it("refreshes a token that expires mid-sync, and one the server revokes early", async () => {
+    // Prepare: one-second tokens and slow answers make the sync outlive several tokens.
+    const size = { users: 600, teams: 40, roles: 6 };
+    const env = { CONNECTOR_ACCOUNTING_PAGE_SIZE: "50", CONNECTOR_ACCOUNTING_MAX_CONCURRENCY: "4" };
+    sim = await startBlacklineSimulator({ seed: 9, size });
+    const clean = await syncBlackline(sim, await makeTempDir(), { env });
+    await sim.close();
+
+    sim = await startBlacklineSimulator({
+      seed: 9,
+      size,
+      tokenLifetimeSeconds: 1,
+      faults: { latencyMs: 40 },
+    });
+    const expiring = await syncBlackline(sim, await makeTempDir(), { env });
+    await sim.close();
+
+    sim = await startBlacklineSimulator({ seed: 9, size, tokenMaxUses: 10 });
+    const revoked = await syncBlackline(sim, await makeTempDir(), { env });
+
+    // Assess
+    expect(expiring.records).toEqual(clean.records);
+    expect(expiring.connector.counters.tokenRequests).toBeGreaterThan(1);
+    expect(revoked.records).toEqual(clean.records);
+    expect(revoked.connector.counters.tokenRequests).toBeGreaterThan(5);
+  });
+
+  it("stops with a clear error, instead of looping, when the server ignores the page parameter", async () => {
+    sim = await startBlacklineSimulator({
+      seed: 1,
+      size: { users: 500, teams: 10, roles: 3 },
+      ignorePaging: true,
+      maxPageSize: 100,
+    });
+    const dir = await makeTempDir();
+
+    await expect(
+      syncBlackline(sim, dir, { env: { CONNECTOR_ACCOUNTING_PAGE_SIZE: "100" } }),
+    ).rejects.toThrow(
+      /page 2 repeated page 1, so the server ignores the page parameter.*CONNECTOR_ACCOUNTING_PAGE_SIZE to at least 500/,
+    );
+    expect(sim.stats.byRoute.users).toBeLessThanOrEqual(3);
+    expect(sim.stats.requests).toBeLessThan(30);
+  });
+
+  it("completes correctly when the server ignores the page parameter but one page holds everything", async () => {
+    sim = await startBlacklineSimulator({
+      seed: 1,
+      size: { users: 300, teams: 10, roles: 3 },
+      ignorePaging: true,
+    });
+    const expected = expectedFromTenant(sim.tenant);
+
+    const { lines } = await syncBlackline(sim, await makeTempDir());
+
+    expect(byKind(lines, "resource").filter((r) => r.type === "user")).toHaveLength(300);
+    expect(new Set(byKind(lines, "grant").map((g) => g.id))).toEqual(expected.grants);
+  });
+});
