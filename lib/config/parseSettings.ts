@@ -28,8 +28,7 @@ export function parseSettings<Schema extends z.ZodType>(
   let credentials: string | undefined;
   for (const issue of result.error.issues) {
     const variable = String(issue.path[0] ?? "configuration");
-    const missing =
-      issue.path.length > 0 && input[variable] === undefined && issue.code === "invalid_type";
+    const missing = issue.path.length > 0 && input[variable] === undefined;
     const message = missing ? `is not set; ${hints[variable] ?? "set it"}` : issue.message;
     if (
       issue.code === "custom" &&

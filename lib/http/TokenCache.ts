@@ -23,9 +23,14 @@ export class TokenCache {
   }
 
   async get(): Promise<string> {
+    return (await this.token()).value;
+  }
+
+  /** The current token with its expiry, fetched or refreshed when due. */
+  async token(): Promise<AccessToken> {
     const current = this.#current;
-    if (current && Date.now() < current.refreshAt) return current.token.value;
-    return (await this.#refresh()).value;
+    if (current && Date.now() < current.refreshAt) return current.token;
+    return this.#refresh();
   }
 
   /** The upstream rejected `token` (401): forget it unless a newer one has replaced it already. */

@@ -50,8 +50,13 @@ export class BlacklineApi {
     });
   }
 
+  /** The cached token, fetched when due (what `validate` checks first). */
+  token(): Promise<AccessToken> {
+    return this.#tokens.token();
+  }
+
   /** OAuth 2.0 resource-owner password grant (RFC 6749 section 4.3). */
-  async fetchToken(): Promise<AccessToken> {
+  private async fetchToken(): Promise<AccessToken> {
     this.counters.tokenRequests++;
     const requestedAt = Date.now();
     try {

@@ -70,7 +70,7 @@ export class BlacklineConnector implements SyncConnector {
   }
 
   async validate(): Promise<ValidationReport> {
-    const token = await this.#api.fetchToken();
+    const token = await this.#api.token();
     const users = await this.#api.listPage(USERS_PATH, user, 1, 1);
     const seconds = Math.round((token.expiresAt - Date.now()) / 1000);
     return {

@@ -100,15 +100,10 @@ const schema = z
     ),
     CONNECTOR_ACCOUNTING_PAGE_SIZE: integerSetting(1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
   })
-  .superRefine((value, ctx) => {
-    if (!value.CONNECTOR_ACCOUNTING_ENVIRONMENT && !value.CONNECTOR_ACCOUNTING_BASE_URL) {
-      ctx.addIssue({
-        code: "invalid_type",
-        expected: "string",
-        path: ["CONNECTOR_ACCOUNTING_ENVIRONMENT"],
-        message: "",
-      });
-    }
+  .refine((v) => Boolean(v.CONNECTOR_ACCOUNTING_ENVIRONMENT || v.CONNECTOR_ACCOUNTING_BASE_URL), {
+    path: ["CONNECTOR_ACCOUNTING_ENVIRONMENT"],
+    // Checked even when other fields fail, so that every mistake is reported at once.
+    when: () => true,
   })
   .transform(
     (v): BlacklineConfig => ({

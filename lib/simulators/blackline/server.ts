@@ -37,6 +37,8 @@ export interface BlacklineSimulator {
   scope: string;
   /** Requests per route (`token`, `users`, `teams`, `roles`, `team_users`, `user_teams`). */
   readonly stats: { requests: number; byRoute: Record<string, number> };
+  /** Every access token issued so far (tests search outputs for them). */
+  issuedTokens(): string[];
   /** Faults may be changed while the simulator runs. */
   faults: FaultSettings;
   /** The CONNECTOR_ACCOUNTING_* variables that point the connector at this simulator. */
@@ -193,6 +195,7 @@ export async function startBlacklineSimulator(
       byRoute,
     },
     faults: options.faults ?? {},
+    issuedTokens: () => [...tokens.keys()],
     env: () => ({
       CONNECTOR_ACCOUNTING_BASE_URL: server.url,
       CONNECTOR_ACCOUNTING_CLIENT_ID: credentials.clientId,

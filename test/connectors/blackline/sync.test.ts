@@ -50,7 +50,7 @@ describe("BlackLine sync against the simulator", () => {
     expect(summary.skipped.dangling_grant).toBe(0);
 
     // Content of one user, non-ASCII names included, and ids as strings.
-    const simUser = sim.tenant.users.find((u) => /[^\x00-\x7f]/.test(u.fullName));
+    const simUser = sim.tenant.users.find((u) => /[^ -~]/.test(u.fullName));
     const user = users.find((u) => u.id === String(simUser?.id));
     expect(user).toEqual({
       kind: "resource",

@@ -1,0 +1,194 @@
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  HttpClient,
+  HttpStatusError,
+  NetworkError,
+  newCounters,
+  RateLimiter,
+  registerSecret,
+  TokenCache,
+} from "../../lib/http";
+import type { FaultSettings } from "../../lib/simulators/faults";
+import {
+  type RunningSimulator,
+  type SimHandler,
+  startSimServer,
+} from "../../lib/simulators/httpServer";
+
+let server: RunningSimulator | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function serve(handler: SimHandler, faults: FaultSettings = {}) {
+  server = await startSimServer(handler, () => faults);
+  return server;
+}
+
+function client(url: string, extra: Partial<ConstructorParameters<typeof HttpClient>[0]> = {}) {
+  return new HttpClient({
+    baseUrl: url,
+    limiter: new RateLimiter({ maxConcurrency: 4, requestsPerSecond: 0 }),
+    counters: newCounters(),
+    retry: { baseDelayMs: 1, maxDelayMs: 5 },
+    ...extra,
+  });
+}
+
+describe("HttpClient", () => {
+  it("retries a GET through 502, 503 and 504, but never repeats a POST after one", async () => {
+    const { url } = await serve(() => ({ status: 200, body: { ok: true } }), {
+      serverErrors: { every: 100, burst: 3 },
+    });
+    const http = client(url);
+
+    const post = http.request({ method: "POST", path: "/things", json: {} });
+    await expect(post).rejects.toBeInstanceOf(HttpStatusError);
+    const get = await http.request({ method: "GET", path: "/things" });
+
+    expect(get.body).toEqual({ ok: true });
+    // n=1 failed (POST, not repeated); n=2 failed, n=3 and the GET's third attempt succeeded.
+    expect(http.counters.requests).toBe(3);
+    expect(http.counters.retries).toBe(1);
+  });
+
+  it("retries a PATCH marked idempotent, and a 429 whatever the method", async () => {
+    const { url } = await serve(() => ({ status: 200, body: {} }), {
+      rateLimit: { every: 4 },
+      serverErrors: { every: 100, burst: 3 },
+    });
+    const http = client(url);
+
+    await http.request({ method: "PATCH", path: "/x", json: {}, idempotent: true }); // n=1, 2 fail; 3 ok
+    await http.request({ method: "POST", path: "/y", json: {} }); // n=4 is a 429; 5 ok
+
+    expect(http.counters.requests).toBe(5);
+    expect(http.counters.retries).toBe(3);
+    expect(http.counters.rateLimitWaits).toBe(1);
+  });
+
+  it("gives up after maxAttempts and says how the last attempt ended", async () => {
+    const { url } = await serve(() => ({ status: 503, body: { message: "down for maintenance" } }));
+    const http = client(url, { retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 } });
+
+    const error = await http
+      .request({ method: "GET", path: "/users?page=1" })
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(HttpStatusError);
+    expect((error as HttpStatusError).message).toBe(
+      "GET /users?page=1 answered 503: down for maintenance",
+    );
+    expect(http.counters.requests).toBe(3);
+  });
+
+  it("retries dropped connections and timeouts for GET, and reports them as network errors otherwise", async () => {
+    const { url } = await serve(() => ({ status: 200, body: { ok: 1 } }), {
+      dropConnections: { every: 2 },
+      slowResponses: { every: 3, delayMs: 1000 },
+    });
+    const http = client(url, { timeoutMs: 200 });
+
+    await http.request({ method: "GET", path: "/a" }); // n=1
+    await http.request({ method: "GET", path: "/b" }); // n=2 dropped, n=3 slow, n=4 dropped, n=5 ok
+    const post = await http
+      .request({ method: "POST", path: "/c", json: {} })
+      .catch((e: unknown) => e); // n=6 dropped
+
+    expect(http.counters.requests).toBe(6);
+    expect(post).toBeInstanceOf(NetworkError);
+    expect((post as Error).message).toMatch(/^POST \/c got no answer/);
+  });
+
+  it("pauses every request for the Retry-After of a 429", async () => {
+    const { url } = await serve(() => ({ status: 200, body: {} }), {
+      rateLimit: { every: 1, retryAfter: "seconds", seconds: 1 },
+    });
+    const http = client(url, { retry: { maxAttempts: 2 } });
+
+    const started = Date.now();
+    await expect(http.request({ method: "GET", path: "/" })).rejects.toThrow(/answered 429/);
+
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(http.counters.rateLimitWaits).toBe(1);
+    expect(http.counters.rateLimitWaitMs).toBe(1000);
+  });
+
+  it("fetches a new token once on 401, and fails if the new one is rejected too", async () => {
+    let issued = 0;
+    const accepted = new Set<string>(["token-2"]);
+    const { url } = await serve((req) =>
+      accepted.has((req.headers.authorization ?? "").replace("Bearer ", ""))
+        ? { status: 200, body: { ok: true } }
+        : { status: 401, body: { detail: "Unauthorized" } },
+    );
+    const tokens = new TokenCache(async () => ({
+      value: `token-${++issued}`,
+      expiresAt: Date.now() + 3_600_000,
+    }));
+    const http = client(url, { tokens });
+
+    const ok = await http.request({ method: "GET", path: "/me" });
+    accepted.clear();
+    const rejected = await http.request({ method: "GET", path: "/me" }).catch((e: unknown) => e);
+
+    expect(ok.status).toBe(200);
+    expect(issued).toBe(3);
+    expect((rejected as HttpStatusError).status).toBe(401);
+  });
+
+  it("refreshes a token before it expires, with one fetch for concurrent callers", async () => {
+    let fetches = 0;
+    const tokens = new TokenCache(async () => {
+      fetches++;
+      return { value: `t${fetches}`, expiresAt: Date.now() + 500 };
+    });
+
+    const first = await Promise.all([tokens.get(), tokens.get(), tokens.get()]);
+    await new Promise((r) => setTimeout(r, 420)); // past 4/5 of the lifetime
+    const later = await tokens.get();
+
+    expect(first).toEqual(["t1", "t1", "t1"]);
+    expect(later).toBe("t2");
+  });
+
+  it("redacts registered secrets from error messages", async () => {
+    const secret = "s3cr3t-value-for-redaction";
+    registerSecret(secret);
+    const { url } = await serve(() => ({ status: 400, body: { message: `bad key ${secret}` } }));
+    const http = client(url);
+
+    const error = (await http
+      .request({ method: "GET", path: `/echo/${secret}` })
+      .catch((e: unknown) => e)) as Error;
+
+    expect(error.message).not.toContain(secret);
+    expect(error.message).toContain("[REDACTED]");
+  });
+});
+
+describe("RateLimiter", () => {
+  it("keeps at most maxConcurrency in flight and spaces starts by the request rate", async () => {
+    const limiter = new RateLimiter({ maxConcurrency: 2, requestsPerSecond: 20 });
+    let inFlight = 0;
+    let peak = 0;
+    const starts: number[] = [];
+
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const release = await limiter.acquire();
+        starts.push(Date.now());
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        await new Promise((r) => setTimeout(r, 120));
+        inFlight--;
+        release();
+      }),
+    );
+
+    expect(peak).toBe(2);
+    // 8 starts at 20 per second: the last starts at least 7 x 50 ms after the first.
+    expect((starts.at(-1) ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual(340);
+  });
+});
