@@ -1,0 +1,47 @@
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { readSnapshot } from "../helpers/snapshot";
+import { makeTempDir } from "../helpers/tempDir";
+
+/** Runs the built executable as a user would, in a child process. */
+function runBin(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["bin/access-connectors.js", ...args], {
+      env: { PATH: process.env.PATH ?? "" },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("the access-connectors executable", () => {
+  it("runs the demo with no credentials in under 30 seconds", async () => {
+    const outDir = await makeTempDir();
+    const started = Date.now();
+
+    const run = await runBin(["demo", "--out-dir", outDir]);
+
+    expect(run.stderr).not.toMatch(/error/i);
+    expect(run.code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(run.stdout).toMatch(/blackline sync complete/);
+    expect(run.stdout).toContain(join(outDir, "blackline.sync.jsonl"));
+    const lines = await readSnapshot(join(outDir, "blackline.sync.jsonl"));
+    expect(lines.at(-1)).toMatchObject({ kind: "sync_end", status: "complete" });
+  });
+
+  it("prints help, and exits 2 on an unknown command", async () => {
+    const help = await runBin(["--help"]);
+    const unknown = await runBin(["launch"]);
+
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/sync \[options\] <connector>/);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown command 'launch'/);
+  });
+});
