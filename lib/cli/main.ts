@@ -1,8 +1,9 @@
-import { Command, CommanderError, Option } from "commander";
+import { Argument, Command, CommanderError, Option } from "commander";
 import { loadEnvironment } from "../config";
 import { parseConnectorName } from "../connectors/registry";
 import { ExitCode, exitCodeOf } from "../errors";
 import { redact } from "../http";
+import { actionCommand } from "./commands/action";
 import { runDemo } from "./commands/demo";
 import { syncToFile } from "./commands/sync";
 import { validateConnector } from "./commands/validate";
@@ -15,7 +16,10 @@ interface CommonOptions {
 
 const VERSION = "0.1.0";
 
-function buildProgram(io: CliIo): Command {
+/** Commands that decide their own exit code report it here. */
+type SetExitCode = (code: number) => void;
+
+function buildProgram(io: CliIo, setExitCode: SetExitCode): Command {
   const program = new Command("access-connectors")
     .description("Sync and provision BlackLine and Valimail for an identity-governance platform.")
     .version(VERSION)
@@ -58,13 +62,98 @@ function buildProgram(io: CliIo): Command {
     await validateConnector(io, envFor(options), parseConnectorName(connector));
   });
 
+  const writeOptions = (command: Command) =>
+    withCommon(command).option("--request-id <id>", "the request's id (default: a fresh one)");
+  const runWrite = async (
+    connector: string,
+    action: string,
+    args: Record<string, string | undefined>,
+    options: CommonOptions & { requestId?: string },
+  ) => {
+    setExitCode(await actionCommand(io, envFor(options), { connector, action, args, ...options }));
+  };
+
+  writeOptions(
+    program
+      .command("action")
+      .description("run a connector action")
+      .argument("<connector>", "blackline or valimail")
+      .addArgument(new Argument("<action>", "the action").choices(["enable_user", "disable_user"]))
+      .requiredOption("--user-id <id>", "the user's id in the upstream"),
+  ).action(
+    async (connector: string, action: string, options: CommonOptions & { userId: string }) => {
+      await runWrite(connector, action, { user_id: options.userId }, options);
+    },
+  );
+
+  writeOptions(
+    program
+      .command("create-account")
+      .description("provision an account")
+      .argument("<connector>", "blackline or valimail")
+      .requiredOption("--email <email>", "the account's email, its userName")
+      .requiredOption("--given-name <name>", "given name")
+      .requiredOption("--family-name <name>", "family name")
+      .option("--member-type <type>", "owner, member or marketer (default: member)"),
+  ).action(
+    async (
+      connector: string,
+      options: CommonOptions & {
+        email: string;
+        givenName: string;
+        familyName: string;
+        memberType?: string;
+      },
+    ) => {
+      const args = {
+        email: options.email,
+        given_name: options.givenName,
+        family_name: options.familyName,
+        member_type: options.memberType,
+      };
+      await runWrite(connector, "create_account", args, options);
+    },
+  );
+
+  for (const [name, description] of [
+    [
+      "grant",
+      "give a user an entitlement (for Valimail, a member type; it replaces the current one)",
+    ],
+    ["revoke", "take an entitlement away (for Valimail, owner or marketer fall back to member)"],
+  ] as const) {
+    writeOptions(
+      program
+        .command(name)
+        .description(description)
+        .argument("<connector>", "blackline or valimail")
+        .requiredOption("--user-id <id>", "the user's id in the upstream")
+        .requiredOption(
+          "--entitlement <id>",
+          "the snapshot's entitlement id, e.g. member_type:owner:assigned",
+        ),
+    ).action(
+      async (
+        connector: string,
+        options: CommonOptions & { userId: string; entitlement: string },
+      ) => {
+        await runWrite(
+          connector,
+          name,
+          { user_id: options.userId, entitlement_id: options.entitlement },
+          options,
+        );
+      },
+    );
+  }
+
   program
     .command("demo")
     .description("run a sync against the bundled simulators, with no credentials")
     .option("--out-dir <dir>", "where the demo snapshots go", "demo-output")
     .option("--json", "print the summaries as JSON")
     .action(async (options: { outDir: string; json?: boolean }) => {
-      await runDemo(io, options);
+      setExitCode(await runDemo(io, options));
     });
 
   return program;
@@ -72,10 +161,13 @@ function buildProgram(io: CliIo): Command {
 
 /** Runs the command line and returns the exit code (CONTRACTS.md section 1). */
 export async function runCli(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
-  const program = buildProgram(io);
+  let exitCode: number = ExitCode.ok;
+  const program = buildProgram(io, (code) => {
+    exitCode = code;
+  });
   try {
     await program.parseAsync([...argv], { from: "user" });
-    return ExitCode.ok;
+    return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version are successes; every other parser complaint is bad usage.

@@ -1,7 +1,20 @@
+import { ActionError } from "../actions/errors";
 import type { Environment } from "../config";
 import { UsageError } from "../errors";
-import { type ApiOptions, BlacklineConnector, loadBlacklineConfig } from "./blackline";
-import { CONNECTOR_NAMES, type ConnectorName, type SyncConnector } from "./types";
+import { BlacklineConnector, loadBlacklineConfig } from "./blackline";
+import {
+  type ApiOptions,
+  CONNECTOR_NAMES,
+  type ConnectorName,
+  type Provisioner,
+  type SyncConnector,
+} from "./types";
+import {
+  loadValimailConfig,
+  ValimailApi,
+  ValimailConnector,
+  ValimailProvisioner,
+} from "./valimail";
 
 export interface LoadedConnector {
   connector: SyncConnector;
@@ -15,7 +28,7 @@ export function parseConnectorName(value: string): ConnectorName {
   throw new UsageError(`unknown connector "${value}"; use one of: ${CONNECTOR_NAMES.join(", ")}`);
 }
 
-/** Validates the connector's configuration from `env` and builds it (no request is made). */
+/** Validates the connector's configuration from `env` and builds its syncer (no request is made). */
 export function loadSyncConnector(
   name: ConnectorName,
   env: Environment,
@@ -29,7 +42,31 @@ export function loadSyncConnector(
         concurrency: config.maxConcurrency,
       };
     }
-    case "valimail":
-      throw new UsageError("the valimail connector is not available yet");
+    case "valimail": {
+      const config = loadValimailConfig(env);
+      return {
+        connector: new ValimailConnector(config, options),
+        concurrency: config.maxConcurrency,
+      };
+    }
+  }
+}
+
+/** Builds the connector's provisioner; BlackLine is read-only and answers every write `unsupported`. */
+export function loadProvisioner(
+  name: ConnectorName,
+  env: Environment,
+  options: ApiOptions = {},
+): Provisioner {
+  switch (name) {
+    case "blackline":
+      throw new ActionError(
+        "unsupported",
+        "BlackLine is read-only: this connector syncs it and changes nothing",
+      );
+    case "valimail": {
+      const config = loadValimailConfig(env);
+      return new ValimailProvisioner(config, new ValimailApi(config, options));
+    }
   }
 }

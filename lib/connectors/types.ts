@@ -1,4 +1,7 @@
-import type { HttpCounters } from "../http";
+import type { CreateAccountResult, MemberTypeResult, UserStateResult } from "../actions/reply";
+import type { CreateAccountArgs } from "../actions/request";
+import type { HttpCounters, RetrySettings } from "../http";
+import type { Logger } from "../logging";
 import type { Job, JobSpec, Page } from "../sync/job";
 import type { ResourceTypeRecord } from "../sync/records";
 
@@ -21,4 +24,20 @@ export interface SyncConnector {
   runJob(job: Job): Promise<Page>;
   /** One token call and one small read; throws what is wrong. */
   validate(): Promise<ValidationReport>;
+}
+
+/** The write side of a connector: the actions of CONTRACTS.md section 4. */
+export interface Provisioner {
+  enableUser(userId: string): Promise<UserStateResult>;
+  disableUser(userId: string): Promise<UserStateResult>;
+  createAccount(args: CreateAccountArgs): Promise<CreateAccountResult>;
+  grant(userId: string, entitlementId: string): Promise<MemberTypeResult>;
+  revoke(userId: string, entitlementId: string): Promise<MemberTypeResult>;
+}
+
+/** How a connector's API client is built: a logger, and shorter timeouts and backoff for tests. */
+export interface ApiOptions {
+  logger?: Logger;
+  timeoutMs?: number;
+  retry?: Partial<RetrySettings>;
 }

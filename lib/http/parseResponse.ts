@@ -1,15 +1,15 @@
 import type { z } from "zod";
 import { UnexpectedResponseError } from "./errors";
-import type { HttpResponse } from "./HttpClient";
 import { redact } from "./redact";
 
 /**
- * Parses an upstream body at the boundary. A body that does not fit fails with the request, the
+ * Parses an upstream body (`response.body`; wrap a value taken out of a body as `{ body }`) at the
+ * boundary. A body that does not fit fails with the request, the
  * path of each problem inside the body and what was expected, never with the body itself.
  */
 export function parseResponse<Schema extends z.ZodType>(
   schema: Schema,
-  response: HttpResponse,
+  response: { body: unknown },
   what: string,
 ): z.output<Schema> {
   const result = schema.safeParse(response.body);

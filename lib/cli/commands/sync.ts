@@ -1,8 +1,7 @@
 import { resolve } from "node:path";
 import type { Environment } from "../../config";
-import type { ApiOptions } from "../../connectors/blackline";
 import { loadSyncConnector } from "../../connectors/registry";
-import type { ConnectorName } from "../../connectors/types";
+import type { ApiOptions, ConnectorName } from "../../connectors/types";
 import { runLocalSync, type SyncSummary } from "../../sync/runLocalSync";
 import type { CliIo } from "../io";
 import { createCliLogger } from "../logger";

@@ -8,20 +8,12 @@ import {
   newCounters,
   parseResponse,
   RateLimiter,
-  type RetrySettings,
   TokenCache,
 } from "../../http";
-import type { Logger } from "../../logging";
+import type { ApiOptions } from "../types";
 import type { BlacklineConfig } from "./config";
 import { INVALID_INSTANCE_GUID, PAGE_PARAM, PAGE_SIZE_PARAM, TOKEN_PATH } from "./constants";
 import { listResponse, oauthError, tokenResponse } from "./models";
-
-export interface ApiOptions {
-  logger?: Logger;
-  /** Overrides for tests: shorter timeouts and backoff against the simulator. */
-  timeoutMs?: number;
-  retry?: Partial<RetrySettings>;
-}
 
 export interface ListPage<Item> {
   items: Item[];

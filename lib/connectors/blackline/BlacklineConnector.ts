@@ -2,8 +2,8 @@ import { z } from "zod";
 import type { HttpCounters } from "../../http";
 import { describeJob, type Job, type JobSpec, type Page } from "../../sync/job";
 import type { ResourceTypeRecord, SnapshotRecord } from "../../sync/records";
-import type { SyncConnector, ValidationReport } from "../types";
-import { type ApiOptions, BlacklineApi } from "./BlacklineApi";
+import type { ApiOptions, SyncConnector, ValidationReport } from "../types";
+import { BlacklineApi } from "./BlacklineApi";
 import type { BlacklineConfig } from "./config";
 import { ROLES_PATH, TEAMS_PATH, teamUsersPath, USERS_PATH, userTeamsPath } from "./constants";
 import {

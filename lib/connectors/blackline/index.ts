@@ -1,3 +1,2 @@
-export type { ApiOptions } from "./BlacklineApi";
 export { BlacklineConnector } from "./BlacklineConnector";
 export { type BlacklineConfig, loadBlacklineConfig } from "./config";

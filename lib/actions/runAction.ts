@@ -1,0 +1,85 @@
+import { z } from "zod";
+import type { Provisioner } from "../connectors/types";
+import { ConfigError, CredentialsRejectedError } from "../errors";
+import { HttpStatusError, redact } from "../http";
+import { ActionError } from "./errors";
+import {
+  type ActionErrorCode,
+  type ActionReply,
+  type ActionResult,
+  RETRYABLE_CODES,
+} from "./reply";
+import { type ActionRequest, actionRequest } from "./request";
+
+/** The request id to answer with when the request is too broken to carry one. */
+const UNKNOWN_REQUEST_ID = "unknown";
+
+/**
+ * Parses one action request and runs it on the provisioner `resolve` gives for its connector.
+ * Always answers with a reply, never throws: a request that does not parse is `invalid_request`
+ * and nothing is sent upstream.
+ */
+export async function runAction(
+  raw: unknown,
+  resolve: (request: ActionRequest) => Provisioner,
+): Promise<ActionReply> {
+  const parsed = actionRequest.safeParse(raw);
+  if (!parsed.success) {
+    const requestId = z.object({ requestId: z.string().min(1) }).safeParse(raw);
+    return failed(
+      requestId.success ? requestId.data.requestId : UNKNOWN_REQUEST_ID,
+      "invalid_request",
+      describeIssues(parsed.error),
+    );
+  }
+  const request = parsed.data;
+  try {
+    const provisioner = resolve(request);
+    const result = await perform(provisioner, request);
+    return { requestId: request.requestId, status: "succeeded", result };
+  } catch (error) {
+    const { code, message } = classify(error);
+    return failed(request.requestId, code, message);
+  }
+}
+
+function perform(provisioner: Provisioner, request: ActionRequest): Promise<ActionResult> {
+  switch (request.action) {
+    case "enable_user":
+      return provisioner.enableUser(request.args.user_id);
+    case "disable_user":
+      return provisioner.disableUser(request.args.user_id);
+    case "create_account":
+      return provisioner.createAccount(request.args);
+    case "grant":
+      return provisioner.grant(request.args.user_id, request.args.entitlement_id);
+    case "revoke":
+      return provisioner.revoke(request.args.user_id, request.args.entitlement_id);
+  }
+}
+
+export function failed(requestId: string, code: ActionErrorCode, message: string): ActionReply {
+  return {
+    requestId,
+    status: "failed",
+    error: { code, message: redact(message), retryable: RETRYABLE_CODES.has(code) },
+  };
+}
+
+function classify(error: unknown): { code: ActionErrorCode; message: string } {
+  const message = error instanceof Error ? error.message : String(error);
+  if (ActionError.is(error)) return { code: error.code, message };
+  if (error instanceof ConfigError) return { code: "invalid_request", message };
+  if (error instanceof CredentialsRejectedError) return { code: "auth_failed", message };
+  if (HttpStatusError.is(error)) {
+    if (error.status === 429) return { code: "rate_limited", message };
+    if (error.status === 404) return { code: "not_found", message };
+  }
+  return { code: "upstream_error", message };
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "request"}: ${issue.message}`)
+    .join("; ");
+}

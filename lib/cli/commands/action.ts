@@ -1,0 +1,53 @@
+import { randomUUID } from "node:crypto";
+import type { ActionReply } from "../../actions/reply";
+import { runAction } from "../../actions/runAction";
+import type { Environment } from "../../config";
+import { loadProvisioner, parseConnectorName } from "../../connectors/registry";
+import type { ApiOptions } from "../../connectors/types";
+import { ExitCode } from "../../errors";
+import type { CliIo } from "../io";
+import { createCliLogger } from "../logger";
+
+export interface ActionCommand {
+  connector: string;
+  action: string;
+  args: Record<string, string | undefined>;
+  requestId?: string;
+  verbose?: boolean;
+}
+
+/**
+ * Runs one write (CONTRACTS.md section 4) and prints its reply as one JSON line on stdout; a
+ * failure is also said on stderr. Returns the exit code the reply calls for.
+ */
+export async function actionCommand(
+  io: CliIo,
+  env: Environment,
+  command: ActionCommand,
+  apiOptions: ApiOptions = {},
+): Promise<number> {
+  const connector = parseConnectorName(command.connector);
+  const logger = createCliLogger(io, command.verbose ?? false);
+  const request = {
+    requestId: command.requestId ?? randomUUID(),
+    connectorId: connector,
+    action: command.action,
+    args: Object.fromEntries(
+      Object.entries(command.args).filter(([, value]) => value !== undefined),
+    ),
+  };
+  const reply = await runAction(request, () =>
+    loadProvisioner(connector, env, { logger, ...apiOptions }),
+  );
+  io.stdout.write(`${JSON.stringify(reply)}\n`);
+  if (reply.status === "failed")
+    io.stderr.write(`error: ${reply.error.code}: ${reply.error.message}\n`);
+  return exitCodeOfReply(reply);
+}
+
+export function exitCodeOfReply(reply: ActionReply): number {
+  if (reply.status === "succeeded") return ExitCode.ok;
+  if (reply.error.code === "auth_failed") return ExitCode.credentialsRejected;
+  if (reply.error.code === "invalid_request") return ExitCode.usage;
+  return ExitCode.failure;
+}

@@ -1,0 +1,141 @@
+import { CredentialsRejectedError } from "../../errors";
+import {
+  type AccessToken,
+  HttpClient,
+  type HttpCounters,
+  HttpStatusError,
+  newCounters,
+  parseResponse,
+  RateLimiter,
+  TokenCache,
+} from "../../http";
+import { eq, type ListCursor, type PatchOp, ScimClient } from "../../scim";
+import type { ApiOptions } from "../types";
+import type { ValimailConfig } from "./config";
+import { AUTH_PATH, scimBasePath, USER_EXTENSION, USERS } from "./constants";
+import { authError, authResponse, type ScimUser, scimUser } from "./models";
+
+export interface NewUser {
+  email: string;
+  givenName: string;
+  familyName: string;
+  memberType: string;
+}
+
+/** The Valimail Configuration API: a token from `/auth`, and SCIM users. */
+export class ValimailApi {
+  readonly counters: HttpCounters = newCounters();
+  readonly #config: ValimailConfig;
+  readonly #http: HttpClient;
+  readonly #tokens: TokenCache;
+  readonly #scim: ScimClient;
+
+  constructor(config: ValimailConfig, options: ApiOptions = {}) {
+    this.#config = config;
+    this.#tokens = new TokenCache(() => this.#fetchToken());
+    this.#http = new HttpClient({
+      baseUrl: config.baseUrl,
+      limiter: new RateLimiter({
+        maxConcurrency: config.maxConcurrency,
+        requestsPerSecond: config.requestsPerSecond,
+      }),
+      counters: this.counters,
+      tokens: this.#tokens,
+      ...options,
+    });
+    this.#scim = new ScimClient(this.#http, scimBasePath(config.slug));
+  }
+
+  token(): Promise<AccessToken> {
+    return this.#tokens.token();
+  }
+
+  async listUsers(cursor: ListCursor, count: number) {
+    const page = await this.#guard(() =>
+      this.#scim.list(USERS, { startIndex: cursor.startIndex, count }),
+    );
+    return {
+      users: page.resources.map((resource, index) =>
+        this.#parseUser(resource, `Valimail user at index ${cursor.startIndex + index}`),
+      ),
+      totalResults: page.totalResults,
+    };
+  }
+
+  async getUser(id: string): Promise<ScimUser | undefined> {
+    const body = await this.#guard(() => this.#scim.get(USERS, id));
+    return body === undefined ? undefined : this.#parseUser(body, `Valimail user ${id}`);
+  }
+
+  /** The user whose `userName` is `email`, if any (UPSTREAM.md: the lookup after a 409). */
+  async findUserByUserName(email: string): Promise<ScimUser | undefined> {
+    const page = await this.#guard(() => this.#scim.list(USERS, { filter: eq("userName", email) }));
+    const users = page.resources.map((r) => this.#parseUser(r, "Valimail user lookup"));
+    return users.find((u) => u.userName.toLowerCase() === email.toLowerCase());
+  }
+
+  async createUser(user: NewUser): Promise<ScimUser> {
+    const body = await this.#guard(() =>
+      this.#scim.create(USERS, {
+        schemas: ["urn:ietf:params:scim:schemas:core:2.0:User", USER_EXTENSION],
+        userName: user.email,
+        name: { givenName: user.givenName, familyName: user.familyName },
+        [USER_EXTENSION]: { memberType: user.memberType },
+      }),
+    );
+    return this.#parseUser(body, "Valimail create");
+  }
+
+  async patchUser(id: string, body: PatchOp): Promise<ScimUser> {
+    return this.#parseUser(
+      await this.#guard(() => this.#scim.patch(USERS, id, body)),
+      `Valimail PATCH ${id}`,
+    );
+  }
+
+  #parseUser(body: unknown, what: string): ScimUser {
+    return parseResponse(scimUser, { body }, what);
+  }
+
+  async #fetchToken(): Promise<AccessToken> {
+    this.counters.tokenRequests++;
+    try {
+      const response = await this.#http.request({
+        method: "POST",
+        path: AUTH_PATH,
+        authenticate: false,
+        // Asking for a token again changes nothing upstream.
+        idempotent: true,
+        json: { "client-id": this.#config.clientId, "app-id": this.#config.appId },
+      });
+      const token = parseResponse(authResponse, response, "Valimail /auth");
+      return { value: token.token, expiresAt: token.expiresAt };
+    } catch (error) {
+      if (HttpStatusError.is(error) && [400, 401, 403, 422].includes(error.status)) {
+        const parsed = authError.safeParse(error.body);
+        const said = parsed.success && parsed.data.message ? `: ${parsed.data.message}` : "";
+        throw new CredentialsRejectedError(
+          `Valimail rejected the API key (/auth answered ${error.status}${said}). Check CONNECTOR_EMAILAUTH_CLIENT_ID and CONNECTOR_EMAILAUTH_APP_ID: both come from one Configuration Only key.`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** A 401 that survived one token refresh, or a 403, means the key cannot act on this account. */
+  async #guard<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      if (HttpStatusError.is(error) && (error.status === 401 || error.status === 403)) {
+        const fix =
+          error.status === 403
+            ? `Check CONNECTOR_EMAILAUTH_SLUG ("${this.#config.slug}") and that the key belongs to that account`
+            : "A fresh token was rejected too: check that the API key is still active";
+        throw new CredentialsRejectedError(`${error.message}. ${fix}.`, { cause: error });
+      }
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,165 @@
+import { z } from "zod";
+import { ActionError } from "../../actions/errors";
+import type { CreateAccountResult, MemberTypeResult, UserStateResult } from "../../actions/reply";
+import type { CreateAccountArgs } from "../../actions/request";
+import { NetworkError } from "../../http";
+import { patchOp, replace, ScimError } from "../../scim";
+import type { Provisioner } from "../types";
+import type { ValimailConfig } from "./config";
+import {
+  DEFAULT_MEMBER_TYPE,
+  MAX_CREATE_ATTEMPTS,
+  MEMBER_TYPE_PATH,
+  MEMBER_TYPES,
+  type MemberType,
+} from "./constants";
+import { memberTypeFromEntitlementId } from "./mappers";
+import { isActive, memberTypeOf, type ScimUser } from "./models";
+import type { ValimailApi } from "./ValimailApi";
+
+const memberType = z.enum(MEMBER_TYPES);
+
+/**
+ * Valimail provisioning. Every write is refused unless provisioning is on; every action reads the
+ * current state first and writes only what differs, so a repeated request writes nothing; writes
+ * are PATCH `replace` (idempotent) or a POST that is never repeated blindly.
+ */
+export class ValimailProvisioner implements Provisioner {
+  readonly #api: ValimailApi;
+  readonly #config: ValimailConfig;
+
+  constructor(config: ValimailConfig, api: ValimailApi) {
+    this.#config = config;
+    this.#api = api;
+  }
+
+  enableUser(userId: string): Promise<UserStateResult> {
+    return this.#setActive(userId, true);
+  }
+
+  disableUser(userId: string): Promise<UserStateResult> {
+    return this.#setActive(userId, false);
+  }
+
+  async createAccount(args: CreateAccountArgs): Promise<CreateAccountResult> {
+    const type = parseMemberType(args.member_type ?? DEFAULT_MEMBER_TYPE, "args.member_type");
+    this.#requireProvisioning();
+    const existing = await this.#api.findUserByUserName(args.email);
+    if (existing) return { user_id: existing.id, created: false };
+
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const user = await this.#api.createUser({
+          email: args.email,
+          givenName: args.given_name,
+          familyName: args.family_name,
+          memberType: type,
+        });
+        return { user_id: user.id, created: true };
+      } catch (error) {
+        if (ScimError.is(error) && error.status === 409) {
+          // Someone else created it between our lookup and our POST.
+          const user = await this.#api.findUserByUserName(args.email);
+          if (user) return { user_id: user.id, created: false };
+          throw new ActionError(
+            "upstream_error",
+            `Valimail says ${args.email} already exists but does not find it by userName; try again later`,
+          );
+        }
+        if (ScimError.is(error) && error.status === 400 && type === "marketer")
+          throw marketerUnavailable();
+        const uncertain = NetworkError.is(error) || (ScimError.is(error) && error.status >= 500);
+        if (!uncertain || attempt >= MAX_CREATE_ATTEMPTS) throw error;
+        // The POST may have landed: look before trying again.
+        const user = await this.#api.findUserByUserName(args.email);
+        if (user) return { user_id: user.id, created: true };
+      }
+    }
+  }
+
+  async grant(userId: string, entitlementId: string): Promise<MemberTypeResult> {
+    const type = memberTypeOfEntitlement(entitlementId);
+    this.#requireProvisioning();
+    const user = await this.#getUser(userId);
+    if (memberTypeOf(user) === type) return { user_id: user.id, member_type: type, changed: false };
+    return this.#setMemberType(user.id, type);
+  }
+
+  async revoke(userId: string, entitlementId: string): Promise<MemberTypeResult> {
+    const type = memberTypeOfEntitlement(entitlementId);
+    if (type === DEFAULT_MEMBER_TYPE) {
+      throw new ActionError(
+        "revoke_not_allowed",
+        `every Valimail user holds exactly one member type, and ${DEFAULT_MEMBER_TYPE} is the one revokes fall back to; grant another member type instead`,
+      );
+    }
+    this.#requireProvisioning();
+    const user = await this.#getUser(userId);
+    const current = memberTypeOf(user);
+    if (current !== type) return { user_id: user.id, member_type: current ?? "", changed: false };
+    return this.#setMemberType(user.id, DEFAULT_MEMBER_TYPE);
+  }
+
+  async #setActive(userId: string, active: boolean): Promise<UserStateResult> {
+    this.#requireProvisioning();
+    const user = await this.#getUser(userId);
+    if (isActive(user) === active) return { user_id: user.id, active, changed: false };
+    const updated = await this.#api.patchUser(user.id, patchOp(replace("active", active)));
+    return { user_id: updated.id, active: isActive(updated), changed: true };
+  }
+
+  async #setMemberType(userId: string, type: MemberType): Promise<MemberTypeResult> {
+    try {
+      const updated = await this.#api.patchUser(userId, patchOp(replace(MEMBER_TYPE_PATH, type)));
+      return { user_id: updated.id, member_type: memberTypeOf(updated) ?? type, changed: true };
+    } catch (error) {
+      if (ScimError.is(error) && error.status === 400 && type === "marketer")
+        throw marketerUnavailable();
+      throw error;
+    }
+  }
+
+  async #getUser(userId: string): Promise<ScimUser> {
+    const user = await this.#api.getUser(userId);
+    if (!user) throw new ActionError("not_found", `Valimail has no user with id ${userId}`);
+    return user;
+  }
+
+  #requireProvisioning(): void {
+    if (this.#config.provisioning) return;
+    const setting = this.#config.provisioningSetting;
+    throw new ActionError(
+      "provisioning_disabled",
+      setting === undefined
+        ? "provisioning is off: set CONNECTOR_PROVISIONING=true to allow writes to Valimail"
+        : `provisioning is off: CONNECTOR_PROVISIONING is "${setting}", and only exactly true allows writes to Valimail`,
+    );
+  }
+}
+
+function parseMemberType(value: string, field: string): MemberType {
+  const parsed = memberType.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new ActionError(
+    "invalid_request",
+    `${field}: "${value}" is not a Valimail member type; use one of ${MEMBER_TYPES.join(", ")}`,
+  );
+}
+
+function memberTypeOfEntitlement(entitlementId: string): MemberType {
+  const type = memberTypeFromEntitlementId(entitlementId);
+  if (type === undefined) {
+    throw new ActionError(
+      "invalid_request",
+      `args.entitlement_id: "${entitlementId}" is not a Valimail entitlement; use member_type:<type>:assigned`,
+    );
+  }
+  return parseMemberType(type, "args.entitlement_id");
+}
+
+function marketerUnavailable(): ActionError {
+  return new ActionError(
+    "member_type_unavailable",
+    "this Valimail account does not offer the marketer member type; grant owner or member instead",
+  );
+}

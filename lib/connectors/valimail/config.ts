@@ -1,0 +1,94 @@
+import { z } from "zod";
+import {
+  baseUrl,
+  type Environment,
+  integerSetting,
+  parseSettings,
+  resolveSecrets,
+} from "../../config";
+import {
+  DEFAULT_BASE_URL,
+  DEFAULT_MAX_CONCURRENCY,
+  DEFAULT_PAGE_SIZE,
+  DEFAULT_REQUESTS_PER_SECOND,
+  MAX_PAGE_SIZE,
+} from "./constants";
+
+export interface ValimailConfig {
+  baseUrl: string;
+  clientId: string;
+  appId: string;
+  slug: string;
+  /** Writes are allowed only when CONNECTOR_PROVISIONING is exactly `true`. */
+  provisioning: boolean;
+  /** The raw value, to say why writes are refused. */
+  provisioningSetting: string | undefined;
+  maxConcurrency: number;
+  requestsPerSecond: number;
+  pageSize: number;
+}
+
+const SECRETS = ["CONNECTOR_EMAILAUTH_CLIENT_ID", "CONNECTOR_EMAILAUTH_APP_ID"] as const;
+
+const HINTS = {
+  CONNECTOR_EMAILAUTH_CLIENT_ID:
+    "set it (or CONNECTOR_EMAILAUTH_CLIENT_ID_FILE) to the Client ID of a Configuration Only API key",
+  CONNECTOR_EMAILAUTH_APP_ID:
+    "set it (or CONNECTOR_EMAILAUTH_APP_ID_FILE) to the App ID of that key",
+  CONNECTOR_EMAILAUTH_SLUG:
+    "set it to the account slug: the part after /app/ in the address of your Valimail application",
+  CONNECTOR_PROVISIONING: "optional",
+  CONNECTOR_EMAILAUTH_BASE_URL: "optional",
+  CONNECTOR_EMAILAUTH_MAX_CONCURRENCY: "optional",
+  CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND: "optional",
+  CONNECTOR_EMAILAUTH_PAGE_SIZE: "optional",
+} as const;
+
+/** Assumption (UPSTREAM.md): the slug is one path segment, as in https://app.valimail.com/app/{slug}/. */
+const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+
+const slug = z.string().superRefine((value, ctx) => {
+  const trimmed = value.trim();
+  if (SLUG.test(trimmed)) return;
+  const fromAddress = /\/app\/([^/?#\s]+)/.exec(trimmed)?.[1];
+  ctx.addIssue({
+    code: "custom",
+    message: fromAddress
+      ? `"${value}" is an address; set only the account slug, the segment after /app/ (here "${fromAddress}")`
+      : /[:/.]/.test(trimmed)
+        ? `"${value}" looks like an address; set only the account slug, the segment after /app/ in the address of your Valimail application`
+        : `"${value}" is not an account slug; it has letters, digits, '-' and '_' only (the segment after /app/ in your Valimail address)`,
+  });
+});
+
+const schema = z
+  .object({
+    CONNECTOR_EMAILAUTH_CLIENT_ID: z.string(),
+    CONNECTOR_EMAILAUTH_APP_ID: z.string(),
+    CONNECTOR_EMAILAUTH_SLUG: slug,
+    CONNECTOR_PROVISIONING: z.string().optional(),
+    CONNECTOR_EMAILAUTH_BASE_URL: baseUrl.optional(),
+    CONNECTOR_EMAILAUTH_MAX_CONCURRENCY: integerSetting(1, 64).default(DEFAULT_MAX_CONCURRENCY),
+    CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND: integerSetting(0, 1000).default(
+      DEFAULT_REQUESTS_PER_SECOND,
+    ),
+    CONNECTOR_EMAILAUTH_PAGE_SIZE: integerSetting(1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+  })
+  .transform(
+    (v): ValimailConfig => ({
+      baseUrl: v.CONNECTOR_EMAILAUTH_BASE_URL ?? DEFAULT_BASE_URL,
+      clientId: v.CONNECTOR_EMAILAUTH_CLIENT_ID.trim(),
+      appId: v.CONNECTOR_EMAILAUTH_APP_ID.trim(),
+      slug: v.CONNECTOR_EMAILAUTH_SLUG.trim(),
+      provisioning: v.CONNECTOR_PROVISIONING === "true",
+      provisioningSetting: v.CONNECTOR_PROVISIONING,
+      maxConcurrency: v.CONNECTOR_EMAILAUTH_MAX_CONCURRENCY,
+      requestsPerSecond: v.CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND,
+      pageSize: v.CONNECTOR_EMAILAUTH_PAGE_SIZE,
+    }),
+  );
+
+/** Reads and validates the Valimail settings (CONTRACTS.md section 2). */
+export function loadValimailConfig(env: Environment): ValimailConfig {
+  return parseSettings(schema, resolveSecrets(env, SECRETS), HINTS);
+}

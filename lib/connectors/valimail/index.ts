@@ -1,0 +1,4 @@
+export { loadValimailConfig, type ValimailConfig } from "./config";
+export { ValimailApi } from "./ValimailApi";
+export { ValimailConnector } from "./ValimailConnector";
+export { ValimailProvisioner } from "./ValimailProvisioner";
