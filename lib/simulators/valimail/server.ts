@@ -31,6 +31,8 @@ export interface ValimailSimulatorOptions {
   credentials?: { clientId?: string; appId?: string };
   /** Honour `startIndex` and `count`; off, every list answers all users (an unpaginated server). */
   paging?: boolean;
+  /** Honour `count` but serve from the first user whatever `startIndex` asks for. */
+  ignoreStartIndex?: boolean;
   /** Largest `count` served. */
   maxCount?: number;
   /** Spell the token expiry `expires_at` instead of `expires-at`. */
@@ -185,7 +187,9 @@ export async function startValimailSimulator(
     }
     let page = matching;
     if (options.paging ?? true) {
-      const startIndex = Math.max(1, Number(request.url.searchParams.get("startIndex") ?? 1));
+      const startIndex = options.ignoreStartIndex
+        ? 1
+        : Math.max(1, Number(request.url.searchParams.get("startIndex") ?? 1));
       const asked = Number(request.url.searchParams.get("count") ?? matching.length);
       const size = Math.min(Math.max(0, asked), options.maxCount ?? 1000);
       page = matching.slice(startIndex - 1, startIndex - 1 + size);
