@@ -20,7 +20,7 @@ function runBin(args: string[]): Promise<{ code: number | null; stdout: string; 
 }
 
 describe("the access-connectors executable", () => {
-  it("runs the demo with no credentials in under 30 seconds", async () => {
+  it("runs the demo (two syncs and one action) with no credentials in under 30 seconds", async () => {
     const outDir = await makeTempDir();
     const started = Date.now();
 
@@ -31,8 +31,13 @@ describe("the access-connectors executable", () => {
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(run.stdout).toMatch(/blackline sync complete/);
     expect(run.stdout).toContain(join(outDir, "blackline.sync.jsonl"));
-    const lines = await readSnapshot(join(outDir, "blackline.sync.jsonl"));
-    expect(lines.at(-1)).toMatchObject({ kind: "sync_end", status: "complete" });
+    expect(run.stdout).toMatch(/valimail sync complete/);
+    for (const file of ["blackline.sync.jsonl", "valimail.sync.jsonl"]) {
+      const lines = await readSnapshot(join(outDir, file));
+      expect(lines.at(-1)).toMatchObject({ kind: "sync_end", status: "complete" });
+    }
+    const reply = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "");
+    expect(reply).toMatchObject({ status: "succeeded", result: { active: false, changed: true } });
   });
 
   it("prints help, and exits 2 on an unknown command", async () => {

@@ -1,0 +1,30 @@
+import { join } from "node:path";
+import { loadValimailConfig, ValimailConnector } from "../../lib/connectors/valimail";
+import type { ValimailSimulator } from "../../lib/simulators/valimail";
+import { runLocalSync } from "../../lib/sync/runLocalSync";
+import { FAST_RETRY } from "./blackline";
+import { canonicalRecords, readSnapshot } from "./snapshot";
+
+/** The simulator's variables with no request-rate limit, for fast tests. */
+export function valimailEnv(sim: ValimailSimulator, extra: Record<string, string> = {}) {
+  return { ...sim.env(), CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND: "0", ...extra };
+}
+
+export async function syncValimail(
+  sim: ValimailSimulator,
+  dir: string,
+  options: { env?: Record<string, string>; timeoutMs?: number } = {},
+) {
+  const config = loadValimailConfig(valimailEnv(sim, options.env));
+  const connector = new ValimailConnector(config, {
+    retry: FAST_RETRY,
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+  });
+  const summary = await runLocalSync({
+    connector,
+    outFile: join(dir, "valimail.sync.jsonl"),
+    concurrency: config.maxConcurrency,
+  });
+  const lines = await readSnapshot(summary.snapshot);
+  return { summary, lines, records: canonicalRecords(lines), connector };
+}
