@@ -58,7 +58,7 @@ function perform(provisioner: Provisioner, request: ActionRequest): Promise<Acti
   }
 }
 
-export function failed(requestId: string, code: ActionErrorCode, message: string): ActionReply {
+function failed(requestId: string, code: ActionErrorCode, message: string): ActionReply {
   return {
     requestId,
     status: "failed",

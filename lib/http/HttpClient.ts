@@ -51,7 +51,7 @@ export interface HttpResponse {
   body: unknown;
 }
 
-export const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
 
 /**
  * The one HTTP layer for every upstream: timeouts, the retry rules of `retryPolicy`,

@@ -1,7 +1,6 @@
 export { type HttpCounters, newCounters } from "./counters";
 export { HttpStatusError, NetworkError, UnexpectedResponseError } from "./errors";
 export {
-  DEFAULT_TIMEOUT_MS,
   describeErrorBody,
   HttpClient,
   type HttpClientOptions,

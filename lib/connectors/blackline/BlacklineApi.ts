@@ -2,15 +2,15 @@ import type { z } from "zod";
 import { CredentialsRejectedError } from "../../errors";
 import {
   type AccessToken,
-  HttpClient,
+  type HttpClient,
   type HttpCounters,
   HttpStatusError,
   newCounters,
   parseResponse,
-  RateLimiter,
   TokenCache,
 } from "../../http";
 import type { ApiOptions } from "../types";
+import { upstreamClient } from "../upstreamClient";
 import type { BlacklineConfig } from "./config";
 import { INVALID_INSTANCE_GUID, PAGE_PARAM, PAGE_SIZE_PARAM, TOKEN_PATH } from "./constants";
 import { listResponse, oauthError, tokenResponse } from "./models";
@@ -30,16 +30,7 @@ export class BlacklineApi {
   constructor(config: BlacklineConfig, options: ApiOptions = {}) {
     this.#config = config;
     this.#tokens = new TokenCache(() => this.fetchToken());
-    this.#http = new HttpClient({
-      baseUrl: config.baseUrl,
-      limiter: new RateLimiter({
-        maxConcurrency: config.maxConcurrency,
-        requestsPerSecond: config.requestsPerSecond,
-      }),
-      counters: this.counters,
-      tokens: this.#tokens,
-      ...options,
-    });
+    this.#http = upstreamClient(config, this.counters, this.#tokens, options);
   }
 
   /** The cached token, fetched when due (what `validate` checks first). */

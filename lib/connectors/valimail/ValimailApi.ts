@@ -1,16 +1,16 @@
 import { CredentialsRejectedError } from "../../errors";
 import {
   type AccessToken,
-  HttpClient,
+  type HttpClient,
   type HttpCounters,
   HttpStatusError,
   newCounters,
   parseResponse,
-  RateLimiter,
   TokenCache,
 } from "../../http";
-import { eq, type ListCursor, type PatchOp, ScimClient } from "../../scim";
+import { eq, type ListCursor, type PatchOp, SCHEMA, ScimClient } from "../../scim";
 import type { ApiOptions } from "../types";
+import { upstreamClient } from "../upstreamClient";
 import type { ValimailConfig } from "./config";
 import { AUTH_PATH, scimBasePath, USER_EXTENSION, USERS } from "./constants";
 import { authError, authResponse, type ScimUser, scimUser } from "./models";
@@ -33,16 +33,7 @@ export class ValimailApi {
   constructor(config: ValimailConfig, options: ApiOptions = {}) {
     this.#config = config;
     this.#tokens = new TokenCache(() => this.#fetchToken());
-    this.#http = new HttpClient({
-      baseUrl: config.baseUrl,
-      limiter: new RateLimiter({
-        maxConcurrency: config.maxConcurrency,
-        requestsPerSecond: config.requestsPerSecond,
-      }),
-      counters: this.counters,
-      tokens: this.#tokens,
-      ...options,
-    });
+    this.#http = upstreamClient(config, this.counters, this.#tokens, options);
     this.#scim = new ScimClient(this.#http, scimBasePath(config.slug));
   }
 
@@ -77,7 +68,7 @@ export class ValimailApi {
   async createUser(user: NewUser): Promise<ScimUser> {
     const body = await this.#guard(() =>
       this.#scim.create(USERS, {
-        schemas: ["urn:ietf:params:scim:schemas:core:2.0:User", USER_EXTENSION],
+        schemas: [SCHEMA.user, USER_EXTENSION],
         userName: user.email,
         name: { givenName: user.givenName, familyName: user.familyName },
         [USER_EXTENSION]: { memberType: user.memberType },

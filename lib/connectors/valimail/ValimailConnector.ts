@@ -19,12 +19,8 @@ export class ValimailConnector implements SyncConnector {
   readonly #api: ValimailApi;
   readonly #pageSize: number;
 
-  constructor(
-    config: ValimailConfig,
-    options: ApiOptions = {},
-    api = new ValimailApi(config, options),
-  ) {
-    this.#api = api;
+  constructor(config: ValimailConfig, options: ApiOptions = {}) {
+    this.#api = new ValimailApi(config, options);
     this.#pageSize = config.pageSize;
   }
 

@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
 import type { FaultSettings } from "../faults";
 import { type SimRequest, type SimResponse, startSimServer } from "../httpServer";
+import { SimTokens, type TokenSettings } from "../tokens";
 import { generateTenant, type Tenant, type TenantSize } from "./tenant";
 
 export interface BlacklineSimCredentials {
@@ -14,7 +14,7 @@ export interface BlacklineSimCredentials {
   viewerApiKey: string;
 }
 
-export interface BlacklineSimulatorOptions {
+export interface BlacklineSimulatorOptions extends TokenSettings {
   seed?: number;
   size?: TenantSize;
   credentials?: Partial<BlacklineSimCredentials>;
@@ -22,10 +22,6 @@ export interface BlacklineSimulatorOptions {
   maxPageSize?: number;
   /** Serve page 1 whatever `page` asks for (a server that ignores paging). */
   ignorePaging?: boolean;
-  /** `expires_in` of issued tokens; they stop working when it passes. */
-  tokenLifetimeSeconds?: number;
-  /** Reject a token with 401 after this many uses, before it expires (revocation). */
-  tokenMaxUses?: number;
   faults?: FaultSettings;
 }
 
@@ -64,7 +60,7 @@ export async function startBlacklineSimulator(
   const tenant = generateTenant(options.size ?? DEFAULT_TENANT_SIZE, options.seed ?? 1);
   const credentials = { ...DEFAULT_SIM_CREDENTIALS, ...options.credentials };
   const maxPageSize = options.maxPageSize ?? 1000;
-  const tokens = new Map<string, { expiresAt: number; uses: number; admin: boolean }>();
+  const tokens = new SimTokens<{ admin: boolean }>(options);
   const byRoute: Record<string, number> = {};
   const usersById = new Map(tenant.users.map((u) => [u.id, u]));
   const teamsById = new Map(tenant.teams.map((t) => [t.id, t]));
@@ -146,25 +142,17 @@ export async function startBlacklineSimulator(
     const admin = username === credentials.username && password === credentials.apiKey;
     const viewer = username === credentials.viewerUsername && password === credentials.viewerApiKey;
     if (!admin && !viewer) return oauthError("invalid_grant", "invalid_username_or_password");
-    const lifetime = options.tokenLifetimeSeconds ?? 3600;
-    const token = randomBytes(24).toString("base64url");
-    tokens.set(token, { expiresAt: Date.now() + lifetime * 1000, uses: 0, admin });
+    const { token, lifetimeSeconds } = tokens.issue({ admin });
     return {
       status: 200,
-      body: { access_token: token, expires_in: lifetime, token_type: "Bearer" },
+      body: { access_token: token, expires_in: lifetimeSeconds, token_type: "Bearer" },
     };
   }
 
   function checkBearer(request: SimRequest): SimResponse | undefined {
-    const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1];
-    const entry = token ? tokens.get(token) : undefined;
-    if (!entry || entry.expiresAt <= Date.now())
-      return { status: 401, body: { message: "Unauthorized" } };
-    entry.uses++;
-    if (options.tokenMaxUses !== undefined && entry.uses > options.tokenMaxUses) {
-      return { status: 401, body: { message: "Unauthorized" } };
-    }
-    if (!entry.admin) return { status: 403, body: { message: "Forbidden" } };
+    const claims = tokens.check(request.headers.authorization);
+    if (!claims) return { status: 401, body: { message: "Unauthorized" } };
+    if (!claims.admin) return { status: 403, body: { message: "Forbidden" } };
     return undefined;
   }
 
@@ -195,7 +183,7 @@ export async function startBlacklineSimulator(
       byRoute,
     },
     faults: options.faults ?? {},
-    issuedTokens: () => [...tokens.keys()],
+    issuedTokens: () => tokens.issued(),
     env: () => ({
       CONNECTOR_ACCOUNTING_BASE_URL: server.url,
       CONNECTOR_ACCOUNTING_CLIENT_ID: credentials.clientId,

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { FaultSettings } from "../faults";
 import { type SimRequest, type SimResponse, startSimServer } from "../httpServer";
 import { asciiSlug, FAMILY_NAMES, GIVEN_NAMES, SeededRandom } from "../random";
+import { SimTokens, type TokenSettings } from "../tokens";
 import { FilterSyntaxError, parseFilter } from "./filter";
 
 const CORE_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
@@ -22,7 +23,7 @@ export interface ValimailSimUser {
   lastModified: string;
 }
 
-export interface ValimailSimulatorOptions {
+export interface ValimailSimulatorOptions extends TokenSettings {
   seed?: number;
   users?: number;
   slug?: string;
@@ -37,9 +38,6 @@ export interface ValimailSimulatorOptions {
   maxCount?: number;
   /** Spell the token expiry `expires_at` instead of `expires-at`. */
   expiresField?: "expires-at" | "expires_at";
-  tokenLifetimeSeconds?: number;
-  /** Reject a token with 401 after this many uses, before it expires (revocation). */
-  tokenMaxUses?: number;
   faults?: FaultSettings;
 }
 
@@ -91,7 +89,7 @@ export async function startValimailSimulator(
     users.set(user.id, user);
   }
 
-  const tokens = new Map<string, { expiresAt: number; uses: number }>();
+  const tokens = new SimTokens<true>(options);
   const byRoute: Record<string, number> = {};
   const writeLog: ValimailSimulator["writeLog"] = [];
   const count = (route: string) => {
@@ -144,25 +142,17 @@ export async function startValimailSimulator(
     if (body["client-id"] !== credentials.clientId || body["app-id"] !== credentials.appId) {
       return odinError(400, "invalid client-id or app-id");
     }
-    const token = randomBytes(24).toString("base64url");
-    const expiresAt = Date.now() + (options.tokenLifetimeSeconds ?? 3600) * 1000;
-    tokens.set(token, { expiresAt, uses: 0 });
+    const { token, expiresAt } = tokens.issue(true);
     const iso = new Date(expiresAt).toISOString().replace("Z", "123456Z");
     return { status: 200, body: { token, [options.expiresField ?? "expires-at"]: iso } };
   }
 
   function checkBearer(request: SimRequest): SimResponse | undefined {
-    const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1];
-    const entry = token ? tokens.get(token) : undefined;
-    const unauthorized = {
+    if (tokens.check(request.headers.authorization)) return undefined;
+    return {
       ...scimError(401, "Unauthorized"),
       body: { ...scimErrorBody(401, "Unauthorized"), scimType: "unauthorized" },
     };
-    if (!entry || entry.expiresAt <= Date.now()) return unauthorized;
-    entry.uses++;
-    if (options.tokenMaxUses !== undefined && entry.uses > options.tokenMaxUses)
-      return unauthorized;
-    return undefined;
   }
 
   function list(request: SimRequest): SimResponse {
@@ -306,7 +296,7 @@ export async function startValimailSimulator(
       },
     },
     writeLog,
-    issuedTokens: () => [...tokens.keys()],
+    issuedTokens: () => tokens.issued(),
     faults: options.faults ?? {},
     env: () => ({
       CONNECTOR_EMAILAUTH_BASE_URL: server.url,
