@@ -147,6 +147,23 @@ describe("configuration mistakes exit 2 and name the variable", () => {
     }
   });
 
+  it("rejects an --out in a missing directory and an unreadable --env-file before any request", async () => {
+    const before = sim.stats.requests;
+    const out = await cli(["sync", "blackline", "--out", "/nonexistent/dir/s.jsonl"], env);
+    const envFile = await cli(
+      ["validate", "blackline", "--env-file", "/nonexistent/blackline.env"],
+      env,
+    );
+
+    expect(out.code).toBe(2);
+    expect(out.stderr).toMatch(/--out: the directory \/nonexistent\/dir does not exist/);
+    expect(envFile.code).toBe(2);
+    expect(envFile.stderr).toMatch(
+      /--env-file: cannot read \/nonexistent\/blackline.env \(ENOENT\)/,
+    );
+    expect(sim.stats.requests).toBe(before);
+  });
+
   it("rejects an unknown connector and a missing argument as usage errors", async () => {
     expect((await cli(["sync", "salesforce"], env)).code).toBe(2);
     expect((await cli(["sync"], env)).code).toBe(2);

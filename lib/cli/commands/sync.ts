@@ -1,7 +1,10 @@
-import { resolve } from "node:path";
+import { constants } from "node:fs";
+import { access } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import type { Environment } from "../../config";
 import { loadSyncConnector } from "../../connectors/registry";
 import type { ApiOptions, ConnectorName } from "../../connectors/types";
+import { UsageError } from "../../errors";
 import { runLocalSync, type SyncSummary } from "../../sync/runLocalSync";
 import type { CliIo } from "../io";
 import { createCliLogger } from "../logger";
@@ -24,6 +27,8 @@ export async function syncToFile(
   options: SyncOptions,
   apiOptions: ApiOptions = {},
 ): Promise<SyncSummary> {
+  const outFile = resolve(options.out ?? defaultSnapshotFile(options.connector));
+  await requireWritableDirectory(dirname(outFile));
   const logger = createCliLogger(io, options.verbose ?? false);
   const { connector, concurrency } = loadSyncConnector(options.connector, env, {
     logger,
@@ -34,7 +39,7 @@ export async function syncToFile(
   try {
     summary = await runLocalSync({
       connector,
-      outFile: resolve(options.out ?? defaultSnapshotFile(options.connector)),
+      outFile,
       concurrency,
       onProgress: (p) => progress.update(p),
     });
@@ -43,4 +48,15 @@ export async function syncToFile(
   }
   io.stdout.write(options.json ? `${JSON.stringify(summary)}\n` : formatSummary(summary));
   return summary;
+}
+
+/** Checked before any request, so a typo in --out costs nothing upstream. */
+async function requireWritableDirectory(dir: string): Promise<void> {
+  try {
+    await access(dir, constants.W_OK);
+  } catch {
+    throw new UsageError(
+      `--out: the directory ${dir} does not exist or is not writable; create it or choose another path`,
+    );
+  }
 }
