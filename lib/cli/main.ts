@@ -1,4 +1,5 @@
 import { Argument, Command, CommanderError, Option } from "commander";
+import packageJson from "../../package.json" with { type: "json" };
 import { loadEnvironment } from "../config";
 import { parseConnectorName } from "../connectors/registry";
 import { ExitCode, exitCodeOf } from "../errors";
@@ -14,15 +15,13 @@ interface CommonOptions {
   verbose?: boolean;
 }
 
-const VERSION = "0.1.0";
-
 /** Commands that decide their own exit code report it here. */
 type SetExitCode = (code: number) => void;
 
 function buildProgram(io: CliIo, setExitCode: SetExitCode): Command {
   const program = new Command("access-connectors")
     .description("Sync and provision BlackLine and Valimail for an identity-governance platform.")
-    .version(VERSION)
+    .version(packageJson.version)
     .exitOverride()
     .showHelpAfterError()
     .configureOutput({
