@@ -81,6 +81,23 @@ export function grant(entitlementId: string, principal: ResourceRef): GrantRecor
   };
 }
 
+/** An entitlement users are assigned to: `{type}:{id}:{slug}` on the resource. */
+export function assignmentEntitlement(
+  resource: ResourceRef,
+  slug: string,
+  displayName: string,
+): EntitlementRecord {
+  return {
+    kind: "entitlement",
+    id: `${resource.type}:${resource.id}:${slug}`,
+    resource,
+    slug,
+    displayName,
+    purpose: "assignment",
+    grantableTo: ["user"],
+  };
+}
+
 /** Drops undefined, null and empty-string values, so optional upstream fields stay out. */
 export function compactProfile(
   fields: Record<string, string | number | boolean | null | undefined>,

@@ -1,4 +1,5 @@
 import {
+  assignmentEntitlement,
   compactProfile,
   type EntitlementRecord,
   type GrantRecord,
@@ -63,30 +64,14 @@ export function teamRecords(team: Team): [ResourceRecord, EntitlementRecord] {
       displayName: team.name,
       ...(profile ? { profile } : {}),
     },
-    {
-      kind: "entitlement",
-      id: teamMemberEntitlementId(team.id),
-      resource: { type: "team", id: team.id },
-      slug: "member",
-      displayName: `${team.name} member`,
-      purpose: "assignment",
-      grantableTo: ["user"],
-    },
+    assignmentEntitlement({ type: "team", id: team.id }, "member", `${team.name} member`),
   ];
 }
 
 export function roleRecords(role: Role): [ResourceRecord, EntitlementRecord] {
   return [
     { kind: "resource", type: "role", id: role.id, displayName: role.name },
-    {
-      kind: "entitlement",
-      id: roleAssignedEntitlementId(role.id),
-      resource: { type: "role", id: role.id },
-      slug: "assigned",
-      displayName: `${role.name} assigned`,
-      purpose: "assignment",
-      grantableTo: ["user"],
-    },
+    assignmentEntitlement({ type: "role", id: role.id }, "assigned", `${role.name} assigned`),
   ];
 }
 

@@ -1,4 +1,5 @@
 import {
+  assignmentEntitlement,
   compactProfile,
   type EntitlementRecord,
   type GrantRecord,
@@ -25,15 +26,11 @@ const titleCase = (value: string) => value.charAt(0).toUpperCase() + value.slice
 export function memberTypeRecords(memberType: string): [ResourceRecord, EntitlementRecord] {
   return [
     { kind: "resource", type: "member_type", id: memberType, displayName: titleCase(memberType) },
-    {
-      kind: "entitlement",
-      id: memberTypeEntitlementId(memberType),
-      resource: { type: "member_type", id: memberType },
-      slug: "assigned",
-      displayName: `${titleCase(memberType)} member type`,
-      purpose: "assignment",
-      grantableTo: ["user"],
-    },
+    assignmentEntitlement(
+      { type: "member_type", id: memberType },
+      "assigned",
+      `${titleCase(memberType)} member type`,
+    ),
   ];
 }
 
