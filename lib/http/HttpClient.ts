@@ -40,8 +40,6 @@ export interface HttpRequest {
   authenticate?: boolean;
   /** Safe to repeat after an uncertain failure; default true for GET only. */
   idempotent?: boolean;
-  /** Statuses the caller handles itself: returned instead of thrown. */
-  accept?: readonly number[];
 }
 
 export interface HttpResponse {
@@ -96,7 +94,7 @@ export class HttpClient {
       }
 
       const { status } = response;
-      if (status < 400 || request.accept?.includes(status)) return response;
+      if (status < 400) return response;
 
       if (status === 401 && token !== undefined && !refreshedAfter401) {
         // The token may have expired early or been revoked: fetch a new one, once.

@@ -1,4 +1,4 @@
-import { registerSecret } from "./redact";
+import { forgetSecret, registerSecret } from "./redact";
 
 export interface AccessToken {
   value: string;
@@ -17,6 +17,8 @@ export class TokenCache {
   readonly #fetchToken: () => Promise<AccessToken>;
   #current: { token: AccessToken; refreshAt: number } | undefined;
   #pending: Promise<AccessToken> | undefined;
+  /** Replaced tokens stay redacted until they expire, then are forgotten. */
+  #retired: AccessToken[] = [];
 
   constructor(fetchToken: () => Promise<AccessToken>) {
     this.#fetchToken = fetchToken;
@@ -35,7 +37,15 @@ export class TokenCache {
 
   /** The upstream rejected `token` (401): forget it unless a newer one has replaced it already. */
   invalidate(token: string): void {
-    if (this.#current?.token.value === token) this.#current = undefined;
+    if (this.#current?.token.value !== token) return;
+    this.#retired.push(this.#current.token);
+    this.#current = undefined;
+  }
+
+  #forgetExpired(): void {
+    const now = Date.now();
+    for (const token of this.#retired.filter((t) => t.expiresAt <= now)) forgetSecret(token.value);
+    this.#retired = this.#retired.filter((t) => t.expiresAt > now);
   }
 
   #refresh(): Promise<AccessToken> {
@@ -44,6 +54,8 @@ export class TokenCache {
       this.#pending = this.#fetchToken()
         .then((token) => {
           registerSecret(token.value);
+          if (this.#current) this.#retired.push(this.#current.token);
+          this.#forgetExpired();
           const lifetime = Math.max(0, token.expiresAt - fetched);
           const margin = Math.min(MAX_REFRESH_MARGIN_MS, lifetime / 5);
           this.#current = { token, refreshAt: token.expiresAt - margin };

@@ -5,6 +5,7 @@ import {
   NetworkError,
   newCounters,
   RateLimiter,
+  redact,
   registerSecret,
   TokenCache,
 } from "../../lib/http";
@@ -151,6 +152,31 @@ describe("HttpClient", () => {
 
     expect(first).toEqual(["t1", "t1", "t1"]);
     expect(later).toBe("t2");
+  });
+
+  it("redacts every token it holds, and forgets replaced tokens once they have expired", async () => {
+    let fetches = 0;
+    const tokens = new TokenCache(async () => {
+      fetches++;
+      return {
+        value: `expiring-${fetches}-${Math.random().toString(36).slice(2)}`,
+        expiresAt: Date.now() + 200,
+      };
+    });
+
+    const first = await tokens.get();
+    await new Promise((r) => setTimeout(r, 250)); // the first token has expired
+    const second = await tokens.get();
+    const third = (await (async () => {
+      tokens.invalidate(second);
+      return tokens.get();
+    })()) as string;
+
+    expect(redact(`a ${third} b`)).toBe("a [REDACTED] b");
+    // Replaced but not expired yet: still redacted.
+    expect(redact(second)).toBe("[REDACTED]");
+    // Replaced and expired: forgotten, so the registry does not grow without bound.
+    expect(redact(first)).toBe(first);
   });
 
   it("redacts registered secrets from error messages", async () => {
