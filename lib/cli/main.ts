@@ -148,7 +148,7 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode): Command {
 
   program
     .command("demo")
-    .description("run a sync against the bundled simulators, with no credentials")
+    .description("run the syncs and one action against the bundled simulators, with no credentials")
     .option("--out-dir <dir>", "where the demo snapshots go", "demo-output")
     .option("--json", "print the summaries as JSON")
     .action(async (options: { outDir: string; json?: boolean }) => {

@@ -1,0 +1,75 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { BlacklineConnector, loadBlacklineConfig } from "../../../lib/connectors/blackline";
+import { UnexpectedResponseError } from "../../../lib/http";
+import { type RunningSimulator, startSimServer } from "../../../lib/simulators/httpServer";
+import { makeJob } from "../../../lib/sync/job";
+
+let server: RunningSimulator | undefined;
+afterEach(() => server?.close());
+
+/** A BlackLine stand-in that answers one malformed users page (the simulator never does). */
+async function connectorAgainst(items: unknown[]) {
+  server = await startSimServer(
+    (req) =>
+      req.url.pathname.endsWith("/token")
+        ? { status: 200, body: { access_token: "t0ken-value", expires_in: 3600 } }
+        : { status: 200, body: { items, totalItems: items.length } },
+    () => ({}),
+  );
+  const config = loadBlacklineConfig({
+    CONNECTOR_ACCOUNTING_BASE_URL: server.url,
+    CONNECTOR_ACCOUNTING_CLIENT_ID: "c",
+    CONNECTOR_ACCOUNTING_CLIENT_SECRET: "client-secret-x",
+    CONNECTOR_ACCOUNTING_USERNAME: "u",
+    CONNECTOR_ACCOUNTING_API_KEY: "api-key-x",
+    CONNECTOR_ACCOUNTING_SCOPE: "x instance_3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+  });
+  return new BlacklineConnector(config);
+}
+
+const usersJob = makeJob("s", "blackline", {
+  resourceType: "user",
+  op: "list",
+  cursor: { page: 1, seen: 0 },
+});
+
+describe("BlackLine payloads are parsed at the boundary", () => {
+  it("fails the page with the path of what is wrong, never passing a bad user on", async () => {
+    const connector = await connectorAgainst([
+      { id: 1, loginId: "ada@example.com", isActive: true },
+      { id: 2, isActive: "yes" },
+    ]);
+
+    const error = await connector.runJob(usersJob).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(UnexpectedResponseError);
+    expect((error as Error).message).toMatch(
+      /^BlackLine GET \/v1\/users page 1: unexpected response body \(items\.1\.loginId: .*; items\.1\.isActive: /,
+    );
+  });
+
+  it("reads numeric ids as strings and leaves absent optional fields out", async () => {
+    const connector = await connectorAgainst([
+      { id: 7, loginId: "x@example.com", firstName: null, defaultRoleId: 12 },
+    ]);
+
+    const page = await connector.runJob(usersJob);
+
+    expect(page.records).toEqual([
+      {
+        kind: "resource",
+        type: "user",
+        id: "7",
+        displayName: "x@example.com",
+        status: "enabled",
+        user: { login: "x@example.com", emails: [] },
+      },
+      {
+        kind: "grant",
+        id: "role:12:assigned:user:7",
+        entitlement: "role:12:assigned",
+        principal: { type: "user", id: "7" },
+      },
+    ]);
+  });
+});
