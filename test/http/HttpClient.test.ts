@@ -207,7 +207,7 @@ describe("RateLimiter", () => {
         starts.push(Date.now());
         inFlight++;
         peak = Math.max(peak, inFlight);
-        await new Promise((r) => setTimeout(r, 120));
+        await new Promise((r) => setTimeout(r, 300));
         inFlight--;
         release();
       }),

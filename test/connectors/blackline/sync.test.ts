@@ -183,7 +183,7 @@ describe("BlackLine sync against the simulator", () => {
       seed: 9,
       size,
       tokenLifetimeSeconds: 1,
-      faults: { latencyMs: 40 },
+      faults: { latencyMs: 100 },
     });
     const expiring = await syncBlackline(sim, await makeTempDir(), { env });
     await sim.close();

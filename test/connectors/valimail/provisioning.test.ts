@@ -417,7 +417,9 @@ describe("Valimail actions under faults", () => {
       faults: { latencyMs: 150, rateLimit: { every: 3 }, serverErrors: { every: 5, burst: 2 } },
     });
     const env = valimailEnv(sim, ON);
-    const provisioner = () => loadProvisioner("valimail", env, { retry: FAST_RETRY });
+    // One provisioner for the three actions, so its one-second token must be refreshed on the way.
+    const shared = loadProvisioner("valimail", env, { retry: FAST_RETRY });
+    const provisioner = () => shared;
     const user = userWith((u) => u.active && u.memberType === "member");
 
     const disable = await runAction(

@@ -119,7 +119,7 @@ describe("Valimail sync against the simulator", () => {
       tokenLifetimeSeconds: 1,
       expiresField: "expires_at",
       faults: {
-        latencyMs: 40,
+        latencyMs: 80,
         rateLimit: { every: 5 },
         serverErrors: { every: 7, burst: 2 },
         dropConnections: { every: 11 },
