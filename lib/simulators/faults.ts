@@ -14,17 +14,21 @@ export interface FaultSettings {
   dropConnections?: { every: number };
   /** Every Nth request is answered only after `delayMs` (beyond a client's timeout). */
   slowResponses?: { every: number; delayMs: number };
+  /** Every Nth request is carried out, then answered 502: the change happened, the client cannot know. */
+  lostAnswers?: { every: number };
 }
 
 export type Fault =
   | { kind: "drop" }
+  | { kind: "lost_answer" }
   | { kind: "slow"; delayMs: number }
   | { kind: "status"; status: number; headers: Record<string, string> };
 
 /** The fault for request number `n`, if any. */
 export function faultFor(n: number, settings: FaultSettings, now = Date.now()): Fault | undefined {
-  const { dropConnections, slowResponses, rateLimit, serverErrors } = settings;
+  const { dropConnections, slowResponses, rateLimit, serverErrors, lostAnswers } = settings;
   if (dropConnections && n % dropConnections.every === 0) return { kind: "drop" };
+  if (lostAnswers && n % lostAnswers.every === 0) return { kind: "lost_answer" };
   if (slowResponses && n % slowResponses.every === 0) {
     return { kind: "slow", delayMs: slowResponses.delayMs };
   }

@@ -48,16 +48,26 @@ export async function startSimServer(
         return;
       }
       if (fault?.kind === "slow") await sleep(fault.delayMs);
-      const response: SimResponse =
-        fault?.kind === "status"
-          ? { status: fault.status, headers: fault.headers, body: { message: "simulated fault" } }
-          : await handler({
-              method: req.method ?? "GET",
-              url: new URL(req.url ?? "/", "http://127.0.0.1"),
-              headers: req.headers,
-              body: Buffer.concat(chunks).toString("utf8"),
-            });
-      send(res, response);
+      if (fault?.kind === "status") {
+        send(res, {
+          status: fault.status,
+          headers: fault.headers,
+          body: { message: "simulated fault" },
+        });
+        return;
+      }
+      const response = await handler({
+        method: req.method ?? "GET",
+        url: new URL(req.url ?? "/", "http://127.0.0.1"),
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+      });
+      send(
+        res,
+        fault?.kind === "lost_answer"
+          ? { status: 502, body: { message: "simulated lost answer" } }
+          : response,
+      );
     } catch (error) {
       send(res, { status: 500, body: { message: `simulator error: ${String(error)}` } });
     }

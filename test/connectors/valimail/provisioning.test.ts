@@ -411,10 +411,58 @@ describe("hostile input is rejected before any request", () => {
 });
 
 describe("Valimail actions under faults", () => {
+  it("a create whose answer is lost is looked up, not POSTed again", async () => {
+    // Requests: 1 /auth, 2 the lookup, 3 the POST: carried out, then answered 502.
+    await start({ faults: { lostAnswers: { every: 3 } } });
+    const env = valimailEnv(sim, ON);
+
+    const reply = await runAction(
+      {
+        requestId: "lost",
+        connectorId: "valimail",
+        action: "create_account",
+        args: { email: "lost@example.com", given_name: "L", family_name: "A" },
+      },
+      () => loadProvisioner("valimail", env, { retry: FAST_RETRY }),
+    );
+
+    const created = [...sim.users.values()].filter((u) => u.userName === "lost@example.com");
+    expect(created).toHaveLength(1);
+    expect(reply).toEqual({
+      requestId: "lost",
+      status: "succeeded",
+      result: { user_id: created[0]?.id, created: true },
+    });
+    expect(sim.stats.byRoute.create).toBe(1);
+  });
+
+  it("a PATCH whose answer is lost is repeated safely (replace is idempotent)", async () => {
+    // Requests: 1 /auth, 2 the read, 3 the PATCH: carried out, then answered 502; 4 the repeat.
+    await start({ faults: { lostAnswers: { every: 3 } } });
+    const user = userWith((u) => u.active);
+
+    const reply = await runAction(
+      {
+        requestId: "p",
+        connectorId: "valimail",
+        action: "disable_user",
+        args: { user_id: user.id },
+      },
+      () => loadProvisioner("valimail", valimailEnv(sim, ON), { retry: FAST_RETRY }),
+    );
+
+    expect(reply).toMatchObject({
+      status: "succeeded",
+      result: { user_id: user.id, active: false, changed: true },
+    });
+    expect(sim.stats.byRoute.patch).toBe(2);
+    expect(sim.users.get(user.id)?.active).toBe(false);
+  });
+
   it("survive 429s, 5xx bursts and token expiry, and still write once", async () => {
     await start({
       tokenLifetimeSeconds: 1,
-      faults: { latencyMs: 150, rateLimit: { every: 3 }, serverErrors: { every: 5, burst: 2 } },
+      faults: { latencyMs: 150, rateLimit: { every: 4 }, serverErrors: { every: 6, burst: 2 } },
     });
     const env = valimailEnv(sim, ON);
     // One provisioner for the three actions, so its one-second token must be refreshed on the way.
