@@ -8,9 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BlacklineConnector, loadBlacklineConfig } from "../lib/connectors/blackline";
 import { startBlacklineSimulator } from "../lib/simulators/blackline";
-import { grant, type SnapshotRecord } from "../lib/sync/records";
-import { runLocalSync } from "../lib/sync/runLocalSync";
-import { SnapshotWriter } from "../lib/sync/SnapshotWriter";
+import { grant, runLocalSync, type SnapshotRecord, SnapshotWriter } from "../lib/sync";
 
 async function measure(options: {
   users: number;

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadValimailConfig, ValimailConnector } from "../lib/connectors/valimail";
 import { startValimailSimulator } from "../lib/simulators/valimail";
-import { runLocalSync } from "../lib/sync/runLocalSync";
+import { runLocalSync } from "../lib/sync";
 
 const USERS = 5000;
 const LATENCY_MS = 50;

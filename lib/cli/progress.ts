@@ -1,5 +1,5 @@
 import { SingleBar } from "cli-progress";
-import type { SyncProgress } from "../sync/runLocalSync";
+import type { SyncProgress } from "../sync";
 import type { CliIo } from "./io";
 
 export interface ProgressReporter {

@@ -1,4 +1,4 @@
-import type { SyncSummary } from "../sync/runLocalSync";
+import type { SyncSummary } from "../sync";
 
 /** The human summary that ends every sync on stdout. */
 export function formatSummary(summary: SyncSummary): string {

@@ -1,4 +1,4 @@
-import { ActionError } from "../actions/errors";
+import { ActionError } from "../actions";
 import type { Environment } from "../config";
 import { UsageError } from "../errors";
 import { BlacklineConnector, loadBlacklineConfig } from "./blackline";

@@ -1,9 +1,12 @@
-import type { CreateAccountResult, MemberTypeResult, UserStateResult } from "../actions/reply";
-import type { CreateAccountArgs } from "../actions/request";
+import type {
+  CreateAccountArgs,
+  CreateAccountResult,
+  MemberTypeResult,
+  UserStateResult,
+} from "../actions";
 import type { HttpCounters, RetrySettings } from "../http";
 import type { Logger } from "../logging";
-import type { Job, JobSpec, Page } from "../sync/job";
-import type { ResourceTypeRecord } from "../sync/records";
+import type { Job, JobSpec, Page, ResourceTypeRecord } from "../sync";
 
 export const CONNECTOR_NAMES = ["blackline", "valimail"] as const;
 export type ConnectorName = (typeof CONNECTOR_NAMES)[number];

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { BlacklineConnector, loadBlacklineConfig } from "../../lib/connectors/blackline";
 import type { BlacklineSimulator } from "../../lib/simulators/blackline";
 import type { Tenant } from "../../lib/simulators/blackline/tenant";
-import { runLocalSync } from "../../lib/sync/runLocalSync";
+import { runLocalSync } from "../../lib/sync";
 import { canonicalRecords, readSnapshot } from "./snapshot";
 
 /** Fast retries for tests: the simulator's faults are many and the backoff need not be polite. */

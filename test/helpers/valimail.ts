@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { loadValimailConfig, ValimailConnector } from "../../lib/connectors/valimail";
 import type { ValimailSimulator } from "../../lib/simulators/valimail";
-import { runLocalSync } from "../../lib/sync/runLocalSync";
+import { runLocalSync } from "../../lib/sync";
 import { FAST_RETRY } from "./blackline";
 import { canonicalRecords, readSnapshot } from "./snapshot";
 

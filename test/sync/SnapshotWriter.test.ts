@@ -3,10 +3,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { SyncConnector } from "../../lib/connectors/types";
 import { newCounters } from "../../lib/http";
-import type { Job, Page } from "../../lib/sync/job";
-import { grant, type SnapshotRecord } from "../../lib/sync/records";
-import { runLocalSync } from "../../lib/sync/runLocalSync";
-import { SnapshotWriter } from "../../lib/sync/SnapshotWriter";
+import type { Job, Page } from "../../lib/sync";
+import { grant, runLocalSync, type SnapshotRecord, SnapshotWriter } from "../../lib/sync";
 import { readSnapshot } from "../helpers/snapshot";
 import { makeTempDir } from "../helpers/tempDir";
 

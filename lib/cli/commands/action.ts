@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { ActionReply } from "../../actions/reply";
-import { runAction } from "../../actions/runAction";
+import type { ActionReply } from "../../actions";
+import { runAction } from "../../actions";
 import type { Environment } from "../../config";
 import { loadProvisioner, parseConnectorName } from "../../connectors/registry";
 import type { ApiOptions } from "../../connectors/types";

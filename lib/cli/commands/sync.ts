@@ -5,7 +5,7 @@ import type { Environment } from "../../config";
 import { loadSyncConnector } from "../../connectors/registry";
 import type { ApiOptions, ConnectorName } from "../../connectors/types";
 import { UsageError } from "../../errors";
-import { runLocalSync, type SyncSummary } from "../../sync/runLocalSync";
+import { runLocalSync, type SyncSummary } from "../../sync";
 import type { CliIo } from "../io";
 import { createCliLogger } from "../logger";
 import { createProgressReporter } from "../progress";

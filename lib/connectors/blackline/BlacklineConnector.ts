@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { HttpCounters } from "../../http";
-import { describeJob, type Job, type JobSpec, type Page } from "../../sync/job";
-import type { ResourceTypeRecord, SnapshotRecord } from "../../sync/records";
+import type { ResourceTypeRecord, SnapshotRecord } from "../../sync";
+import { describeJob, type Job, type JobSpec, type Page } from "../../sync";
 import type { ApiOptions, SyncConnector, ValidationReport } from "../types";
 import { BlacklineApi } from "./BlacklineApi";
 import type { BlacklineConfig } from "./config";

@@ -6,7 +6,7 @@ import {
   grant,
   type ResourceRecord,
   type ResourceTypeRecord,
-} from "../../sync/records";
+} from "../../sync";
 import type { Role, Team, User } from "./models";
 
 export const RESOURCE_TYPES: ResourceTypeRecord[] = [

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { ConnectorError } from "../../errors";
 import { FIRST_PAGE } from "./constants";
+import { RepeatedPageError } from "./errors";
 
 /**
  * Page-number paging (UPSTREAM.md assumption: `page`, 1-based, with `pageSize`). The cursor
@@ -19,10 +19,6 @@ export const pageCursor = z
 export type PageCursor = z.infer<typeof pageCursor>;
 
 export const firstPage: PageCursor = { page: FIRST_PAGE, seen: 0 };
-
-export class RepeatedPageError extends ConnectorError {
-  override name = "RepeatedPageError";
-}
 
 /**
  * The cursor after a page, or undefined when the list is done: an empty page, the running count

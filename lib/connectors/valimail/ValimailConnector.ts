@@ -1,7 +1,7 @@
 import type { HttpCounters } from "../../http";
 import { firstListCursor, listCursor, nextListCursor } from "../../scim";
-import { describeJob, type Job, type JobSpec, type Page } from "../../sync/job";
-import type { ResourceTypeRecord } from "../../sync/records";
+import type { ResourceTypeRecord } from "../../sync";
+import { describeJob, type Job, type JobSpec, type Page } from "../../sync";
 import type { ApiOptions, SyncConnector, ValidationReport } from "../types";
 import type { ValimailConfig } from "./config";
 import { BASE_MEMBER_TYPES } from "./constants";

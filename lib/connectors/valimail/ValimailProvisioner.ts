@@ -1,7 +1,11 @@
 import { z } from "zod";
-import { ActionError } from "../../actions/errors";
-import type { CreateAccountResult, MemberTypeResult, UserStateResult } from "../../actions/reply";
-import type { CreateAccountArgs } from "../../actions/request";
+import type {
+  CreateAccountArgs,
+  CreateAccountResult,
+  MemberTypeResult,
+  UserStateResult,
+} from "../../actions";
+import { ActionError } from "../../actions";
 import { NetworkError } from "../../http";
 import { patchOp, replace, ScimError } from "../../scim";
 import type { Provisioner } from "../types";

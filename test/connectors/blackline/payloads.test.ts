@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { BlacklineConnector, loadBlacklineConfig } from "../../../lib/connectors/blackline";
 import { UnexpectedResponseError } from "../../../lib/http";
 import { type RunningSimulator, startSimServer } from "../../../lib/simulators/httpServer";
-import { makeJob } from "../../../lib/sync/job";
+import { makeJob } from "../../../lib/sync";
 
 let server: RunningSimulator | undefined;
 afterEach(() => server?.close());

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { runAction } from "../../../lib/actions/runAction";
+import { runAction } from "../../../lib/actions";
 import { loadProvisioner } from "../../../lib/connectors/registry";
 import { startValimailSimulator, type ValimailSimulator } from "../../../lib/simulators/valimail";
 import { FAST_RETRY } from "../../helpers/blackline";

@@ -1,0 +1,17 @@
+export {
+  describeJob,
+  followUpJobs,
+  type Job,
+  type JobSpec,
+  jobSchema,
+  makeJob,
+  type Page,
+} from "./job";
+export * from "./records";
+export {
+  type LocalSyncOptions,
+  runLocalSync,
+  type SyncProgress,
+  type SyncSummary,
+} from "./runLocalSync";
+export { type SnapshotResult, SnapshotWriter } from "./SnapshotWriter";
