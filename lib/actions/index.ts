@@ -1,8 +1,6 @@
 export { ActionError } from "./errors";
 export * from "./reply";
 export {
-  ACTIONS,
-  type ActionName,
   type ActionRequest,
   actionRequest,
   type CreateAccountArgs,

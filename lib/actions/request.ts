@@ -7,7 +7,7 @@ import { z } from "zod";
  */
 
 /** An upstream object id: letters, digits, `_`, `-` and single inner dots, at most 128. */
-export const objectId = z
+const objectId = z
   .string()
   .max(128, "must be at most 128 characters")
   .regex(
@@ -30,15 +30,6 @@ const entitlementId = z
 
 const userArgs = z.object({ user_id: objectId }).strict();
 const entitlementArgs = z.object({ user_id: objectId, entitlement_id: entitlementId }).strict();
-
-export const ACTIONS = [
-  "enable_user",
-  "disable_user",
-  "create_account",
-  "grant",
-  "revoke",
-] as const;
-export type ActionName = (typeof ACTIONS)[number];
 
 const base = {
   requestId: z.string().min(1).max(128),

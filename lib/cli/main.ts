@@ -5,7 +5,7 @@ import { parseConnectorName } from "../connectors/registry";
 import { ExitCode, exitCodeOf } from "../errors";
 import { redact } from "../http";
 import { actionCommand } from "./commands/action";
-import { runDemo } from "./commands/demo";
+import { DEMO_OUTPUT_DIR, runDemo } from "./commands/demo";
 import { syncToFile } from "./commands/sync";
 import { validateConnector } from "./commands/validate";
 import { type CliIo, processIo } from "./io";
@@ -149,7 +149,7 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode): Command {
   program
     .command("demo")
     .description("run the syncs and one action against the bundled simulators, with no credentials")
-    .option("--out-dir <dir>", "where the demo snapshots go", "demo-output")
+    .option("--out-dir <dir>", "where the demo snapshots go", DEMO_OUTPUT_DIR)
     .option("--json", "print the summaries as JSON")
     .action(async (options: { outDir: string; json?: boolean }) => {
       setExitCode(await runDemo(io, options));

@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { z } from "zod";
+import { pageFingerprint } from "../sync";
 import { FIRST_INDEX } from "./constants";
 import { ScimPagingError } from "./errors";
 
@@ -33,7 +33,7 @@ export function nextListCursor(options: {
 }): ListCursor | undefined {
   const { cursor, ids, totalResults, what } = options;
   if (ids.length === 0) return undefined;
-  const fingerprint = createHash("sha256").update(ids.join("\n")).digest("base64url");
+  const fingerprint = pageFingerprint(ids);
   if (fingerprint === cursor.previous) {
     if (totalResults !== undefined && cursor.seen < totalResults) {
       throw new ScimPagingError(

@@ -7,6 +7,7 @@ export {
   makeJob,
   type Page,
 } from "./job";
+export { pageFingerprint } from "./pageFingerprint";
 export * from "./records";
 export {
   type LocalSyncOptions,

@@ -72,16 +72,21 @@ export interface SyncEndRecord {
   skipped: { dangling_grant: number };
 }
 
-export function grant(entitlementId: string, principal: ResourceRef): GrantRecord {
+export function grant(entitlement: string, principal: ResourceRef): GrantRecord {
   return {
     kind: "grant",
-    id: `${entitlementId}:${principal.type}:${principal.id}`,
-    entitlement: entitlementId,
+    id: `${entitlement}:${principal.type}:${principal.id}`,
+    entitlement,
     principal,
   };
 }
 
-/** An entitlement users are assigned to: `{type}:{id}:{slug}` on the resource. */
+/** The id of an entitlement: `{type}:{id}:{slug}`, e.g. `team:7:member`. */
+export function entitlementId(resource: ResourceRef, slug: string): string {
+  return `${resource.type}:${resource.id}:${slug}`;
+}
+
+/** An entitlement users are assigned to, on the resource. */
 export function assignmentEntitlement(
   resource: ResourceRef,
   slug: string,
@@ -89,7 +94,7 @@ export function assignmentEntitlement(
 ): EntitlementRecord {
   return {
     kind: "entitlement",
-    id: `${resource.type}:${resource.id}:${slug}`,
+    id: entitlementId(resource, slug),
     resource,
     slug,
     displayName,

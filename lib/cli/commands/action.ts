@@ -45,7 +45,7 @@ export async function actionCommand(
   return exitCodeOfReply(reply);
 }
 
-export function exitCodeOfReply(reply: ActionReply): number {
+function exitCodeOfReply(reply: ActionReply): number {
   if (reply.status === "succeeded") return ExitCode.ok;
   if (reply.error.code === "auth_failed") return ExitCode.credentialsRejected;
   if (reply.error.code === "invalid_request") return ExitCode.usage;

@@ -14,9 +14,9 @@ export const DEMO_OUTPUT_DIR = "demo-output";
  */
 export async function runDemo(
   io: CliIo,
-  options: { outDir?: string; json?: boolean },
+  options: { outDir: string; json?: boolean },
 ): Promise<number> {
-  const outDir = resolve(options.outDir ?? DEMO_OUTPUT_DIR);
+  const outDir = resolve(options.outDir);
   await mkdir(outDir, { recursive: true });
   const [blackline, valimail] = await Promise.all([
     startBlacklineSimulator(),

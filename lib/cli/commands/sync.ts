@@ -18,7 +18,7 @@ export interface SyncOptions {
   verbose?: boolean;
 }
 
-export const defaultSnapshotFile = (connector: ConnectorName) => `${connector}.sync.jsonl`;
+const defaultSnapshotFile = (connector: ConnectorName) => `${connector}.sync.jsonl`;
 
 /** One full sync in this process, to a snapshot file; prints the summary. */
 export async function syncToFile(

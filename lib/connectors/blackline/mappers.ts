@@ -2,6 +2,7 @@ import {
   assignmentEntitlement,
   compactProfile,
   type EntitlementRecord,
+  entitlementId,
   type GrantRecord,
   grant,
   type ResourceRecord,
@@ -15,8 +16,10 @@ export const RESOURCE_TYPES: ResourceTypeRecord[] = [
   { kind: "resource_type", id: "role", displayName: "Role", traits: ["role"] },
 ];
 
-export const teamMemberEntitlementId = (teamId: string) => `team:${teamId}:member`;
-export const roleAssignedEntitlementId = (roleId: string) => `role:${roleId}:assigned`;
+const teamMemberEntitlementId = (teamId: string) =>
+  entitlementId({ type: "team", id: teamId }, "member");
+const roleAssignedEntitlementId = (roleId: string) =>
+  entitlementId({ type: "role", id: roleId }, "assigned");
 
 export function userResource(user: User): ResourceRecord {
   const name = [user.firstName, user.lastName].filter(Boolean).join(" ");

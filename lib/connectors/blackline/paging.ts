@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { z } from "zod";
+import { pageFingerprint } from "../../sync";
 import { FIRST_PAGE } from "./constants";
 import { RepeatedPageError } from "./errors";
 
@@ -35,7 +35,7 @@ export function nextPageCursor(options: {
 }): PageCursor | undefined {
   const { cursor, ids, totalItems, pageSize, what } = options;
   if (ids.length === 0) return undefined;
-  const fingerprint = createHash("sha256").update(ids.join("\n")).digest("base64url");
+  const fingerprint = pageFingerprint(ids);
   if (fingerprint === cursor.previous) {
     throw new RepeatedPageError(
       `${what}: page ${cursor.page} repeated page ${cursor.page - 1}, so the server ignores the page parameter; ` +

@@ -2,6 +2,7 @@ import {
   assignmentEntitlement,
   compactProfile,
   type EntitlementRecord,
+  entitlementId,
   type GrantRecord,
   grant,
   type ResourceRecord,
@@ -14,11 +15,12 @@ export const RESOURCE_TYPES: ResourceTypeRecord[] = [
   { kind: "resource_type", id: "member_type", displayName: "Member type", traits: ["role"] },
 ];
 
-export const memberTypeEntitlementId = (memberType: string) => `member_type:${memberType}:assigned`;
+const memberTypeEntitlementId = (memberType: string) =>
+  entitlementId({ type: "member_type", id: memberType }, "assigned");
 
 /** `member_type:owner:assigned` -> `owner`; undefined for any other shape. */
-export function memberTypeFromEntitlementId(entitlementId: string): string | undefined {
-  return /^member_type:([^:]+):assigned$/.exec(entitlementId)?.[1];
+export function memberTypeFromEntitlementId(id: string): string | undefined {
+  return /^member_type:([^:]+):assigned$/.exec(id)?.[1];
 }
 
 const titleCase = (value: string) => value.charAt(0).toUpperCase() + value.slice(1);

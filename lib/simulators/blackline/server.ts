@@ -42,7 +42,7 @@ export interface BlacklineSimulator {
   close(): Promise<void>;
 }
 
-export const DEFAULT_SIM_CREDENTIALS: BlacklineSimCredentials = {
+const DEFAULT_SIM_CREDENTIALS: BlacklineSimCredentials = {
   clientId: "sim-client",
   clientSecret: "sim-client-secret-7f3a9c",
   username: "api.admin",
@@ -51,7 +51,7 @@ export const DEFAULT_SIM_CREDENTIALS: BlacklineSimCredentials = {
   viewerApiKey: "sim-viewer-key-44d1aa",
 };
 
-export const DEFAULT_TENANT_SIZE: TenantSize = { users: 500, teams: 40, roles: 12 };
+const DEFAULT_TENANT_SIZE: TenantSize = { users: 500, teams: 40, roles: 12 };
 
 /** A BlackLine API on loopback: the token endpoint's real answers, lists, memberships and faults. */
 export async function startBlacklineSimulator(
