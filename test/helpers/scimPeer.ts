@@ -14,7 +14,7 @@ export interface ScimPeer {
   url: string;
   token: string;
   users: Map<string, StoredUser>;
-  requests: Array<{ method: string; path: string }>;
+  requests: Array<{ method: string; path: string; accept?: string; contentType?: string }>;
   close(): Promise<void>;
 }
 
@@ -52,7 +52,12 @@ export async function startScimPeer(): Promise<ScimPeer> {
   const requests: ScimPeer["requests"] = [];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    requests.push({ method: req.method ?? "GET", path: url.pathname + url.search });
+    requests.push({
+      method: req.method ?? "GET",
+      path: url.pathname + url.search,
+      ...(req.headers.accept ? { accept: req.headers.accept } : {}),
+      ...(req.headers["content-type"] ? { contentType: req.headers["content-type"] } : {}),
+    });
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const send = (status: number, body?: unknown) => {
