@@ -8,7 +8,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BlacklineConnector, loadBlacklineConfig } from "../lib/connectors/blackline";
 import { startBlacklineSimulator } from "../lib/simulators/blackline";
-import { grant, runLocalSync, type SnapshotRecord, SnapshotWriter } from "../lib/sync";
+import {
+  grant,
+  runLocalSync,
+  SnapshotAssembler,
+  SnapshotFile,
+  type SnapshotRecord,
+} from "../lib/sync";
 
 async function measure(options: {
   users: number;
@@ -80,8 +86,10 @@ async function writerMemory(users: number) {
   global.gc?.();
   const baseline = process.memoryUsage().heapUsed;
   let peak = 0;
-  const writer = await SnapshotWriter.open({
-    path: join(dir, "s.jsonl"),
+  const file = await SnapshotFile.open(join(dir, "s.jsonl"), "bench");
+  const writer = await SnapshotAssembler.open({
+    out: file.stream,
+    spoolDir: dir,
     syncId: "bench",
     connector: "bench",
   });
@@ -119,6 +127,7 @@ async function writerMemory(users: number) {
     }
   }
   const result = await writer.complete();
+  await file.commit();
   await rm(dir, { recursive: true, force: true });
   const records = Object.values(result.counts).reduce((a, b) => a + b);
   return {

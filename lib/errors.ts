@@ -1,6 +1,8 @@
 /**
- * The project's error vocabulary. Every error a user can see carries the process exit code
- * of CONTRACTS.md section 1, so the command line maps errors to exit codes in one place.
+ * The project's error vocabulary. Every error carries a narrow `code` (what went wrong, for
+ * programs) and the process exit code of CONTRACTS.md section 1, so the command line maps errors
+ * to exit codes in one place. Whether an error is worth retrying is decided by one rule,
+ * `isRetryableError` in `http/retryPolicy.ts`, never by a flag on the error.
  */
 
 export const ExitCode = {
@@ -14,9 +16,8 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 /** Base class: a failure of the upstream or of the runtime (exit 1). */
 export class ConnectorError extends Error {
   override name = "ConnectorError";
+  readonly code: string = "connector_error";
   readonly exitCode: ExitCode = ExitCode.failure;
-  /** Whether repeating the same operation later may succeed. */
-  readonly retryable: boolean = false;
 
   static is(error: unknown): error is ConnectorError {
     return error instanceof ConnectorError;
@@ -33,6 +34,7 @@ export interface ConfigIssue {
 /** Bad configuration or usage: names every variable at fault and how to fix it (exit 2). */
 export class ConfigError extends ConnectorError {
   override name = "ConfigError";
+  override readonly code: string = "config_invalid";
   override readonly exitCode: ExitCode = ExitCode.usage;
   readonly issues: readonly ConfigIssue[];
 
@@ -44,21 +46,46 @@ export class ConfigError extends ConnectorError {
     );
     this.issues = issues;
   }
+
+  static override is(error: unknown): error is ConfigError {
+    return error instanceof ConfigError;
+  }
 }
 
 /** Bad command-line usage (exit 2). */
 export class UsageError extends ConnectorError {
   override name = "UsageError";
+  override readonly code: string = "usage";
   override readonly exitCode: ExitCode = ExitCode.usage;
 }
 
 /** The upstream rejected the credentials: 401, 403, `invalid_grant`, `invalid_client` (exit 3). */
 export class CredentialsRejectedError extends ConnectorError {
   override name = "CredentialsRejectedError";
+  override readonly code: string = "credentials_rejected";
   override readonly exitCode: ExitCode = ExitCode.credentialsRejected;
+
+  static override is(error: unknown): error is CredentialsRejectedError {
+    return error instanceof CredentialsRejectedError;
+  }
 }
 
 /** The exit code for any thrown value: ours carry one, anything else is a runtime failure. */
 export function exitCodeOf(error: unknown): ExitCode {
   return ConnectorError.is(error) ? error.exitCode : ExitCode.failure;
+}
+
+/**
+ * Zod's issues as one line, `path: problem; ...` (at most `limit`), for messages about input from
+ * outside. `whole` names the input itself when an issue has no path.
+ */
+export function describeIssues(
+  issues: readonly { path: readonly PropertyKey[]; message: string }[],
+  whole: string,
+  limit = 5,
+): string {
+  return issues
+    .slice(0, limit)
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : whole}: ${issue.message}`)
+    .join("; ");
 }

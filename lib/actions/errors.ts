@@ -4,7 +4,7 @@ import type { ActionErrorCode } from "./reply";
 /** A provisioning failure with its reply code, raised by a connector's provisioner. */
 export class ActionError extends ConnectorError {
   override name = "ActionError";
-  readonly code: ActionErrorCode;
+  override readonly code: ActionErrorCode;
 
   constructor(code: ActionErrorCode, message: string) {
     super(message);

@@ -6,3 +6,4 @@ export {
   type CreateAccountArgs,
 } from "./request";
 export { runAction } from "./runAction";
+export type { Provisioner } from "./types";

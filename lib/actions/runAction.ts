@@ -1,7 +1,7 @@
 import { z } from "zod";
-import type { Provisioner } from "../connectors/types";
-import { ConfigError, CredentialsRejectedError } from "../errors";
-import { HttpStatusError, redact } from "../http";
+import { ConfigError, CredentialsRejectedError, describeIssues } from "../errors";
+import { HttpStatusError, RateLimitedError, type RequestContext } from "../http";
+import { redact } from "../redact";
 import { ActionError } from "./errors";
 import {
   type ActionErrorCode,
@@ -10,6 +10,7 @@ import {
   RETRYABLE_CODES,
 } from "./reply";
 import { type ActionRequest, actionRequest } from "./request";
+import type { Provisioner } from "./types";
 
 /** The request id to answer with when the request is too broken to carry one. */
 const UNKNOWN_REQUEST_ID = "unknown";
@@ -22,6 +23,7 @@ const UNKNOWN_REQUEST_ID = "unknown";
 export async function runAction(
   raw: unknown,
   resolve: (request: ActionRequest) => Provisioner,
+  ctx: RequestContext,
 ): Promise<ActionReply> {
   const parsed = actionRequest.safeParse(raw);
   if (!parsed.success) {
@@ -29,13 +31,13 @@ export async function runAction(
     return failed(
       requestId.success ? requestId.data.requestId : UNKNOWN_REQUEST_ID,
       "invalid_request",
-      describeIssues(parsed.error),
+      describeIssues(parsed.error.issues, "request", Number.POSITIVE_INFINITY),
     );
   }
   const request = parsed.data;
   try {
     const provisioner = resolve(request);
-    const result = await perform(provisioner, request);
+    const result = await perform(provisioner, request, ctx);
     return { requestId: request.requestId, status: "succeeded", result };
   } catch (error) {
     const { code, message } = classify(error);
@@ -43,18 +45,22 @@ export async function runAction(
   }
 }
 
-function perform(provisioner: Provisioner, request: ActionRequest): Promise<ActionResult> {
+function perform(
+  provisioner: Provisioner,
+  request: ActionRequest,
+  ctx: RequestContext,
+): Promise<ActionResult> {
   switch (request.action) {
     case "enable_user":
-      return provisioner.enableUser(request.args.user_id);
+      return provisioner.enableUser(request.args.user_id, ctx);
     case "disable_user":
-      return provisioner.disableUser(request.args.user_id);
+      return provisioner.disableUser(request.args.user_id, ctx);
     case "create_account":
-      return provisioner.createAccount(request.args);
+      return provisioner.createAccount(request.args, ctx);
     case "grant":
-      return provisioner.grant(request.args.user_id, request.args.entitlement_id);
+      return provisioner.grant(request.args.user_id, request.args.entitlement_id, ctx);
     case "revoke":
-      return provisioner.revoke(request.args.user_id, request.args.entitlement_id);
+      return provisioner.revoke(request.args.user_id, request.args.entitlement_id, ctx);
   }
 }
 
@@ -71,15 +77,10 @@ function classify(error: unknown): { code: ActionErrorCode; message: string } {
   if (ActionError.is(error)) return { code: error.code, message };
   if (error instanceof ConfigError) return { code: "invalid_request", message };
   if (error instanceof CredentialsRejectedError) return { code: "auth_failed", message };
+  if (RateLimitedError.is(error)) return { code: "rate_limited", message };
   if (HttpStatusError.is(error)) {
     if (error.status === 429) return { code: "rate_limited", message };
     if (error.status === 404) return { code: "not_found", message };
   }
   return { code: "upstream_error", message };
-}
-
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "request"}: ${issue.message}`)
-    .join("; ");
 }

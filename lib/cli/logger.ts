@@ -1,5 +1,5 @@
-import { redact } from "../http";
 import type { Logger } from "../logging";
+import { redact } from "../redact";
 import type { CliIo } from "./io";
 
 /** Log lines on stderr, redacted; debug lines only with `--verbose`. */

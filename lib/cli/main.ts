@@ -3,7 +3,7 @@ import packageJson from "../../package.json" with { type: "json" };
 import { loadEnvironment } from "../config";
 import { parseConnectorName } from "../connectors/registry";
 import { ExitCode, exitCodeOf } from "../errors";
-import { redact } from "../http";
+import { redact } from "../redact";
 import { actionCommand } from "./commands/action";
 import { DEMO_OUTPUT_DIR, runDemo } from "./commands/demo";
 import { syncToFile } from "./commands/sync";

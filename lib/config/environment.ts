@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseEnv } from "node:util";
 import { ConfigError } from "../errors";
-import { registerSecret } from "../http";
+import { registerSecret } from "../redact";
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 

@@ -1,14 +1,10 @@
-import { ActionError } from "../actions";
+import { ActionError, type Provisioner } from "../actions";
 import type { Environment } from "../config";
 import { UsageError } from "../errors";
+import type { UpstreamOptions } from "../http";
+import type { SyncConnector } from "../sync";
 import { BlacklineConnector, loadBlacklineConfig } from "./blackline";
-import {
-  type ApiOptions,
-  CONNECTOR_NAMES,
-  type ConnectorName,
-  type Provisioner,
-  type SyncConnector,
-} from "./types";
+import { CONNECTOR_NAMES, type ConnectorName } from "./types";
 import {
   loadValimailConfig,
   ValimailApi,
@@ -32,7 +28,7 @@ export function parseConnectorName(value: string): ConnectorName {
 export function loadSyncConnector(
   name: ConnectorName,
   env: Environment,
-  options: ApiOptions = {},
+  options: UpstreamOptions = {},
 ): LoadedConnector {
   switch (name) {
     case "blackline": {
@@ -56,7 +52,7 @@ export function loadSyncConnector(
 export function loadProvisioner(
   name: ConnectorName,
   env: Environment,
-  options: ApiOptions = {},
+  options: UpstreamOptions = {},
 ): Provisioner {
   switch (name) {
     case "blackline":

@@ -1,9 +1,14 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Logger, silentLogger } from "../logging";
-import type { HttpCounters } from "./counters";
-import { HttpStatusError, NetworkError, type RequestSummary } from "./errors";
+import { redact } from "../redact";
+import { newRequestContext, type RequestContext } from "./context";
+import {
+  AbortedError,
+  HttpStatusError,
+  NetworkError,
+  RateLimitedError,
+  type RequestSummary,
+} from "./errors";
 import type { RateLimiter } from "./RateLimiter";
-import { redact } from "./redact";
 import {
   backoffDelayMs,
   DEFAULT_RETRY,
@@ -17,13 +22,13 @@ export interface HttpClientOptions {
   /** Scheme, host and optional path prefix, e.g. `https://us.api.blackline.com`. */
   baseUrl: string;
   limiter: RateLimiter;
-  counters: HttpCounters;
   /** Source of the bearer token; requests are anonymous without one. */
   tokens?: TokenCache;
   /** Per-attempt timeout, headers and body included. */
   timeoutMs?: number;
   retry?: Partial<RetrySettings>;
-  logger?: Logger;
+  /** The context of calls that pass none (a long-lived client with counters of its own). */
+  context?: RequestContext;
 }
 
 export interface HttpRequest {
@@ -58,19 +63,19 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 export class HttpClient {
   readonly #options: HttpClientOptions;
   readonly #retry: RetrySettings;
-  readonly #logger: Logger;
+  readonly #defaultContext: RequestContext;
 
   constructor(options: HttpClientOptions) {
     this.#options = options;
     this.#retry = { ...DEFAULT_RETRY, ...options.retry };
-    this.#logger = options.logger ?? silentLogger;
+    this.#defaultContext = options.context ?? newRequestContext();
   }
 
-  get counters(): HttpCounters {
-    return this.#options.counters;
-  }
-
-  async request(request: HttpRequest): Promise<HttpResponse> {
+  async request(
+    request: HttpRequest,
+    ctx: RequestContext = this.#defaultContext,
+  ): Promise<HttpResponse> {
+    const { counters, logger } = ctx;
     const idempotent = request.idempotent ?? request.method === "GET";
     const authenticate = request.authenticate ?? this.#options.tokens !== undefined;
     const url = this.#url(request);
@@ -81,15 +86,16 @@ export class HttpClient {
     let refreshedAfter401 = false;
 
     for (let attempt = 1; ; attempt++) {
-      const token = authenticate ? await this.#token() : undefined;
+      throwIfAborted(ctx, summary);
+      const token = authenticate ? await this.#token(ctx) : undefined;
       let response: HttpResponse;
       try {
-        response = await this.#send(request, url, token, summary);
+        response = await this.#send(request, url, token, summary, ctx);
       } catch (error) {
         if (!(error instanceof NetworkError) || !idempotent || attempt >= this.#retry.maxAttempts) {
           throw error;
         }
-        await this.#backoff(attempt, summary, error.message);
+        await this.#backoff(ctx, attempt, summary, error.message);
         continue;
       }
 
@@ -100,8 +106,8 @@ export class HttpClient {
         // The token may have expired early or been revoked: fetch a new one, once.
         refreshedAfter401 = true;
         this.#options.tokens?.invalidate(token);
-        this.#options.counters.retries++;
-        this.#logger.debug("token rejected, refreshing once", { ...summary });
+        counters.retries++;
+        logger.debug("token rejected, refreshing once", { ...summary });
         continue;
       }
 
@@ -121,29 +127,40 @@ export class HttpClient {
 
       if (status === 429) {
         const waitMs = retryAfterMs ?? backoffDelayMs(attempt, this.#retry);
-        this.#options.counters.rateLimitWaits++;
-        this.#options.counters.rateLimitWaitMs += waitMs;
+        if (ctx.onRateLimit === "throw") throw new RateLimitedError(summary, waitMs);
+        counters.rateLimitWaits++;
+        counters.rateLimitWaitMs += waitMs;
         // Everyone waits, not only this request: the upstream asked us to slow down.
         this.#options.limiter.pauseFor(waitMs);
-        this.#options.counters.retries++;
-        this.#logger.debug("rate limited, waiting", { ...summary, waitMs, attempt });
+        counters.retries++;
+        logger.debug("rate limited, waiting", { ...summary, waitMs, attempt });
         continue;
       }
-      await this.#backoff(attempt, summary, `status ${status}`, retryAfterMs);
+      await this.#backoff(ctx, attempt, summary, `status ${status}`, retryAfterMs);
     }
   }
 
-  async #backoff(attempt: number, summary: RequestSummary, reason: string, waitMs?: number) {
+  async #backoff(
+    ctx: RequestContext,
+    attempt: number,
+    summary: RequestSummary,
+    reason: string,
+    waitMs?: number,
+  ) {
     const delay = waitMs ?? backoffDelayMs(attempt, this.#retry);
-    this.#options.counters.retries++;
-    this.#logger.debug("retrying", { ...summary, reason, attempt, delayMs: delay });
-    await sleep(delay);
+    ctx.counters.retries++;
+    ctx.logger.debug("retrying", { ...summary, reason, attempt, delayMs: delay });
+    try {
+      await sleep(delay, undefined, ctx.signal ? { signal: ctx.signal } : {});
+    } catch {
+      throwIfAborted(ctx, summary);
+    }
   }
 
-  async #token(): Promise<string> {
+  async #token(ctx: RequestContext): Promise<string> {
     const tokens = this.#options.tokens;
     if (!tokens) throw new Error("this client has no token source");
-    return tokens.get();
+    return tokens.get(ctx);
   }
 
   #url(request: HttpRequest): URL {
@@ -159,6 +176,7 @@ export class HttpClient {
     url: URL,
     token: string | undefined,
     summary: RequestSummary,
+    ctx: RequestContext,
   ): Promise<HttpResponse> {
     const headers: Record<string, string> = { accept: "application/json", ...request.headers };
     let body: string | undefined;
@@ -172,14 +190,18 @@ export class HttpClient {
     if (token) headers.authorization = `Bearer ${token}`;
 
     const timeoutMs = this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const release = await this.#options.limiter.acquire();
-    this.#options.counters.requests++;
+    const release = await this.#options.limiter.acquire(ctx.signal).catch((error: unknown) => {
+      throwIfAborted(ctx, summary);
+      throw error;
+    });
+    ctx.counters.requests++;
+    const timeout = AbortSignal.timeout(timeoutMs);
     try {
       const response = await fetch(url, {
         method: request.method,
         headers,
         body,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: ctx.signal ? AbortSignal.any([timeout, ctx.signal]) : timeout,
         redirect: "error",
       });
       const text = await response.text();
@@ -189,10 +211,17 @@ export class HttpClient {
         body: parseBody(text, response),
       };
     } catch (error) {
+      throwIfAborted(ctx, summary);
       throw new NetworkError(summary, networkReason(error, timeoutMs), error);
     } finally {
       release();
     }
+  }
+}
+
+function throwIfAborted(ctx: RequestContext, summary: RequestSummary): void {
+  if (ctx.signal?.aborted) {
+    throw new AbortedError(`${summary.method} ${summary.path} was abandoned: the run was aborted`);
   }
 }
 

@@ -24,10 +24,10 @@ export class RateLimiter {
   }
 
   /** Waits for a slot; call the returned function when the request is done. */
-  async acquire(): Promise<() => void> {
+  async acquire(signal?: AbortSignal): Promise<() => void> {
     await this.#takeConcurrencySlot();
     try {
-      await this.#waitForStartTime();
+      await this.#waitForStartTime(signal);
     } catch (error) {
       this.#release();
       throw error;
@@ -60,18 +60,19 @@ export class RateLimiter {
     else this.#inFlight--;
   }
 
-  async #waitForStartTime(): Promise<void> {
+  async #waitForStartTime(signal: AbortSignal | undefined): Promise<void> {
+    const options = signal ? { signal } : {};
     for (;;) {
       const now = Date.now();
       if (this.#pausedUntil > now) {
-        await sleep(this.#pausedUntil - now);
+        await sleep(this.#pausedUntil - now, undefined, options);
         continue;
       }
       const rps = this.#settings.requestsPerSecond;
       if (rps <= 0) return;
       const slot = Math.max(now, this.#nextStartAt);
       this.#nextStartAt = slot + 1000 / rps;
-      if (slot > now) await sleep(slot - now);
+      if (slot > now) await sleep(slot - now, undefined, options);
       if (this.#pausedUntil <= Date.now()) return;
     }
   }

@@ -1,4 +1,5 @@
-import { forgetSecret, registerSecret } from "./redact";
+import { forgetSecret, registerSecret } from "../redact";
+import type { RequestContext } from "./context";
 
 export interface AccessToken {
   value: string;
@@ -14,25 +15,26 @@ const MAX_REFRESH_MARGIN_MS = 60_000;
  * when the upstream answers 401 to it. Concurrent callers share one fetch.
  */
 export class TokenCache {
-  readonly #fetchToken: () => Promise<AccessToken>;
+  readonly #fetchToken: (ctx: RequestContext) => Promise<AccessToken>;
   #current: { token: AccessToken; refreshAt: number } | undefined;
   #pending: Promise<AccessToken> | undefined;
   /** Replaced tokens stay redacted until they expire, then are forgotten. */
   #retired: AccessToken[] = [];
 
-  constructor(fetchToken: () => Promise<AccessToken>) {
+  /** `fetchToken` runs in the context of the call that found the token missing or due. */
+  constructor(fetchToken: (ctx: RequestContext) => Promise<AccessToken>) {
     this.#fetchToken = fetchToken;
   }
 
-  async get(): Promise<string> {
-    return (await this.token()).value;
+  async get(ctx: RequestContext): Promise<string> {
+    return (await this.token(ctx)).value;
   }
 
   /** The current token with its expiry, fetched or refreshed when due. */
-  async token(): Promise<AccessToken> {
+  async token(ctx: RequestContext): Promise<AccessToken> {
     const current = this.#current;
     if (current && Date.now() < current.refreshAt) return current.token;
-    return this.#refresh();
+    return this.#refresh(ctx);
   }
 
   /** The upstream rejected `token` (401): forget it unless a newer one has replaced it already. */
@@ -48,10 +50,10 @@ export class TokenCache {
     this.#retired = this.#retired.filter((t) => t.expiresAt > now);
   }
 
-  #refresh(): Promise<AccessToken> {
+  #refresh(ctx: RequestContext): Promise<AccessToken> {
     if (!this.#pending) {
       const fetched = Date.now();
-      this.#pending = this.#fetchToken()
+      this.#pending = this.#fetchToken(ctx)
         .then((token) => {
           registerSecret(token.value);
           if (this.#current) this.#retired.push(this.#current.token);

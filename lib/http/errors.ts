@@ -1,5 +1,5 @@
 import { ConnectorError } from "../errors";
-import { redact } from "./redact";
+import { redact } from "../redact";
 
 /** What an HTTP error remembers of its request: method and address, never headers or body. */
 export interface RequestSummary {
@@ -11,7 +11,7 @@ export interface RequestSummary {
 /** The upstream answered with a status the caller did not expect (after any retries). */
 export class HttpStatusError extends ConnectorError {
   override name = "HttpStatusError";
-  override readonly retryable: boolean;
+  override readonly code: string = "http_status";
   readonly status: number;
   readonly request: RequestSummary;
   /** The parsed response body (JSON when the server sent JSON, otherwise text), for mapping. */
@@ -35,7 +35,6 @@ export class HttpStatusError extends ConnectorError {
     this.request = options.request;
     this.body = options.body;
     this.retryAfterMs = options.retryAfterMs;
-    this.retryable = options.status === 429 || options.status >= 500;
   }
 
   static override is(error: unknown): error is HttpStatusError {
@@ -43,10 +42,33 @@ export class HttpStatusError extends ConnectorError {
   }
 }
 
+/**
+ * The upstream asked us to slow down (429) and the caller chose to be told rather than to wait
+ * (`RequestContext.onRateLimit: "throw"`): a queue worker puts its job back with this delay
+ * instead of sleeping in a paid function.
+ */
+export class RateLimitedError extends ConnectorError {
+  override name = "RateLimitedError";
+  override readonly code = "rate_limited";
+  readonly request: RequestSummary;
+  /** How long to wait before trying again: `Retry-After`, or the backoff. */
+  readonly waitMs: number;
+
+  constructor(request: RequestSummary, waitMs: number) {
+    super(redact(`${request.method} ${request.path} was rate limited; try again in ${waitMs} ms`));
+    this.request = request;
+    this.waitMs = waitMs;
+  }
+
+  static override is(error: unknown): error is RateLimitedError {
+    return error instanceof RateLimitedError;
+  }
+}
+
 /** No answer: connection refused or dropped, DNS failure, or the per-request timeout. */
 export class NetworkError extends ConnectorError {
   override name = "NetworkError";
-  override readonly retryable = true;
+  override readonly code = "network";
   readonly request: RequestSummary;
 
   constructor(request: RequestSummary, reason: string, cause?: unknown) {
@@ -59,7 +81,18 @@ export class NetworkError extends ConnectorError {
   }
 }
 
+/** The caller's abort signal fired (a Lambda running out of time, a service shutting down). */
+export class AbortedError extends ConnectorError {
+  override name = "AbortedError";
+  override readonly code = "aborted";
+
+  static override is(error: unknown): error is AbortedError {
+    return error instanceof AbortedError;
+  }
+}
+
 /** An upstream answered with a body this project cannot read: a precise zod path is in the message. */
 export class UnexpectedResponseError extends ConnectorError {
   override name = "UnexpectedResponseError";
+  override readonly code = "unexpected_response";
 }

@@ -1,5 +1,13 @@
+export { newRequestContext, type RequestContext } from "./context";
 export { type HttpCounters, newCounters } from "./counters";
-export { HttpStatusError, NetworkError, UnexpectedResponseError } from "./errors";
+export {
+  AbortedError,
+  HttpStatusError,
+  NetworkError,
+  RateLimitedError,
+  type RequestSummary,
+  UnexpectedResponseError,
+} from "./errors";
 export {
   describeErrorBody,
   HttpClient,
@@ -9,6 +17,13 @@ export {
 } from "./HttpClient";
 export { parseResponse } from "./parseResponse";
 export { RateLimiter, type RateLimiterSettings } from "./RateLimiter";
-export { redact, registerSecret } from "./redact";
-export { DEFAULT_RETRY, type RetrySettings } from "./retryPolicy";
+export {
+  backoffDelayMs,
+  DEFAULT_RETRY,
+  isRetryableError,
+  isRetryableStatus,
+  parseRetryAfter,
+  type RetrySettings,
+} from "./retryPolicy";
 export { type AccessToken, TokenCache } from "./TokenCache";
+export { type UpstreamOptions, type UpstreamSettings, upstreamClient } from "./upstreamClient";

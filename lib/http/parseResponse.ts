@@ -1,6 +1,7 @@
 import type { z } from "zod";
+import { describeIssues } from "../errors";
+import { redact } from "../redact";
 import { UnexpectedResponseError } from "./errors";
-import { redact } from "./redact";
 
 /**
  * Parses an upstream body (`response.body`; wrap a value taken out of a body as `{ body }`) at the
@@ -14,9 +15,6 @@ export function parseResponse<Schema extends z.ZodType>(
 ): z.output<Schema> {
   const result = schema.safeParse(response.body);
   if (result.success) return result.data;
-  const problems = result.error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(body)"}: ${issue.message}`)
-    .join("; ");
+  const problems = describeIssues(result.error.issues, "(body)");
   throw new UnexpectedResponseError(redact(`${what}: unexpected response body (${problems})`));
 }

@@ -3,6 +3,7 @@
  * 429 always (the request was not processed); 502, 503, 504 and network errors only when the
  * request is idempotent (GET, or a write the caller marks idempotent such as a PATCH replace).
  */
+import { HttpStatusError, NetworkError, RateLimitedError } from "./errors";
 
 export interface RetrySettings {
   /** Attempts in all, the first included. */
@@ -49,4 +50,15 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);
+}
+
+/**
+ * Whether an error that reached a caller is worth trying again later (a queue worker returns its
+ * job to the queue; otherwise the run fails at once): no answer, a rate limit, or a gateway status
+ * that the HTTP layer itself retries for a safe request. Everything else (rejected credentials, a
+ * body that does not parse, a bad job) will fail the same way again.
+ */
+export function isRetryableError(error: unknown): boolean {
+  if (NetworkError.is(error) || RateLimitedError.is(error)) return true;
+  return HttpStatusError.is(error) && isRetryableStatus(error.status, true);
 }

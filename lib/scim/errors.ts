@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { ConnectorError } from "../errors";
 import { describeErrorBody, HttpStatusError } from "../http";
 
 /** The SCIM error body (RFC 7644 section 3.12); `status` is a string on the wire. */
@@ -33,9 +32,4 @@ export class ScimError extends HttpStatusError {
   static override is(error: unknown): error is ScimError {
     return error instanceof ScimError;
   }
-}
-
-/** A list that cannot be read whole (the server ignores paging and truncates). */
-export class ScimPagingError extends ConnectorError {
-  override name = "ScimPagingError";
 }

@@ -6,13 +6,40 @@ export {
   jobSchema,
   makeJob,
   type Page,
+  type RunIdentity,
 } from "./job";
-export { pageFingerprint } from "./pageFingerprint";
+export { endStream, jsonLine, readLines, writeJsonLine, writeText } from "./jsonLines";
+export {
+  firstIndexCursor,
+  firstPageCursor,
+  type IndexCursor,
+  indexCursor,
+  nextIndexCursor,
+  nextPageCursor,
+  type PageCursor,
+  pageCursor,
+  pageFingerprint,
+  RepeatedPageError,
+} from "./paging";
 export * from "./records";
+export {
+  InvalidJobError,
+  type JobResult,
+  parseCursor,
+  parseJob,
+  runJob,
+  unknownJob,
+} from "./runJob";
 export {
   type LocalSyncOptions,
   runLocalSync,
   type SyncProgress,
   type SyncSummary,
 } from "./runLocalSync";
-export { type SnapshotResult, SnapshotWriter } from "./SnapshotWriter";
+export {
+  type AssembledSnapshot,
+  type AssemblerOptions,
+  SnapshotAssembler,
+} from "./SnapshotAssembler";
+export { SnapshotFile } from "./SnapshotFile";
+export type { SyncConnector, ValidationReport } from "./types";

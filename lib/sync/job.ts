@@ -4,7 +4,8 @@ import type { SnapshotRecord } from "./records";
 /**
  * A job: plain, versioned data that can travel through a queue. Running one yields one page of
  * records and the jobs that follow from it (the next page, the membership pages of a team).
- * The cursor is the connector's own, validated by the connector.
+ * `connector` is the connector kind (`blackline`), `connectorId` the instance it syncs
+ * (`blackline-prod`); the cursor is the connector's own, validated by the connector.
  */
 export const JOB_VERSION = 1;
 
@@ -12,6 +13,7 @@ export const jobSchema = z
   .object({
     v: z.literal(JOB_VERSION),
     syncId: z.string().min(1),
+    connector: z.string().min(1),
     connectorId: z.string().min(1),
     resourceType: z.string().min(1),
     op: z.string().min(1),
@@ -25,8 +27,11 @@ export const jobSchema = z
 
 export type Job = z.infer<typeof jobSchema>;
 
-/** A job as a connector asks for it; the runner adds the sync's identity. */
+/** A job as a connector asks for it; the runner adds the run's identity. */
 export type JobSpec = Pick<Job, "resourceType" | "op" | "cursor" | "parent">;
+
+/** The run a job belongs to: its sync id, connector kind and instance. */
+export type RunIdentity = Pick<Job, "syncId" | "connector" | "connectorId">;
 
 /** One page in, one page out. `next` continues the same job; `children` are new jobs. */
 export interface Page {
@@ -35,19 +40,25 @@ export interface Page {
   children?: JobSpec[];
 }
 
-export function makeJob(syncId: string, connectorId: string, spec: JobSpec): Job {
-  return { v: JOB_VERSION, syncId, connectorId, ...spec };
+export function makeJob(run: RunIdentity, spec: JobSpec): Job {
+  return {
+    v: JOB_VERSION,
+    syncId: run.syncId,
+    connector: run.connector,
+    connectorId: run.connectorId,
+    ...spec,
+  };
 }
 
 /** The jobs that follow `job` once it yielded `page`. */
 export function followUpJobs(job: Job, page: Page): Job[] {
-  const jobs = (page.children ?? []).map((spec) => makeJob(job.syncId, job.connectorId, spec));
+  const jobs = (page.children ?? []).map((spec) => makeJob(job, spec));
   if (page.next !== undefined) jobs.push({ ...job, cursor: page.next });
   return jobs;
 }
 
 /** A short, stable label for logs and errors, e.g. `team/members parent=team:7`. */
-export function describeJob(job: Job): string {
+export function describeJob(job: Pick<Job, "resourceType" | "op" | "parent">): string {
   const parent = job.parent ? ` parent=${job.parent.type}:${job.parent.id}` : "";
   return `${job.resourceType}/${job.op}${parent}`;
 }

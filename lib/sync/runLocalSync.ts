@@ -1,8 +1,12 @@
 import { randomUUID } from "node:crypto";
-import type { SyncConnector } from "../connectors/types";
-import { followUpJobs, type Job, makeJob } from "./job";
+import { dirname } from "node:path";
+import { newRequestContext, type RequestContext } from "../http";
+import { type Job, makeJob } from "./job";
 import type { SyncEndRecord } from "./records";
-import { SnapshotWriter } from "./SnapshotWriter";
+import { runJob } from "./runJob";
+import { SnapshotAssembler } from "./SnapshotAssembler";
+import { SnapshotFile } from "./SnapshotFile";
+import type { SyncConnector } from "./types";
 
 export interface SyncProgress {
   jobsDone: number;
@@ -33,26 +37,32 @@ export interface LocalSyncOptions {
   /** Jobs run at once (the HTTP limiter bounds requests separately). */
   concurrency: number;
   syncId?: string;
+  /** The instance synced; the connector kind when not given. */
+  connectorId?: string;
+  /** This run's counters, logger and abort signal; a fresh silent one when not given. */
+  ctx?: RequestContext;
   onProgress?: (progress: SyncProgress) => void;
 }
 
 /**
  * The embedded runtime: an in-process queue of jobs, run with bounded concurrency, records
- * streamed to a snapshot file. The first failing job stops the sync and no snapshot replaces
- * the previous one.
+ * streamed through the assembler to a snapshot file. The first failing job stops the sync and no
+ * snapshot replaces the previous one.
  */
 export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSummary> {
   const { connector } = options;
+  const ctx = options.ctx ?? newRequestContext();
   const startedAt = new Date();
   const syncId = options.syncId ?? randomUUID();
-  const writer = await SnapshotWriter.open({
-    path: options.outFile,
+  const run = {
     syncId,
     connector: connector.name,
-    startedAt,
-  });
+    connectorId: options.connectorId ?? connector.name,
+  };
+  const file = await SnapshotFile.open(options.outFile, syncId);
+  let assembler: SnapshotAssembler | undefined;
 
-  const queue: Job[] = connector.rootJobs().map((spec) => makeJob(syncId, connector.name, spec));
+  const queue: Job[] = connector.rootJobs().map((spec) => makeJob(run, spec));
   let active = 0;
   let jobsDone = 0;
   let records = 0;
@@ -63,11 +73,19 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
       jobsDone,
       jobsPending: queue.length + active,
       records,
-      requests: connector.counters.requests,
+      requests: ctx.counters.requests,
     });
 
   try {
-    await writer.write(connector.resourceTypes());
+    const snapshot = await SnapshotAssembler.open({
+      out: file.stream,
+      spoolDir: dirname(options.outFile),
+      syncId,
+      connector: connector.name,
+      startedAt,
+    });
+    assembler = snapshot;
+    await snapshot.write(connector.resourceTypes());
     await new Promise<void>((resolve) => {
       const pump = () => {
         while (!failure && active < options.concurrency && queue.length > 0) {
@@ -84,10 +102,10 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
       };
       const runOne = async (job: Job) => {
         try {
-          const page = await connector.runJob(job);
-          await writer.write(page.records);
-          records += page.records.length;
-          queue.push(...followUpJobs(job, page));
+          const result = await runJob(connector, job, ctx);
+          await snapshot.write(result.records);
+          records += result.records.length;
+          queue.push(...result.followUps);
         } catch (error) {
           failure ??= { error };
         }
@@ -95,13 +113,14 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
       pump();
     });
     if (failure) throw failure.error;
-    const result = await writer.complete();
-    const counters = connector.counters;
+    const result = await snapshot.complete();
+    await file.commit();
+    const { counters } = ctx;
     return {
       syncId,
       connector: connector.name,
       status: "complete",
-      snapshot: result.path,
+      snapshot: file.path,
       counts: result.counts,
       skipped: result.skipped,
       jobs: jobsDone,
@@ -112,7 +131,8 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
       durationMs: Date.now() - startedAt.getTime(),
     };
   } catch (error) {
-    await writer.abort();
+    await assembler?.abort();
+    await file.abort();
     throw error;
   }
 }

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { BlacklineConnector, loadBlacklineConfig } from "../../lib/connectors/blackline";
+import { newRequestContext } from "../../lib/http";
 import type { BlacklineSimulator } from "../../lib/simulators/blackline";
 import type { Tenant } from "../../lib/simulators/blackline/tenant";
 import { runLocalSync } from "../../lib/sync";
@@ -24,13 +25,15 @@ export async function syncBlackline(
     retry: FAST_RETRY,
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
   });
+  const ctx = newRequestContext();
   const summary = await runLocalSync({
     connector,
+    ctx,
     outFile: join(dir, options.file ?? "blackline.sync.jsonl"),
     concurrency: config.maxConcurrency,
   });
   const lines = await readSnapshot(summary.snapshot);
-  return { summary, lines, records: canonicalRecords(lines), connector };
+  return { summary, lines, records: canonicalRecords(lines), counters: ctx.counters };
 }
 
 /** What a complete snapshot of `tenant` must hold, computed from the simulator's own data. */

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { loadValimailConfig, ValimailConnector } from "../../lib/connectors/valimail";
+import { newRequestContext } from "../../lib/http";
 import type { ValimailSimulator } from "../../lib/simulators/valimail";
 import { runLocalSync } from "../../lib/sync";
 import { FAST_RETRY } from "./blackline";
@@ -20,11 +21,13 @@ export async function syncValimail(
     retry: FAST_RETRY,
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
   });
+  const ctx = newRequestContext();
   const summary = await runLocalSync({
     connector,
+    ctx,
     outFile: join(dir, "valimail.sync.jsonl"),
     concurrency: config.maxConcurrency,
   });
   const lines = await readSnapshot(summary.snapshot);
-  return { summary, lines, records: canonicalRecords(lines), connector };
+  return { summary, lines, records: canonicalRecords(lines), counters: ctx.counters };
 }

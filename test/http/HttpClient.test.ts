@@ -1,14 +1,16 @@
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  AbortedError,
   HttpClient,
   HttpStatusError,
+  isRetryableError,
   NetworkError,
-  newCounters,
+  newRequestContext,
+  RateLimitedError,
   RateLimiter,
-  redact,
-  registerSecret,
   TokenCache,
 } from "../../lib/http";
+import { redact, registerSecret } from "../../lib/redact";
 import type { FaultSettings } from "../../lib/simulators/faults";
 import {
   type RunningSimulator,
@@ -27,22 +29,28 @@ async function serve(handler: SimHandler, faults: FaultSettings = {}) {
   return server;
 }
 
+/** A client whose calls without a context count into `counters`. */
 function client(url: string, extra: Partial<ConstructorParameters<typeof HttpClient>[0]> = {}) {
-  return new HttpClient({
+  const context = newRequestContext();
+  const http = new HttpClient({
     baseUrl: url,
     limiter: new RateLimiter({ maxConcurrency: 4, requestsPerSecond: 0 }),
-    counters: newCounters(),
     retry: { baseDelayMs: 1, maxDelayMs: 5 },
+    context,
     ...extra,
   });
+  return { http, counters: context.counters };
 }
+
+/** The context of token fetches made directly on a cache. */
+const ctx = newRequestContext();
 
 describe("HttpClient", () => {
   it("retries a GET through 502, 503 and 504, but never repeats a POST after one", async () => {
     const { url } = await serve(() => ({ status: 200, body: { ok: true } }), {
       serverErrors: { every: 100, burst: 3 },
     });
-    const http = client(url);
+    const { http, counters } = client(url);
 
     const post = http.request({ method: "POST", path: "/things", json: {} });
     await expect(post).rejects.toBeInstanceOf(HttpStatusError);
@@ -50,8 +58,8 @@ describe("HttpClient", () => {
 
     expect(get.body).toEqual({ ok: true });
     // n=1 failed (POST, not repeated); n=2 failed, n=3 and the GET's third attempt succeeded.
-    expect(http.counters.requests).toBe(3);
-    expect(http.counters.retries).toBe(1);
+    expect(counters.requests).toBe(3);
+    expect(counters.retries).toBe(1);
   });
 
   it("retries a PATCH marked idempotent, and a 429 whatever the method", async () => {
@@ -59,19 +67,21 @@ describe("HttpClient", () => {
       rateLimit: { every: 4 },
       serverErrors: { every: 100, burst: 3 },
     });
-    const http = client(url);
+    const { http, counters } = client(url);
 
     await http.request({ method: "PATCH", path: "/x", json: {}, idempotent: true }); // n=1, 2 fail; 3 ok
     await http.request({ method: "POST", path: "/y", json: {} }); // n=4 is a 429; 5 ok
 
-    expect(http.counters.requests).toBe(5);
-    expect(http.counters.retries).toBe(3);
-    expect(http.counters.rateLimitWaits).toBe(1);
+    expect(counters.requests).toBe(5);
+    expect(counters.retries).toBe(3);
+    expect(counters.rateLimitWaits).toBe(1);
   });
 
   it("gives up after maxAttempts and says how the last attempt ended", async () => {
     const { url } = await serve(() => ({ status: 503, body: { message: "down for maintenance" } }));
-    const http = client(url, { retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 } });
+    const { http, counters } = client(url, {
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+    });
 
     const error = await http
       .request({ method: "GET", path: "/users?page=1" })
@@ -81,7 +91,7 @@ describe("HttpClient", () => {
     expect((error as HttpStatusError).message).toBe(
       "GET /users?page=1 answered 503: down for maintenance",
     );
-    expect(http.counters.requests).toBe(3);
+    expect(counters.requests).toBe(3);
   });
 
   it("retries dropped connections and timeouts for GET, and reports them as network errors otherwise", async () => {
@@ -89,7 +99,7 @@ describe("HttpClient", () => {
       dropConnections: { every: 2 },
       slowResponses: { every: 3, delayMs: 1000 },
     });
-    const http = client(url, { timeoutMs: 200 });
+    const { http, counters } = client(url, { timeoutMs: 200 });
 
     await http.request({ method: "GET", path: "/a" }); // n=1
     await http.request({ method: "GET", path: "/b" }); // n=2 dropped, n=3 slow, n=4 dropped, n=5 ok
@@ -97,23 +107,53 @@ describe("HttpClient", () => {
       .request({ method: "POST", path: "/c", json: {} })
       .catch((e: unknown) => e); // n=6 dropped
 
-    expect(http.counters.requests).toBe(6);
+    expect(counters.requests).toBe(6);
     expect(post).toBeInstanceOf(NetworkError);
     expect((post as Error).message).toMatch(/^POST \/c got no answer/);
+  });
+
+  it("throws a rate limit with its wait, without sleeping, for a caller that asks to be told", async () => {
+    const { url } = await serve(() => ({ status: 200, body: {} }), {
+      rateLimit: { every: 1, retryAfter: "seconds", seconds: 30 },
+    });
+    const { http } = client(url);
+    const ctx = newRequestContext({ onRateLimit: "throw" });
+
+    const started = Date.now();
+    const error = await http.request({ method: "GET", path: "/x" }, ctx).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(error).toMatchObject({ code: "rate_limited", waitMs: 30_000 });
+    expect(isRetryableError(error)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(ctx.counters.requests).toBe(1);
+  });
+
+  it("abandons a request and its backoff when the run's signal fires", async () => {
+    const { url } = await serve(() => ({ status: 200, body: {} }), {
+      rateLimit: { every: 1, retryAfter: "seconds", seconds: 30 },
+    });
+    const { http } = client(url);
+    const ctx = newRequestContext({ signal: AbortSignal.timeout(200) });
+
+    const error = await http.request({ method: "GET", path: "/x" }, ctx).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(AbortedError);
+    expect(isRetryableError(error)).toBe(false);
   });
 
   it("pauses every request for the Retry-After of a 429", async () => {
     const { url } = await serve(() => ({ status: 200, body: {} }), {
       rateLimit: { every: 1, retryAfter: "seconds", seconds: 1 },
     });
-    const http = client(url, { retry: { maxAttempts: 2 } });
+    const { http, counters } = client(url, { retry: { maxAttempts: 2 } });
 
     const started = Date.now();
     await expect(http.request({ method: "GET", path: "/" })).rejects.toThrow(/answered 429/);
 
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
-    expect(http.counters.rateLimitWaits).toBe(1);
-    expect(http.counters.rateLimitWaitMs).toBe(1000);
+    expect(counters.rateLimitWaits).toBe(1);
+    expect(counters.rateLimitWaitMs).toBe(1000);
   });
 
   it("fetches a new token once on 401, and fails if the new one is rejected too", async () => {
@@ -128,7 +168,7 @@ describe("HttpClient", () => {
       value: `token-${++issued}`,
       expiresAt: Date.now() + 3_600_000,
     }));
-    const http = client(url, { tokens });
+    const { http } = client(url, { tokens });
 
     const ok = await http.request({ method: "GET", path: "/me" });
     accepted.clear();
@@ -146,9 +186,9 @@ describe("HttpClient", () => {
       return { value: `t${fetches}`, expiresAt: Date.now() + 500 };
     });
 
-    const first = await Promise.all([tokens.get(), tokens.get(), tokens.get()]);
+    const first = await Promise.all([tokens.get(ctx), tokens.get(ctx), tokens.get(ctx)]);
     await new Promise((r) => setTimeout(r, 420)); // past 4/5 of the lifetime
-    const later = await tokens.get();
+    const later = await tokens.get(ctx);
 
     expect(first).toEqual(["t1", "t1", "t1"]);
     expect(later).toBe("t2");
@@ -164,12 +204,12 @@ describe("HttpClient", () => {
       };
     });
 
-    const first = await tokens.get();
+    const first = await tokens.get(ctx);
     await new Promise((r) => setTimeout(r, 250)); // the first token has expired
-    const second = await tokens.get();
+    const second = await tokens.get(ctx);
     const third = (await (async () => {
       tokens.invalidate(second);
-      return tokens.get();
+      return tokens.get(ctx);
     })()) as string;
 
     expect(redact(`a ${third} b`)).toBe("a [REDACTED] b");
@@ -183,7 +223,7 @@ describe("HttpClient", () => {
     const secret = "s3cr3t-value-for-redaction";
     registerSecret(secret);
     const { url } = await serve(() => ({ status: 400, body: { message: `bad key ${secret}` } }));
-    const http = client(url);
+    const { http } = client(url);
 
     const error = (await http
       .request({ method: "GET", path: `/echo/${secret}` })

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { firstListCursor, nextListCursor } from "../../lib/scim";
+import { firstIndexCursor, nextIndexCursor } from "../../lib/sync";
+
+const firstListCursor = firstIndexCursor(1);
 
 const ids = (from: number, n: number) => Array.from({ length: n }, (_, i) => String(from + i));
 
 describe("SCIM list paging", () => {
   it("advances startIndex by the items received, whatever count was asked for", () => {
-    const next = nextListCursor({
+    const next = nextIndexCursor({
       cursor: firstListCursor,
       ids: ids(1, 7),
       totalResults: 20,
@@ -16,10 +18,10 @@ describe("SCIM list paging", () => {
 
   it("stops on an empty page, and when the running count reaches totalResults", () => {
     expect(
-      nextListCursor({ cursor: firstListCursor, ids: [], totalResults: 5, what: "t" }),
+      nextIndexCursor({ cursor: firstListCursor, ids: [], totalResults: 5, what: "t" }),
     ).toBeUndefined();
     expect(
-      nextListCursor({
+      nextIndexCursor({
         cursor: { startIndex: 11, seen: 10 },
         ids: ids(11, 5),
         totalResults: 15,
@@ -29,7 +31,7 @@ describe("SCIM list paging", () => {
   });
 
   it("stops when a page repeats and everything was read, and fails when it was not", () => {
-    const first = nextListCursor({
+    const first = nextIndexCursor({
       cursor: firstListCursor,
       ids: ids(1, 10),
       totalResults: undefined,
@@ -38,10 +40,10 @@ describe("SCIM list paging", () => {
     expect(first).toBeDefined();
     const cursor = first ?? firstListCursor;
     expect(
-      nextListCursor({ cursor, ids: ids(1, 10), totalResults: undefined, what: "t" }),
+      nextIndexCursor({ cursor, ids: ids(1, 10), totalResults: undefined, what: "t" }),
     ).toBeUndefined();
     expect(() =>
-      nextListCursor({ cursor, ids: ids(1, 10), totalResults: 30, what: "Valimail users" }),
+      nextIndexCursor({ cursor, ids: ids(1, 10), totalResults: 30, what: "Valimail users" }),
     ).toThrow(
       /Valimail users: the page at startIndex 11 repeated the previous one after 10 of 30 resources/,
     );

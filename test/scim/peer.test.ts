@@ -3,21 +3,14 @@
  * on loopback: list and paging, filters, create, PATCH and error answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HttpClient, newCounters, RateLimiter, TokenCache } from "../../lib/http";
-import {
-  eq,
-  firstListCursor,
-  type ListCursor,
-  nextListCursor,
-  patchOp,
-  replace,
-  ScimClient,
-  ScimError,
-} from "../../lib/scim";
+import { HttpClient, newRequestContext, RateLimiter, TokenCache } from "../../lib/http";
+import { eq, FIRST_INDEX, patchOp, replace, ScimClient, ScimError } from "../../lib/scim";
+import { firstIndexCursor, type IndexCursor, nextIndexCursor } from "../../lib/sync";
 import { type ScimPeer, startScimPeer } from "../helpers/scimPeer";
 
 let peer: ScimPeer;
 let scim: ScimClient;
+const ctx = newRequestContext();
 const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
 
 beforeAll(async () => {
@@ -25,31 +18,34 @@ beforeAll(async () => {
   const http = new HttpClient({
     baseUrl: peer.url,
     limiter: new RateLimiter({ maxConcurrency: 4, requestsPerSecond: 0 }),
-    counters: newCounters(),
     tokens: new TokenCache(async () => ({ value: peer.token, expiresAt: Date.now() + 3_600_000 })),
   });
   scim = new ScimClient(http, "/scim/v2");
   for (let i = 0; i < 25; i++) {
-    await scim.create("Users", {
-      schemas: [USER],
-      userName: `peer.user.${i}@example.com`,
-      name: { givenName: `Zoë ${i}`, familyName: "Peer" },
-      active: true,
-    });
+    await scim.create(
+      "Users",
+      {
+        schemas: [USER],
+        userName: `peer.user.${i}@example.com`,
+        name: { givenName: `Zoë ${i}`, familyName: "Peer" },
+        active: true,
+      },
+      ctx,
+    );
   }
 });
 afterAll(() => peer.close());
 
 async function readAll(count: number) {
   const ids: string[] = [];
-  let cursor: ListCursor | undefined = firstListCursor;
+  let cursor: IndexCursor | undefined = firstIndexCursor(FIRST_INDEX);
   let pages = 0;
   while (cursor) {
-    const page = await scim.list("Users", { startIndex: cursor.startIndex, count });
+    const page = await scim.list("Users", { startIndex: cursor.startIndex, count }, ctx);
     pages++;
     const pageIds = page.resources.map((r) => (r as { id: string }).id);
     ids.push(...pageIds);
-    cursor = nextListCursor({
+    cursor = nextIndexCursor({
       cursor,
       ids: pageIds,
       totalResults: page.totalResults,
@@ -76,10 +72,14 @@ describe("SCIM client against scimmy", () => {
   });
 
   it("filters with quoted values, and a value cannot become filter syntax", async () => {
-    const one = await scim.list("Users", { filter: eq("userName", "peer.user.7@example.com") });
+    const one = await scim.list(
+      "Users",
+      { filter: eq("userName", "peer.user.7@example.com") },
+      ctx,
+    );
     const injection = 'x" or userName pr or userName eq "y';
     const injected = await scim
-      .list("Users", { filter: eq("userName", injection) })
+      .list("Users", { filter: eq("userName", injection) }, ctx)
       .catch((e: unknown) => e);
 
     expect(one.resources).toHaveLength(1);
@@ -97,7 +97,7 @@ describe("SCIM client against scimmy", () => {
 
   it("PATCHes with replace and reads the change back", async () => {
     const [target] = (
-      await scim.list("Users", { filter: eq("userName", "peer.user.3@example.com") })
+      await scim.list("Users", { filter: eq("userName", "peer.user.3@example.com") }, ctx)
     ).resources as Array<{ id: string }>;
     const id = target?.id ?? "";
 
@@ -105,19 +105,25 @@ describe("SCIM client against scimmy", () => {
       "Users",
       id,
       patchOp(replace("active", false), replace("name.givenName", "Łukasz")),
+      ctx,
     );
-    const after = (await scim.get("Users", id)) as { active: boolean; name: { givenName: string } };
+    const after = (await scim.get("Users", id, ctx)) as {
+      active: boolean;
+      name: { givenName: string };
+    };
 
     expect(after.active).toBe(false);
     expect(after.name.givenName).toBe("Łukasz");
   });
 
   it("parses error answers into typed errors", async () => {
-    const missing = await scim.get("Users", "does-not-exist");
+    const missing = await scim.get("Users", "does-not-exist", ctx);
     const duplicate = await scim
-      .create("Users", { schemas: [USER], userName: "PEER.USER.1@example.com" })
+      .create("Users", { schemas: [USER], userName: "PEER.USER.1@example.com" }, ctx)
       .catch((e: unknown) => e);
-    const badFilter = await scim.list("Users", { filter: "userName zz" }).catch((e: unknown) => e);
+    const badFilter = await scim
+      .list("Users", { filter: "userName zz" }, ctx)
+      .catch((e: unknown) => e);
 
     expect(missing).toBeUndefined();
     expect(duplicate).toBeInstanceOf(ScimError);

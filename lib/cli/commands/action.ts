@@ -3,8 +3,8 @@ import type { ActionReply } from "../../actions";
 import { runAction } from "../../actions";
 import type { Environment } from "../../config";
 import { loadProvisioner, parseConnectorName } from "../../connectors/registry";
-import type { ApiOptions } from "../../connectors/types";
 import { ExitCode } from "../../errors";
+import { newRequestContext, type UpstreamOptions } from "../../http";
 import type { CliIo } from "../io";
 import { createCliLogger } from "../logger";
 
@@ -24,7 +24,7 @@ export async function actionCommand(
   io: CliIo,
   env: Environment,
   command: ActionCommand,
-  apiOptions: ApiOptions = {},
+  upstreamOptions: UpstreamOptions = {},
 ): Promise<number> {
   const connector = parseConnectorName(command.connector);
   const logger = createCliLogger(io, command.verbose ?? false);
@@ -36,8 +36,10 @@ export async function actionCommand(
       Object.entries(command.args).filter(([, value]) => value !== undefined),
     ),
   };
-  const reply = await runAction(request, () =>
-    loadProvisioner(connector, env, { logger, ...apiOptions }),
+  const reply = await runAction(
+    request,
+    () => loadProvisioner(connector, env, upstreamOptions),
+    newRequestContext({ logger }),
   );
   io.stdout.write(`${JSON.stringify(reply)}\n`);
   if (reply.status === "failed")

@@ -3,8 +3,9 @@ import { access } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { Environment } from "../../config";
 import { loadSyncConnector } from "../../connectors/registry";
-import type { ApiOptions, ConnectorName } from "../../connectors/types";
+import type { ConnectorName } from "../../connectors/types";
 import { UsageError } from "../../errors";
+import { newRequestContext, type UpstreamOptions } from "../../http";
 import { runLocalSync, type SyncSummary } from "../../sync";
 import type { CliIo } from "../io";
 import { createCliLogger } from "../logger";
@@ -25,15 +26,12 @@ export async function syncToFile(
   io: CliIo,
   env: Environment,
   options: SyncOptions,
-  apiOptions: ApiOptions = {},
+  upstreamOptions: UpstreamOptions = {},
 ): Promise<SyncSummary> {
   const outFile = resolve(options.out ?? defaultSnapshotFile(options.connector));
   await requireWritableDirectory(dirname(outFile));
   const logger = createCliLogger(io, options.verbose ?? false);
-  const { connector, concurrency } = loadSyncConnector(options.connector, env, {
-    logger,
-    ...apiOptions,
-  });
+  const { connector, concurrency } = loadSyncConnector(options.connector, env, upstreamOptions);
   const progress = createProgressReporter(io, `${options.connector} sync`);
   let summary: SyncSummary;
   try {
@@ -41,6 +39,7 @@ export async function syncToFile(
       connector,
       outFile,
       concurrency,
+      ctx: newRequestContext({ logger }),
       onProgress: (p) => progress.update(p),
     });
   } finally {

@@ -3,14 +3,13 @@ import { CredentialsRejectedError } from "../../errors";
 import {
   type AccessToken,
   type HttpClient,
-  type HttpCounters,
   HttpStatusError,
-  newCounters,
   parseResponse,
+  type RequestContext,
   TokenCache,
+  type UpstreamOptions,
+  upstreamClient,
 } from "../../http";
-import type { ApiOptions } from "../types";
-import { upstreamClient } from "../upstreamClient";
 import type { BlacklineConfig } from "./config";
 import { INVALID_INSTANCE_GUID, PAGE_PARAM, PAGE_SIZE_PARAM, TOKEN_PATH } from "./constants";
 import { listResponse, oauthError, tokenResponse } from "./models";
@@ -20,44 +19,49 @@ export interface ListPage<Item> {
   totalItems: number | undefined;
 }
 
-/** The BlackLine REST API: a token by password grant, and one list page per call. */
+/**
+ * The BlackLine REST API: a token by password grant, and one list page per call. The token and
+ * the rate limiter are shared by every call; counters, logger and abort signal come with `ctx`.
+ */
 export class BlacklineApi {
-  readonly counters: HttpCounters = newCounters();
   readonly #config: BlacklineConfig;
   readonly #http: HttpClient;
   readonly #tokens: TokenCache;
 
-  constructor(config: BlacklineConfig, options: ApiOptions = {}) {
+  constructor(config: BlacklineConfig, options: UpstreamOptions = {}) {
     this.#config = config;
-    this.#tokens = new TokenCache(() => this.fetchToken());
-    this.#http = upstreamClient(config, this.counters, this.#tokens, options);
+    this.#tokens = new TokenCache((ctx) => this.fetchToken(ctx));
+    this.#http = upstreamClient(config, this.#tokens, options);
   }
 
   /** The cached token, fetched when due (what `validate` checks first). */
-  token(): Promise<AccessToken> {
-    return this.#tokens.token();
+  token(ctx: RequestContext): Promise<AccessToken> {
+    return this.#tokens.token(ctx);
   }
 
   /** OAuth 2.0 resource-owner password grant (RFC 6749 section 4.3). */
-  private async fetchToken(): Promise<AccessToken> {
-    this.counters.tokenRequests++;
+  private async fetchToken(ctx: RequestContext): Promise<AccessToken> {
+    ctx.counters.tokenRequests++;
     const requestedAt = Date.now();
     try {
-      const response = await this.#http.request({
-        method: "POST",
-        path: TOKEN_PATH,
-        authenticate: false,
-        // Asking for a token again changes nothing upstream.
-        idempotent: true,
-        form: {
-          grant_type: "password",
-          username: this.#config.username,
-          password: this.#config.apiKey,
-          scope: this.#config.scope,
-          client_id: this.#config.clientId,
-          client_secret: this.#config.clientSecret,
+      const response = await this.#http.request(
+        {
+          method: "POST",
+          path: TOKEN_PATH,
+          authenticate: false,
+          // Asking for a token again changes nothing upstream.
+          idempotent: true,
+          form: {
+            grant_type: "password",
+            username: this.#config.username,
+            password: this.#config.apiKey,
+            scope: this.#config.scope,
+            client_id: this.#config.clientId,
+            client_secret: this.#config.clientSecret,
+          },
         },
-      });
+        ctx,
+      );
       const token = parseResponse(tokenResponse, response, "BlackLine token endpoint");
       return { value: token.access_token, expiresAt: requestedAt + token.expires_in * 1000 };
     } catch (error) {
@@ -70,13 +74,17 @@ export class BlacklineApi {
     item: Item,
     page: number,
     pageSize: number,
+    ctx: RequestContext,
   ): Promise<ListPage<z.output<Item>>> {
     try {
-      const response = await this.#http.request({
-        method: "GET",
-        path,
-        query: { [PAGE_PARAM]: page, [PAGE_SIZE_PARAM]: pageSize },
-      });
+      const response = await this.#http.request(
+        {
+          method: "GET",
+          path,
+          query: { [PAGE_PARAM]: page, [PAGE_SIZE_PARAM]: pageSize },
+        },
+        ctx,
+      );
       const body = parseResponse(
         listResponse(item),
         response,

@@ -1,11 +1,31 @@
 import { z } from "zod";
-import type { HttpCounters } from "../../http";
-import type { ResourceTypeRecord, SnapshotRecord } from "../../sync";
-import { describeJob, type Job, type JobSpec, type Page } from "../../sync";
-import type { ApiOptions, SyncConnector, ValidationReport } from "../types";
+import type { RequestContext, UpstreamOptions } from "../../http";
+import {
+  describeJob,
+  firstPageCursor,
+  type Job,
+  type JobSpec,
+  nextPageCursor,
+  type Page,
+  type PageCursor,
+  pageCursor,
+  parseCursor,
+  type ResourceTypeRecord,
+  type SnapshotRecord,
+  type SyncConnector,
+  unknownJob,
+  type ValidationReport,
+} from "../../sync";
 import { BlacklineApi } from "./BlacklineApi";
 import type { BlacklineConfig } from "./config";
-import { ROLES_PATH, TEAMS_PATH, teamUsersPath, USERS_PATH, userTeamsPath } from "./constants";
+import {
+  FIRST_PAGE,
+  ROLES_PATH,
+  TEAMS_PATH,
+  teamUsersPath,
+  USERS_PATH,
+  userTeamsPath,
+} from "./constants";
 import {
   RESOURCE_TYPES,
   roleRecords,
@@ -15,7 +35,6 @@ import {
   userRoleGrants,
 } from "./mappers";
 import { idOnly, role, team, user } from "./models";
-import { firstPage, nextPageCursor, pageCursor } from "./paging";
 
 /** Which side of the team memberships is walked: one request (or more) per object of that side. */
 const membershipSide = z.enum(["team", "user"]);
@@ -23,6 +42,13 @@ type MembershipSide = z.infer<typeof membershipSide>;
 
 const listCursor = pageCursor.extend({ withMembers: z.boolean().optional() });
 type ListCursor = z.infer<typeof listCursor>;
+
+const firstPage = firstPageCursor(FIRST_PAGE);
+
+/** For a server that ignores `page`: one page then holds the whole list. */
+function repeatedPageHint(totalItems: number | undefined): string {
+  return `Set CONNECTOR_ACCOUNTING_PAGE_SIZE to at least ${totalItems ?? "the number of items"} so that one page holds the whole list`;
+}
 
 const OP = { plan: "plan", list: "list", members: "members" } as const;
 
@@ -36,13 +62,9 @@ export class BlacklineConnector implements SyncConnector {
   readonly #api: BlacklineApi;
   readonly #pageSize: number;
 
-  constructor(config: BlacklineConfig, options: ApiOptions = {}) {
+  constructor(config: BlacklineConfig, options: UpstreamOptions = {}) {
     this.#api = new BlacklineApi(config, options);
     this.#pageSize = config.pageSize;
-  }
-
-  get counters(): HttpCounters {
-    return this.#api.counters;
   }
 
   resourceTypes(): ResourceTypeRecord[] {
@@ -56,22 +78,22 @@ export class BlacklineConnector implements SyncConnector {
     ];
   }
 
-  async runJob(job: Job): Promise<Page> {
+  async runJob(job: Job, ctx: RequestContext): Promise<Page> {
     switch (job.op) {
       case OP.plan:
-        return this.#plan();
+        return this.#plan(ctx);
       case OP.list:
-        return this.#list(job);
+        return this.#list(job, ctx);
       case OP.members:
-        return this.#members(job);
+        return this.#members(job, ctx);
       default:
-        throw new Error(`BlackLine has no job ${describeJob(job)}`);
+        throw unknownJob(this.name, job);
     }
   }
 
-  async validate(): Promise<ValidationReport> {
-    const token = await this.#api.token();
-    const users = await this.#api.listPage(USERS_PATH, user, 1, 1);
+  async validate(ctx: RequestContext): Promise<ValidationReport> {
+    const token = await this.#api.token(ctx);
+    const users = await this.#api.listPage(USERS_PATH, user, FIRST_PAGE, 1, ctx);
     const seconds = Math.round((token.expiresAt - Date.now()) / 1000);
     return {
       checks: [
@@ -81,10 +103,10 @@ export class BlacklineConnector implements SyncConnector {
     };
   }
 
-  async #plan(): Promise<Page> {
+  async #plan(ctx: RequestContext): Promise<Page> {
     const [users, teams] = await Promise.all([
-      this.#api.listPage(USERS_PATH, idOnly, 1, 1),
-      this.#api.listPage(TEAMS_PATH, idOnly, 1, 1),
+      this.#api.listPage(USERS_PATH, idOnly, FIRST_PAGE, 1, ctx),
+      this.#api.listPage(TEAMS_PATH, idOnly, FIRST_PAGE, 1, ctx),
     ]);
     // Without counts, teams are the usual smaller side.
     const side: MembershipSide =
@@ -110,16 +132,16 @@ export class BlacklineConnector implements SyncConnector {
     };
   }
 
-  async #list(job: Job): Promise<Page> {
-    const cursor = listCursor.parse(job.cursor);
+  async #list(job: Job, ctx: RequestContext): Promise<Page> {
+    const cursor = parseCursor(listCursor, job);
     switch (job.resourceType) {
       case "user": {
-        const page = await this.#api.listPage(USERS_PATH, user, cursor.page, this.#pageSize);
+        const page = await this.#api.listPage(USERS_PATH, user, cursor.page, this.#pageSize, ctx);
         const records = page.items.flatMap((u) => [userResource(u), ...userRoleGrants(u)]);
         return this.#listPage(job, cursor, page.items, page.totalItems, records);
       }
       case "team": {
-        const page = await this.#api.listPage(TEAMS_PATH, team, cursor.page, this.#pageSize);
+        const page = await this.#api.listPage(TEAMS_PATH, team, cursor.page, this.#pageSize, ctx);
         return this.#listPage(
           job,
           cursor,
@@ -129,7 +151,7 @@ export class BlacklineConnector implements SyncConnector {
         );
       }
       case "role": {
-        const page = await this.#api.listPage(ROLES_PATH, role, cursor.page, this.#pageSize);
+        const page = await this.#api.listPage(ROLES_PATH, role, cursor.page, this.#pageSize, ctx);
         return this.#listPage(
           job,
           cursor,
@@ -139,7 +161,7 @@ export class BlacklineConnector implements SyncConnector {
         );
       }
       default:
-        throw new Error(`BlackLine has no job ${describeJob(job)}`);
+        throw unknownJob(this.name, job);
     }
   }
 
@@ -157,6 +179,7 @@ export class BlacklineConnector implements SyncConnector {
       totalItems,
       pageSize: this.#pageSize,
       what: describeJob(job),
+      hint: repeatedPageHint(totalItems),
     });
     const children: JobSpec[] = cursor.withMembers
       ? ids.map((id) => ({
@@ -172,16 +195,18 @@ export class BlacklineConnector implements SyncConnector {
     };
   }
 
-  async #members(job: Job): Promise<Page> {
+  async #members(job: Job, ctx: RequestContext): Promise<Page> {
     const parent = job.parent;
-    if (!parent) throw new Error(`BlackLine job ${describeJob(job)} has no parent`);
-    const cursor = job.cursor === undefined ? firstPage : pageCursor.parse(job.cursor);
-    const side = membershipSide.parse(parent.type);
-    const path = side === "team" ? teamUsersPath(parent.id) : userTeamsPath(parent.id);
-    const page = await this.#api.listPage(path, idOnly, cursor.page, this.#pageSize);
+    const side = membershipSide.safeParse(parent?.type);
+    if (!parent || !side.success) throw unknownJob(this.name, job);
+    const cursor: PageCursor = job.cursor === undefined ? firstPage : parseCursor(pageCursor, job);
+    const path = side.data === "team" ? teamUsersPath(parent.id) : userTeamsPath(parent.id);
+    const page = await this.#api.listPage(path, idOnly, cursor.page, this.#pageSize, ctx);
     const ids = page.items.map((item) => item.id);
     const records = ids.map((id) =>
-      side === "team" ? teamMembershipGrant(parent.id, id) : teamMembershipGrant(id, parent.id),
+      side.data === "team"
+        ? teamMembershipGrant(parent.id, id)
+        : teamMembershipGrant(id, parent.id),
     );
     const next = nextPageCursor({
       cursor,
@@ -189,6 +214,7 @@ export class BlacklineConnector implements SyncConnector {
       totalItems: page.totalItems,
       pageSize: this.#pageSize,
       what: describeJob(job),
+      hint: repeatedPageHint(page.totalItems),
     });
     return { records, ...(next ? { next } : {}) };
   }

@@ -2,15 +2,15 @@ import { CredentialsRejectedError } from "../../errors";
 import {
   type AccessToken,
   type HttpClient,
-  type HttpCounters,
   HttpStatusError,
-  newCounters,
   parseResponse,
+  type RequestContext,
   TokenCache,
+  type UpstreamOptions,
+  upstreamClient,
 } from "../../http";
-import { eq, type ListCursor, type PatchOp, SCHEMA, ScimClient } from "../../scim";
-import type { ApiOptions } from "../types";
-import { upstreamClient } from "../upstreamClient";
+import { eq, type PatchOp, SCHEMA, ScimClient } from "../../scim";
+import type { IndexCursor } from "../../sync";
 import type { ValimailConfig } from "./config";
 import { AUTH_PATH, scimBasePath, USER_EXTENSION, USERS } from "./constants";
 import { authError, authResponse, type ScimUser, scimUser } from "./models";
@@ -22,28 +22,30 @@ export interface NewUser {
   memberType: string;
 }
 
-/** The Valimail Configuration API: a token from `/auth`, and SCIM users. */
+/**
+ * The Valimail Configuration API: a token from `/auth`, and SCIM users. The token and the rate
+ * limiter are shared by every call; counters, logger and abort signal come with `ctx`.
+ */
 export class ValimailApi {
-  readonly counters: HttpCounters = newCounters();
   readonly #config: ValimailConfig;
   readonly #http: HttpClient;
   readonly #tokens: TokenCache;
   readonly #scim: ScimClient;
 
-  constructor(config: ValimailConfig, options: ApiOptions = {}) {
+  constructor(config: ValimailConfig, options: UpstreamOptions = {}) {
     this.#config = config;
-    this.#tokens = new TokenCache(() => this.#fetchToken());
-    this.#http = upstreamClient(config, this.counters, this.#tokens, options);
+    this.#tokens = new TokenCache((ctx) => this.#fetchToken(ctx));
+    this.#http = upstreamClient(config, this.#tokens, options);
     this.#scim = new ScimClient(this.#http, scimBasePath(config.slug));
   }
 
-  token(): Promise<AccessToken> {
-    return this.#tokens.token();
+  token(ctx: RequestContext): Promise<AccessToken> {
+    return this.#tokens.token(ctx);
   }
 
-  async listUsers(cursor: ListCursor, count: number) {
+  async listUsers(cursor: IndexCursor, count: number, ctx: RequestContext) {
     const page = await this.#guard(() =>
-      this.#scim.list(USERS, { startIndex: cursor.startIndex, count }),
+      this.#scim.list(USERS, { startIndex: cursor.startIndex, count }, ctx),
     );
     return {
       users: page.resources.map((resource, index) =>
@@ -53,33 +55,38 @@ export class ValimailApi {
     };
   }
 
-  async getUser(id: string): Promise<ScimUser | undefined> {
-    const body = await this.#guard(() => this.#scim.get(USERS, id));
+  async getUser(id: string, ctx: RequestContext): Promise<ScimUser | undefined> {
+    const body = await this.#guard(() => this.#scim.get(USERS, id, ctx));
     return body === undefined ? undefined : this.#parseUser(body, `Valimail user ${id}`);
   }
 
   /** The user whose `userName` is `email`, if any (UPSTREAM.md: the lookup after a 409). */
-  async findUserByUserName(email: string): Promise<ScimUser | undefined> {
-    const page = await this.#guard(() => this.#scim.list(USERS, { filter: eq("userName", email) }));
+  async findUserByUserName(email: string, ctx: RequestContext): Promise<ScimUser | undefined> {
+    const filter = eq("userName", email);
+    const page = await this.#guard(() => this.#scim.list(USERS, { filter }, ctx));
     const users = page.resources.map((r) => this.#parseUser(r, "Valimail user lookup"));
     return users.find((u) => u.userName.toLowerCase() === email.toLowerCase());
   }
 
-  async createUser(user: NewUser): Promise<ScimUser> {
+  async createUser(user: NewUser, ctx: RequestContext): Promise<ScimUser> {
     const body = await this.#guard(() =>
-      this.#scim.create(USERS, {
-        schemas: [SCHEMA.user, USER_EXTENSION],
-        userName: user.email,
-        name: { givenName: user.givenName, familyName: user.familyName },
-        [USER_EXTENSION]: { memberType: user.memberType },
-      }),
+      this.#scim.create(
+        USERS,
+        {
+          schemas: [SCHEMA.user, USER_EXTENSION],
+          userName: user.email,
+          name: { givenName: user.givenName, familyName: user.familyName },
+          [USER_EXTENSION]: { memberType: user.memberType },
+        },
+        ctx,
+      ),
     );
     return this.#parseUser(body, "Valimail create");
   }
 
-  async patchUser(id: string, body: PatchOp): Promise<ScimUser> {
+  async patchUser(id: string, body: PatchOp, ctx: RequestContext): Promise<ScimUser> {
     return this.#parseUser(
-      await this.#guard(() => this.#scim.patch(USERS, id, body)),
+      await this.#guard(() => this.#scim.patch(USERS, id, body, ctx)),
       `Valimail PATCH ${id}`,
     );
   }
@@ -88,17 +95,20 @@ export class ValimailApi {
     return parseResponse(scimUser, { body }, what);
   }
 
-  async #fetchToken(): Promise<AccessToken> {
-    this.counters.tokenRequests++;
+  async #fetchToken(ctx: RequestContext): Promise<AccessToken> {
+    ctx.counters.tokenRequests++;
     try {
-      const response = await this.#http.request({
-        method: "POST",
-        path: AUTH_PATH,
-        authenticate: false,
-        // Asking for a token again changes nothing upstream.
-        idempotent: true,
-        json: { "client-id": this.#config.clientId, "app-id": this.#config.appId },
-      });
+      const response = await this.#http.request(
+        {
+          method: "POST",
+          path: AUTH_PATH,
+          authenticate: false,
+          // Asking for a token again changes nothing upstream.
+          idempotent: true,
+          json: { "client-id": this.#config.clientId, "app-id": this.#config.appId },
+        },
+        ctx,
+      );
       const token = parseResponse(authResponse, response, "Valimail /auth");
       return { value: token.token, expiresAt: token.expiresAt };
     } catch (error) {

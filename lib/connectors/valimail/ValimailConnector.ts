@@ -1,13 +1,25 @@
-import type { HttpCounters } from "../../http";
-import { firstListCursor, listCursor, nextListCursor } from "../../scim";
-import type { ResourceTypeRecord } from "../../sync";
-import { describeJob, type Job, type JobSpec, type Page } from "../../sync";
-import type { ApiOptions, SyncConnector, ValidationReport } from "../types";
+import type { RequestContext, UpstreamOptions } from "../../http";
+import { FIRST_INDEX } from "../../scim";
+import {
+  firstIndexCursor,
+  indexCursor,
+  type Job,
+  type JobSpec,
+  nextIndexCursor,
+  type Page,
+  parseCursor,
+  type ResourceTypeRecord,
+  type SyncConnector,
+  unknownJob,
+  type ValidationReport,
+} from "../../sync";
 import type { ValimailConfig } from "./config";
 import { BASE_MEMBER_TYPES } from "./constants";
 import { memberTypeRecords, RESOURCE_TYPES, userMemberTypeGrant, userResource } from "./mappers";
 import { memberTypeOf } from "./models";
 import { ValimailApi } from "./ValimailApi";
+
+const firstPage = firstIndexCursor(FIRST_INDEX);
 
 /**
  * Valimail sync over SCIM: one job per page of users. Every page also yields the member types its
@@ -19,13 +31,9 @@ export class ValimailConnector implements SyncConnector {
   readonly #api: ValimailApi;
   readonly #pageSize: number;
 
-  constructor(config: ValimailConfig, options: ApiOptions = {}) {
+  constructor(config: ValimailConfig, options: UpstreamOptions = {}) {
     this.#api = new ValimailApi(config, options);
     this.#pageSize = config.pageSize;
-  }
-
-  get counters(): HttpCounters {
-    return this.#api.counters;
   }
 
   resourceTypes(): ResourceTypeRecord[] {
@@ -33,23 +41,21 @@ export class ValimailConnector implements SyncConnector {
   }
 
   rootJobs(): JobSpec[] {
-    return [{ resourceType: "user", op: "list", cursor: firstListCursor }];
+    return [{ resourceType: "user", op: "list", cursor: firstPage }];
   }
 
-  async runJob(job: Job): Promise<Page> {
-    if (job.resourceType !== "user" || job.op !== "list") {
-      throw new Error(`Valimail has no job ${describeJob(job)}`);
-    }
-    const cursor = listCursor.parse(job.cursor);
-    const { users, totalResults } = await this.#api.listUsers(cursor, this.#pageSize);
+  async runJob(job: Job, ctx: RequestContext): Promise<Page> {
+    if (job.resourceType !== "user" || job.op !== "list") throw unknownJob(this.name, job);
+    const cursor = parseCursor(indexCursor, job);
+    const { users, totalResults } = await this.#api.listUsers(cursor, this.#pageSize, ctx);
     const memberTypes = new Set<string>(
-      cursor.startIndex === firstListCursor.startIndex ? BASE_MEMBER_TYPES : [],
+      cursor.startIndex === firstPage.startIndex ? BASE_MEMBER_TYPES : [],
     );
     for (const user of users) {
       const memberType = memberTypeOf(user);
       if (memberType) memberTypes.add(memberType);
     }
-    const next = nextListCursor({
+    const next = nextIndexCursor({
       cursor,
       ids: users.map((u) => u.id),
       totalResults,
@@ -64,9 +70,9 @@ export class ValimailConnector implements SyncConnector {
     };
   }
 
-  async validate(): Promise<ValidationReport> {
-    const token = await this.#api.token();
-    const { totalResults } = await this.#api.listUsers(firstListCursor, 1);
+  async validate(ctx: RequestContext): Promise<ValidationReport> {
+    const token = await this.#api.token(ctx);
+    const { totalResults } = await this.#api.listUsers(firstPage, 1, ctx);
     const seconds = Math.round((token.expiresAt - Date.now()) / 1000);
     return {
       checks: [

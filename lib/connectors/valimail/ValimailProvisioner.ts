@@ -5,10 +5,9 @@ import type {
   MemberTypeResult,
   UserStateResult,
 } from "../../actions";
-import { ActionError } from "../../actions";
-import { NetworkError } from "../../http";
+import { ActionError, type Provisioner } from "../../actions";
+import { NetworkError, type RequestContext } from "../../http";
 import { patchOp, replace, ScimError } from "../../scim";
-import type { Provisioner } from "../types";
 import type { ValimailConfig } from "./config";
 import {
   DEFAULT_MEMBER_TYPE,
@@ -37,33 +36,36 @@ export class ValimailProvisioner implements Provisioner {
     this.#api = api;
   }
 
-  enableUser(userId: string): Promise<UserStateResult> {
-    return this.#setActive(userId, true);
+  enableUser(userId: string, ctx: RequestContext): Promise<UserStateResult> {
+    return this.#setActive(userId, true, ctx);
   }
 
-  disableUser(userId: string): Promise<UserStateResult> {
-    return this.#setActive(userId, false);
+  disableUser(userId: string, ctx: RequestContext): Promise<UserStateResult> {
+    return this.#setActive(userId, false, ctx);
   }
 
-  async createAccount(args: CreateAccountArgs): Promise<CreateAccountResult> {
+  async createAccount(args: CreateAccountArgs, ctx: RequestContext): Promise<CreateAccountResult> {
     const type = parseMemberType(args.member_type ?? DEFAULT_MEMBER_TYPE, "args.member_type");
     this.#requireProvisioning();
-    const existing = await this.#api.findUserByUserName(args.email);
+    const existing = await this.#api.findUserByUserName(args.email, ctx);
     if (existing) return { user_id: existing.id, created: false };
 
     for (let attempt = 1; ; attempt++) {
       try {
-        const user = await this.#api.createUser({
-          email: args.email,
-          givenName: args.given_name,
-          familyName: args.family_name,
-          memberType: type,
-        });
+        const user = await this.#api.createUser(
+          {
+            email: args.email,
+            givenName: args.given_name,
+            familyName: args.family_name,
+            memberType: type,
+          },
+          ctx,
+        );
         return { user_id: user.id, created: true };
       } catch (error) {
         if (ScimError.is(error) && error.status === 409) {
           // Someone else created it between our lookup and our POST.
-          const user = await this.#api.findUserByUserName(args.email);
+          const user = await this.#api.findUserByUserName(args.email, ctx);
           if (user) return { user_id: user.id, created: false };
           throw new ActionError(
             "upstream_error",
@@ -75,21 +77,29 @@ export class ValimailProvisioner implements Provisioner {
         const uncertain = NetworkError.is(error) || (ScimError.is(error) && error.status >= 500);
         if (!uncertain || attempt >= MAX_CREATE_ATTEMPTS) throw error;
         // The POST may have landed: look before trying again.
-        const user = await this.#api.findUserByUserName(args.email);
+        const user = await this.#api.findUserByUserName(args.email, ctx);
         if (user) return { user_id: user.id, created: true };
       }
     }
   }
 
-  async grant(userId: string, entitlementId: string): Promise<MemberTypeResult> {
+  async grant(
+    userId: string,
+    entitlementId: string,
+    ctx: RequestContext,
+  ): Promise<MemberTypeResult> {
     const type = memberTypeOfEntitlement(entitlementId);
     this.#requireProvisioning();
-    const user = await this.#getUser(userId);
+    const user = await this.#getUser(userId, ctx);
     if (memberTypeOf(user) === type) return { user_id: user.id, member_type: type, changed: false };
-    return this.#setMemberType(user.id, type);
+    return this.#setMemberType(user.id, type, ctx);
   }
 
-  async revoke(userId: string, entitlementId: string): Promise<MemberTypeResult> {
+  async revoke(
+    userId: string,
+    entitlementId: string,
+    ctx: RequestContext,
+  ): Promise<MemberTypeResult> {
     const type = memberTypeOfEntitlement(entitlementId);
     if (type === DEFAULT_MEMBER_TYPE) {
       throw new ActionError(
@@ -98,23 +108,28 @@ export class ValimailProvisioner implements Provisioner {
       );
     }
     this.#requireProvisioning();
-    const user = await this.#getUser(userId);
+    const user = await this.#getUser(userId, ctx);
     const current = memberTypeOf(user);
     if (current !== type) return { user_id: user.id, member_type: current ?? "", changed: false };
-    return this.#setMemberType(user.id, DEFAULT_MEMBER_TYPE);
+    return this.#setMemberType(user.id, DEFAULT_MEMBER_TYPE, ctx);
   }
 
-  async #setActive(userId: string, active: boolean): Promise<UserStateResult> {
+  async #setActive(userId: string, active: boolean, ctx: RequestContext): Promise<UserStateResult> {
     this.#requireProvisioning();
-    const user = await this.#getUser(userId);
+    const user = await this.#getUser(userId, ctx);
     if (isActive(user) === active) return { user_id: user.id, active, changed: false };
-    const updated = await this.#api.patchUser(user.id, patchOp(replace("active", active)));
+    const updated = await this.#api.patchUser(user.id, patchOp(replace("active", active)), ctx);
     return { user_id: updated.id, active: isActive(updated), changed: true };
   }
 
-  async #setMemberType(userId: string, type: MemberType): Promise<MemberTypeResult> {
+  async #setMemberType(
+    userId: string,
+    type: MemberType,
+    ctx: RequestContext,
+  ): Promise<MemberTypeResult> {
     try {
-      const updated = await this.#api.patchUser(userId, patchOp(replace(MEMBER_TYPE_PATH, type)));
+      const patch = patchOp(replace(MEMBER_TYPE_PATH, type));
+      const updated = await this.#api.patchUser(userId, patch, ctx);
       return { user_id: updated.id, member_type: memberTypeOf(updated) ?? type, changed: true };
     } catch (error) {
       if (ScimError.is(error) && error.status === 400 && type === "marketer")
@@ -123,8 +138,8 @@ export class ValimailProvisioner implements Provisioner {
     }
   }
 
-  async #getUser(userId: string): Promise<ScimUser> {
-    const user = await this.#api.getUser(userId);
+  async #getUser(userId: string, ctx: RequestContext): Promise<ScimUser> {
+    const user = await this.#api.getUser(userId, ctx);
     if (!user) throw new ActionError("not_found", `Valimail has no user with id ${userId}`);
     return user;
   }

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { BlacklineConnector, loadBlacklineConfig } from "../../../lib/connectors/blackline";
-import { UnexpectedResponseError } from "../../../lib/http";
+import { newRequestContext, UnexpectedResponseError } from "../../../lib/http";
 import { type RunningSimulator, startSimServer } from "../../../lib/simulators/httpServer";
-import { makeJob } from "../../../lib/sync";
+import { InvalidJobError, makeJob } from "../../../lib/sync";
 
 let server: RunningSimulator | undefined;
 afterEach(() => server?.close());
@@ -27,11 +27,14 @@ async function connectorAgainst(items: unknown[]) {
   return new BlacklineConnector(config);
 }
 
-const usersJob = makeJob("s", "blackline", {
-  resourceType: "user",
-  op: "list",
-  cursor: { page: 1, seen: 0 },
-});
+const usersJob = makeJob(
+  { syncId: "s", connector: "blackline", connectorId: "blackline" },
+  {
+    resourceType: "user",
+    op: "list",
+    cursor: { page: 1, seen: 0 },
+  },
+);
 
 describe("BlackLine payloads are parsed at the boundary", () => {
   it("fails the page with the path of what is wrong, never passing a bad user on", async () => {
@@ -40,7 +43,7 @@ describe("BlackLine payloads are parsed at the boundary", () => {
       { id: 2, isActive: "yes" },
     ]);
 
-    const error = await connector.runJob(usersJob).catch((e: unknown) => e);
+    const error = await connector.runJob(usersJob, newRequestContext()).catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(UnexpectedResponseError);
     expect((error as Error).message).toMatch(
@@ -53,7 +56,7 @@ describe("BlackLine payloads are parsed at the boundary", () => {
       { id: 7, loginId: "x@example.com", firstName: null, defaultRoleId: 12 },
     ]);
 
-    const page = await connector.runJob(usersJob);
+    const page = await connector.runJob(usersJob, newRequestContext());
 
     expect(page.records).toEqual([
       {
@@ -71,5 +74,24 @@ describe("BlackLine payloads are parsed at the boundary", () => {
         principal: { type: "user", id: "7" },
       },
     ]);
+  });
+
+  it("refuses an unknown job and a bad cursor as InvalidJobError, before any request", async () => {
+    const connector = await connectorAgainst([]);
+    const run = { syncId: "s", connector: "blackline", connectorId: "blackline" };
+    const ctx = newRequestContext();
+
+    const unknown = makeJob(run, { resourceType: "user", op: "delete" });
+    const badCursor = makeJob(run, { resourceType: "user", op: "list", cursor: { page: "2" } });
+    const orphan = makeJob(run, { resourceType: "team", op: "members" });
+
+    await expect(connector.runJob(unknown, ctx)).rejects.toThrow(
+      new InvalidJobError("blackline has no job user/delete"),
+    );
+    await expect(connector.runJob(badCursor, ctx)).rejects.toThrow(
+      /^user\/list: bad cursor \(page: /,
+    );
+    await expect(connector.runJob(orphan, ctx)).rejects.toBeInstanceOf(InvalidJobError);
+    expect(ctx.counters.requests).toBe(0);
   });
 });

@@ -193,9 +193,9 @@ describe("BlackLine sync against the simulator", () => {
 
     // Assess
     expect(expiring.records).toEqual(clean.records);
-    expect(expiring.connector.counters.tokenRequests).toBeGreaterThan(1);
+    expect(expiring.counters.tokenRequests).toBeGreaterThan(1);
     expect(revoked.records).toEqual(clean.records);
-    expect(revoked.connector.counters.tokenRequests).toBeGreaterThan(5);
+    expect(revoked.counters.tokenRequests).toBeGreaterThan(5);
   });
 
   it("stops with a clear error, instead of looping, when the server ignores the page parameter", async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { runAction } from "../../../lib/actions";
 import { loadProvisioner } from "../../../lib/connectors/registry";
+import { newRequestContext } from "../../../lib/http";
 import { startValimailSimulator, type ValimailSimulator } from "../../../lib/simulators/valimail";
 import { FAST_RETRY } from "../../helpers/blackline";
 import { cli } from "../../helpers/cli";
@@ -139,7 +140,9 @@ describe("Valimail actions", () => {
     });
 
     const replies = await Promise.all(
-      ["a", "b"].map((id) => runAction(request(id), () => loadProvisioner("valimail", env))),
+      ["a", "b"].map((id) =>
+        runAction(request(id), () => loadProvisioner("valimail", env), newRequestContext()),
+      ),
     );
 
     expect(sim.stats.byRoute.create).toBe(2);
@@ -424,6 +427,7 @@ describe("Valimail actions under faults", () => {
         args: { email: "lost@example.com", given_name: "L", family_name: "A" },
       },
       () => loadProvisioner("valimail", env, { retry: FAST_RETRY }),
+      newRequestContext(),
     );
 
     const created = [...sim.users.values()].filter((u) => u.userName === "lost@example.com");
@@ -449,6 +453,7 @@ describe("Valimail actions under faults", () => {
         args: { user_id: user.id },
       },
       () => loadProvisioner("valimail", valimailEnv(sim, ON), { retry: FAST_RETRY }),
+      newRequestContext(),
     );
 
     expect(reply).toMatchObject({
@@ -478,6 +483,7 @@ describe("Valimail actions under faults", () => {
         args: { user_id: user.id },
       },
       provisioner,
+      newRequestContext(),
     );
     const grant = await runAction(
       {
@@ -487,6 +493,7 @@ describe("Valimail actions under faults", () => {
         args: { user_id: user.id, entitlement_id: "member_type:owner:assigned" },
       },
       provisioner,
+      newRequestContext(),
     );
     const create = await runAction(
       {
@@ -496,6 +503,7 @@ describe("Valimail actions under faults", () => {
         args: { email: "f@example.com", given_name: "F", family_name: "G" },
       },
       provisioner,
+      newRequestContext(),
     );
 
     expect([disable.status, grant.status, create.status]).toEqual([

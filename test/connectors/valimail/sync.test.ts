@@ -130,6 +130,6 @@ describe("Valimail sync against the simulator", () => {
 
     expect(faulty.records).toEqual(clean.records);
     expect(faulty.summary.rateLimitWaits).toBeGreaterThan(3);
-    expect(faulty.connector.counters.tokenRequests).toBeGreaterThan(1);
+    expect(faulty.counters.tokenRequests).toBeGreaterThan(1);
   });
 });

@@ -1,10 +1,22 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { SyncConnector } from "../../lib/connectors/types";
-import { newCounters } from "../../lib/http";
-import type { Job, Page } from "../../lib/sync";
-import { grant, runLocalSync, type SnapshotRecord, SnapshotWriter } from "../../lib/sync";
+import { newRequestContext } from "../../lib/http";
+import {
+  grant,
+  InvalidJobError,
+  type Job,
+  makeJob,
+  type Page,
+  parseJob,
+  runJob,
+  runLocalSync,
+  SnapshotAssembler,
+  SnapshotFile,
+  type SnapshotRecord,
+  type SyncConnector,
+} from "../../lib/sync";
 import { readSnapshot } from "../helpers/snapshot";
 import { makeTempDir } from "../helpers/tempDir";
 
@@ -29,10 +41,29 @@ const team = (id: string): SnapshotRecord[] => [
   },
 ];
 
-describe("SnapshotWriter", () => {
+/** The assembler writing to a snapshot file, as the local runner uses them. */
+async function openSnapshot(path: string, syncId: string) {
+  const file = await SnapshotFile.open(path, syncId);
+  const assembler = await SnapshotAssembler.open({
+    out: file.stream,
+    spoolDir: join(path, ".."),
+    syncId,
+    connector: "test",
+  });
+  return {
+    write: (records: SnapshotRecord[]) => assembler.write(records),
+    async complete() {
+      const result = await assembler.complete();
+      await file.commit();
+      return result;
+    },
+  };
+}
+
+describe("SnapshotAssembler to a SnapshotFile", () => {
   it("writes grants only when their entitlement and principal are in the snapshot, whatever the order", async () => {
     const path = join(await makeTempDir(), "s.jsonl");
-    const writer = await SnapshotWriter.open({ path, syncId: "sync-1", connector: "test" });
+    const writer = await openSnapshot(path, "sync-1");
 
     // A grant before its principal and entitlement, and two that name missing objects.
     await writer.write([grant("team:7:member", { type: "user", id: "1" })]);
@@ -64,7 +95,7 @@ describe("SnapshotWriter", () => {
 
   it("writes a record delivered twice only once", async () => {
     const path = join(await makeTempDir(), "s.jsonl");
-    const writer = await SnapshotWriter.open({ path, syncId: "s", connector: "test" });
+    const writer = await openSnapshot(path, "s");
 
     const page = [user("1"), ...team("7"), grant("team:7:member", { type: "user", id: "1" })];
     await writer.write(page);
@@ -78,7 +109,7 @@ describe("SnapshotWriter", () => {
   it("gzips a file whose name ends in .gz and leaves no temporary file behind", async () => {
     const dir = await makeTempDir();
     const path = join(dir, "s.jsonl.gz");
-    const writer = await SnapshotWriter.open({ path, syncId: "s", connector: "test" });
+    const writer = await openSnapshot(path, "s");
     await writer.write([user("Zoë")]);
     await writer.complete();
 
@@ -94,7 +125,6 @@ describe("runLocalSync", () => {
   function connector(failOnPage: number | undefined): SyncConnector {
     return {
       name: "blackline",
-      counters: newCounters(),
       resourceTypes: () => [
         { kind: "resource_type", id: "user", displayName: "User", traits: ["user"] },
       ],
@@ -132,5 +162,82 @@ describe("runLocalSync", () => {
 
     expect(await readFile(outFile, "utf8")).toBe("previous good snapshot\n");
     expect(await readdir(dir)).toEqual(["s.jsonl"]);
+  });
+});
+
+describe("SnapshotAssembler to any stream", () => {
+  it("writes sync_start first and sync_end last to a plain stream, and removes its spool", async () => {
+    const spoolDir = await makeTempDir();
+    const out = new PassThrough();
+    const chunks: Buffer[] = [];
+    out.on("data", (chunk: Buffer) => chunks.push(chunk));
+    const assembler = await SnapshotAssembler.open({ out, spoolDir, syncId: "x", connector: "t" });
+
+    await assembler.write([
+      grant("team:7:member", { type: "user", id: "1" }),
+      user("1"),
+      ...team("7"),
+    ]);
+    await assembler.complete();
+
+    const lines = Buffer.concat(chunks)
+      .toString("utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { kind: string });
+    expect(lines.map((l) => l.kind)).toEqual([
+      "sync_start",
+      "resource",
+      "resource",
+      "entitlement",
+      "grant",
+      "sync_end",
+    ]);
+    expect(await readdir(spoolDir)).toEqual([]);
+  });
+});
+
+describe("runJob", () => {
+  const run = { syncId: "s", connector: "blackline", connectorId: "blackline-prod" };
+  const connector: SyncConnector = {
+    name: "blackline",
+    resourceTypes: () => [],
+    rootJobs: () => [],
+    async runJob(job: Job): Promise<Page> {
+      return {
+        records: [user("1")],
+        next: (job.cursor as number) + 1,
+        children: [{ resourceType: "team", op: "list" }],
+      };
+    },
+    validate: async () => ({ checks: [] }),
+  };
+
+  it("returns the records and the follow-up jobs, which carry the run's identity", async () => {
+    const result = await runJob(
+      connector,
+      makeJob(run, { resourceType: "user", op: "list", cursor: 1 }),
+      newRequestContext(),
+    );
+
+    expect(result.records).toHaveLength(1);
+    expect(result.followUps).toEqual([
+      { v: 1, ...run, resourceType: "team", op: "list" },
+      { v: 1, ...run, resourceType: "user", op: "list", cursor: 2 },
+    ]);
+  });
+
+  it("refuses a message that is not a job, and a job of another connector, as InvalidJobError", async () => {
+    expect(() => parseJob({ v: 1, syncId: "s", op: "list" })).toThrow(InvalidJobError);
+    expect(() => parseJob({ v: 1, syncId: "s", op: "list" })).toThrow(
+      /not a sync job: connector: .*; connectorId: .*; resourceType: /,
+    );
+    const valimailJob = makeJob(
+      { ...run, connector: "valimail" },
+      { resourceType: "user", op: "list" },
+    );
+    await expect(runJob(connector, valimailJob, newRequestContext())).rejects.toThrow(
+      "user/list is a valimail job; this is the blackline connector",
+    );
   });
 });

@@ -1,0 +1,23 @@
+import { type Logger, silentLogger } from "../logging";
+import { type HttpCounters, newCounters } from "./counters";
+
+/**
+ * Per-call state of the HTTP layer: what one run (a CLI sync, one Lambda invocation, one service
+ * task) counts, logs and may abort. It is passed with each call, never kept by a client or a
+ * connector, so a connector that a warm Lambda reuses carries nothing from one run to the next.
+ */
+export interface RequestContext {
+  counters: HttpCounters;
+  logger: Logger;
+  /** Aborts waits and requests in flight, e.g. when a Lambda is about to run out of time. */
+  signal?: AbortSignal;
+  /**
+   * On a 429: `wait` (the default) pauses every request of the client and tries again; `throw`
+   * fails at once with `RateLimitedError` carrying the wait, for a caller that can wait for free.
+   */
+  onRateLimit?: "wait" | "throw";
+}
+
+export function newRequestContext(options: Partial<RequestContext> = {}): RequestContext {
+  return { counters: newCounters(), logger: silentLogger, ...options };
+}

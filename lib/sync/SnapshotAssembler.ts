@@ -1,0 +1,175 @@
+import { once } from "node:events";
+import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { Writable } from "node:stream";
+import { endStream, jsonLine, readLines, writeJsonLine, writeText } from "./jsonLines";
+import {
+  type GrantRecord,
+  type RecordKind,
+  SNAPSHOT_VERSION,
+  type SnapshotRecord,
+  type SyncEndRecord,
+  type SyncStartRecord,
+} from "./records";
+
+export interface AssembledSnapshot {
+  counts: SyncEndRecord["counts"];
+  skipped: SyncEndRecord["skipped"];
+}
+
+export interface AssemblerOptions {
+  /** Where the snapshot's lines go (a file sink, an upload, a gzip stream); ended by `complete`. */
+  out: Writable;
+  /** A directory for the grant spool, a temporary file removed by `complete` and `abort`. */
+  spoolDir: string;
+  syncId: string;
+  connector: string;
+  startedAt?: Date;
+}
+
+/**
+ * Assembles one snapshot (CONTRACTS.md section 3) from records in any order, to any stream:
+ * `sync_start` first, each record once (a redelivered job or a page served twice is written
+ * once), and `sync_end` with the counts last.
+ *
+ * Memory holds only the sets of written ids. Grants are spooled to a temporary file and copied
+ * after every other record, so each grant is checked against the complete set of entitlements and
+ * principals (referential integrity); a grant naming anything missing is left out and counted as
+ * `dangling_grant`.
+ */
+export class SnapshotAssembler {
+  readonly #out: Writable;
+  readonly #spoolPath: string;
+  readonly #spool: WriteStream;
+  readonly #syncId: string;
+  readonly #resources = new Set<string>();
+  readonly #entitlements = new Set<string>();
+  readonly #resourceTypes = new Set<string>();
+  readonly #grants = new Set<string>();
+  readonly #counts: Record<RecordKind, number> = {
+    resource_type: 0,
+    resource: 0,
+    entitlement: 0,
+    grant: 0,
+  };
+  #closed = false;
+  /** The first error of either stream (a full disk, say); the snapshot then fails. */
+  #streamError: Error | undefined;
+  /** Writes are serialised on this chain, so callers may write from concurrent jobs. */
+  #chain: Promise<void> = Promise.resolve();
+
+  private constructor(options: AssemblerOptions) {
+    this.#out = options.out;
+    this.#syncId = options.syncId;
+    this.#spoolPath = join(options.spoolDir, `.grants.${options.syncId}.${process.pid}.jsonl`);
+    this.#spool = createWriteStream(this.#spoolPath, { flags: "wx" });
+    for (const stream of [this.#out, this.#spool]) {
+      stream.on("error", (error: Error) => {
+        this.#streamError ??= error;
+      });
+    }
+  }
+
+  static async open(options: AssemblerOptions): Promise<SnapshotAssembler> {
+    const assembler = new SnapshotAssembler(options);
+    await once(assembler.#spool, "open");
+    const start: SyncStartRecord = {
+      kind: "sync_start",
+      syncId: options.syncId,
+      connector: options.connector,
+      startedAt: (options.startedAt ?? new Date()).toISOString(),
+      version: SNAPSHOT_VERSION,
+    };
+    await writeJsonLine(assembler.#out, start);
+    return assembler;
+  }
+
+  write(records: readonly SnapshotRecord[]): Promise<void> {
+    this.#chain = this.#chain.then(async () => {
+      if (this.#closed) throw new Error("the snapshot is closed");
+      for (const record of records) await this.#writeOne(record);
+    });
+    return this.#chain;
+  }
+
+  /** Checks integrity, writes the grants and `sync_end`, and ends the output stream. */
+  async complete(): Promise<AssembledSnapshot> {
+    await this.#chain;
+    this.#closed = true;
+    this.#throwIfFailed();
+    await endStream(this.#spool);
+    let dangling = 0;
+    for await (const line of readLines(createReadStream(this.#spoolPath, "utf8"))) {
+      const record = JSON.parse(line) as GrantRecord;
+      if (
+        this.#entitlements.has(record.entitlement) &&
+        this.#resources.has(resourceKey(record.principal))
+      ) {
+        this.#counts.grant++;
+        await writeText(this.#out, `${line}\n`);
+      } else {
+        dangling++;
+      }
+    }
+    const end: SyncEndRecord = {
+      kind: "sync_end",
+      syncId: this.#syncId,
+      status: "complete",
+      finishedAt: new Date().toISOString(),
+      counts: { ...this.#counts },
+      skipped: { dangling_grant: dangling },
+    };
+    await writeText(this.#out, jsonLine(end));
+    await endStream(this.#out);
+    this.#throwIfFailed();
+    await rm(this.#spoolPath, { force: true });
+    return { counts: end.counts, skipped: end.skipped };
+  }
+
+  /** Stops and removes the spool; the output stream is destroyed, not ended. */
+  async abort(): Promise<void> {
+    this.#closed = true;
+    await this.#chain.catch(() => {});
+    this.#spool.destroy();
+    this.#out.destroy();
+    await rm(this.#spoolPath, { force: true });
+  }
+
+  #throwIfFailed(): void {
+    if (this.#streamError) {
+      throw new Error(`cannot write the snapshot: ${this.#streamError.message}`, {
+        cause: this.#streamError,
+      });
+    }
+  }
+
+  async #writeOne(record: SnapshotRecord): Promise<void> {
+    switch (record.kind) {
+      case "resource_type":
+        if (!addNew(this.#resourceTypes, record.id)) return;
+        break;
+      case "resource":
+        if (!addNew(this.#resources, resourceKey(record))) return;
+        break;
+      case "entitlement":
+        if (!addNew(this.#entitlements, record.id)) return;
+        break;
+      case "grant":
+        if (addNew(this.#grants, record.id)) await writeJsonLine(this.#spool, record);
+        return;
+    }
+    this.#counts[record.kind]++;
+    await writeJsonLine(this.#out, record);
+  }
+}
+
+function resourceKey(ref: { type: string; id: string }): string {
+  return `${ref.type}\u0000${ref.id}`;
+}
+
+function addNew(set: Set<string>, key: string): boolean {
+  if (set.has(key)) return false;
+  set.add(key);
+  return true;
+}

@@ -1,0 +1,34 @@
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import type { Readable, Writable } from "node:stream";
+
+/**
+ * The one JSON Lines encoding of the project: snapshots, shards and spools. One JSON value a
+ * line, `\n`-terminated, UTF-8.
+ */
+export function jsonLine(value: unknown): string {
+  return `${JSON.stringify(value)}\n`;
+}
+
+/** Writes `text` and waits for the stream to drain when its buffer is full. */
+export async function writeText(stream: Writable, text: string): Promise<void> {
+  if (!stream.write(text)) await once(stream, "drain");
+}
+
+export function writeJsonLine(stream: Writable, value: unknown): Promise<void> {
+  return writeText(stream, jsonLine(value));
+}
+
+/** The lines of a JSON Lines stream as raw text, blank lines skipped. */
+export async function* readLines(input: Readable): AsyncGenerator<string> {
+  for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
+    if (line.length > 0) yield line;
+  }
+}
+
+/** Ends a stream and waits until everything written has been flushed. */
+export async function endStream(stream: Writable): Promise<void> {
+  const finished = once(stream, "finish");
+  stream.end();
+  await finished;
+}

@@ -1,0 +1,101 @@
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { ConnectorError } from "../errors";
+
+/**
+ * The paging decisions every connector shares. A cursor travels in its job (through a queue in the
+ * cloud runtime), so each decision is made from the cursor and the page in hand: the next cursor,
+ * or undefined when the list is done. A cursor carries a fingerprint of the page before, so a
+ * server that ignores the paging parameter and serves the same page again is noticed.
+ */
+
+/** The server served the same page twice: it ignores the paging parameter. */
+export class RepeatedPageError extends ConnectorError {
+  override name = "RepeatedPageError";
+  override readonly code: string = "repeated_page";
+}
+
+/** A short digest of a page's ids. */
+export function pageFingerprint(ids: readonly string[]): string {
+  return createHash("sha256").update(ids.join("\n")).digest("base64url");
+}
+
+const seenSoFar = {
+  /** Items read by the pages before this one. */
+  seen: z.number().int().nonnegative(),
+  /** Fingerprint of the previous page. */
+  previous: z.string().optional(),
+};
+
+/** Page-number paging (`page`, `pageSize`). */
+export const pageCursor = z.object({ page: z.number().int().nonnegative(), ...seenSoFar }).strict();
+export type PageCursor = z.infer<typeof pageCursor>;
+
+export function firstPageCursor(page: number): PageCursor {
+  return { page, seen: 0 };
+}
+
+/**
+ * After a page-number page: done on an empty page, on the running count reaching `totalItems`,
+ * or (without `totalItems`) on a page shorter than asked for. A short page before `totalItems`
+ * means the server caps the page size: go on. A repeated page fails rather than loops; `hint`
+ * says how to read the list anyway.
+ */
+export function nextPageCursor(options: {
+  cursor: PageCursor;
+  ids: readonly string[];
+  totalItems: number | undefined;
+  pageSize: number;
+  what: string;
+  hint: string;
+}): PageCursor | undefined {
+  const { cursor, ids, totalItems, pageSize, what } = options;
+  if (ids.length === 0) return undefined;
+  const fingerprint = pageFingerprint(ids);
+  if (fingerprint === cursor.previous) {
+    throw new RepeatedPageError(
+      `${what}: page ${cursor.page} repeated page ${cursor.page - 1}, so the server ignores the page parameter; stopped instead of looping. ${options.hint}`,
+    );
+  }
+  const seen = cursor.seen + ids.length;
+  if (totalItems !== undefined ? seen >= totalItems : ids.length < pageSize) return undefined;
+  return { page: cursor.page + 1, seen, previous: fingerprint };
+}
+
+/** Index paging (`startIndex`, `count`), as SCIM lists page. */
+export const indexCursor = z
+  .object({ startIndex: z.number().int().nonnegative(), ...seenSoFar })
+  .strict();
+export type IndexCursor = z.infer<typeof indexCursor>;
+
+export function firstIndexCursor(startIndex: number): IndexCursor {
+  return { startIndex, seen: 0 };
+}
+
+/**
+ * After an index page: done on an empty page, on the running count reaching `totalResults`, or
+ * on a page repeating the previous one (a server that ignores `startIndex`). A repeat before
+ * `totalResults` is reached means the list cannot be read whole: that fails rather than passing
+ * a partial list off as complete.
+ */
+export function nextIndexCursor(options: {
+  cursor: IndexCursor;
+  ids: readonly string[];
+  totalResults: number | undefined;
+  what: string;
+}): IndexCursor | undefined {
+  const { cursor, ids, totalResults, what } = options;
+  if (ids.length === 0) return undefined;
+  const fingerprint = pageFingerprint(ids);
+  if (fingerprint === cursor.previous) {
+    if (totalResults !== undefined && cursor.seen < totalResults) {
+      throw new RepeatedPageError(
+        `${what}: the page at startIndex ${cursor.startIndex} repeated the previous one after ${cursor.seen} of ${totalResults} resources; the server ignores startIndex, so the list cannot be read whole`,
+      );
+    }
+    return undefined;
+  }
+  const seen = cursor.seen + ids.length;
+  if (totalResults !== undefined && seen >= totalResults) return undefined;
+  return { startIndex: cursor.startIndex + ids.length, seen, previous: fingerprint };
+}

@@ -1,0 +1,25 @@
+import type { RequestContext } from "../http";
+import type { Job, JobSpec, Page } from "./job";
+import type { ResourceTypeRecord } from "./records";
+
+/** What `validate` checked, one line each, for the person who runs it. */
+export interface ValidationReport {
+  checks: string[];
+}
+
+/**
+ * The read side of a connector: its resource types and the jobs of a full sync. An instance holds
+ * configuration and reusable clients only; what one run counts, logs and may abort comes with each
+ * call in `ctx`, so a warm Lambda can reuse an instance across runs.
+ */
+export interface SyncConnector {
+  /** The connector kind, e.g. `blackline`; the snapshot's `connector`. */
+  readonly name: string;
+  resourceTypes(): ResourceTypeRecord[];
+  /** The jobs a sync starts with. */
+  rootJobs(): JobSpec[];
+  /** One page of one job; an unknown job or a bad cursor throws `InvalidJobError`. */
+  runJob(job: Job, ctx: RequestContext): Promise<Page>;
+  /** One token call and one small read; throws what is wrong. */
+  validate(ctx: RequestContext): Promise<ValidationReport>;
+}
