@@ -5,5 +5,5 @@ export {
   actionRequest,
   type CreateAccountArgs,
 } from "./request";
-export { runAction } from "./runAction";
+export { failedReply, runAction } from "./runAction";
 export type { Provisioner } from "./types";

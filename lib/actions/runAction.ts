@@ -22,13 +22,13 @@ const UNKNOWN_REQUEST_ID = "unknown";
  */
 export async function runAction(
   raw: unknown,
-  resolve: (request: ActionRequest) => Provisioner,
+  resolve: (request: ActionRequest) => Provisioner | Promise<Provisioner>,
   ctx: RequestContext,
 ): Promise<ActionReply> {
   const parsed = actionRequest.safeParse(raw);
   if (!parsed.success) {
     const requestId = z.object({ requestId: z.string().min(1) }).safeParse(raw);
-    return failed(
+    return failedReply(
       requestId.success ? requestId.data.requestId : UNKNOWN_REQUEST_ID,
       "invalid_request",
       describeIssues(parsed.error.issues, "request", Number.POSITIVE_INFINITY),
@@ -36,12 +36,12 @@ export async function runAction(
   }
   const request = parsed.data;
   try {
-    const provisioner = resolve(request);
+    const provisioner = await resolve(request);
     const result = await perform(provisioner, request, ctx);
     return { requestId: request.requestId, status: "succeeded", result };
   } catch (error) {
     const { code, message } = classify(error);
-    return failed(request.requestId, code, message);
+    return failedReply(request.requestId, code, message);
   }
 }
 
@@ -64,7 +64,12 @@ function perform(
   }
 }
 
-function failed(requestId: string, code: ActionErrorCode, message: string): ActionReply {
+/** A failure reply; its message is redacted, and `retryable` follows from the code. */
+export function failedReply(
+  requestId: string,
+  code: ActionErrorCode,
+  message: string,
+): ActionReply {
   return {
     requestId,
     status: "failed",

@@ -3,10 +3,17 @@ import type { Environment } from "../config";
 import { UsageError } from "../errors";
 import type { UpstreamOptions } from "../http";
 import type { SyncConnector } from "../sync";
-import { BlacklineConnector, loadBlacklineConfig } from "./blackline";
+import {
+  BLACKLINE_SECRET_VARIABLES,
+  BLACKLINE_VARIABLES,
+  BlacklineConnector,
+  loadBlacklineConfig,
+} from "./blackline";
 import { CONNECTOR_NAMES, type ConnectorName } from "./types";
 import {
   loadValimailConfig,
+  VALIMAIL_SECRET_VARIABLES,
+  VALIMAIL_VARIABLES,
   ValimailApi,
   ValimailConnector,
   ValimailProvisioner,
@@ -16,6 +23,8 @@ export interface LoadedConnector {
   connector: SyncConnector;
   /** Jobs run at once by the local runner. */
   concurrency: number;
+  /** The configured request rate (0: none), which the cloud runtime shares among its workers. */
+  requestsPerSecond: number;
 }
 
 export function parseConnectorName(value: string): ConnectorName {
@@ -36,6 +45,7 @@ export function loadSyncConnector(
       return {
         connector: new BlacklineConnector(config, options),
         concurrency: config.maxConcurrency,
+        requestsPerSecond: config.requestsPerSecond,
       };
     }
     case "valimail": {
@@ -43,6 +53,7 @@ export function loadSyncConnector(
       return {
         connector: new ValimailConnector(config, options),
         concurrency: config.maxConcurrency,
+        requestsPerSecond: config.requestsPerSecond,
       };
     }
   }
@@ -64,5 +75,18 @@ export function loadProvisioner(
       const config = loadValimailConfig(env);
       return new ValimailProvisioner(config, new ValimailApi(config, options));
     }
+  }
+}
+
+/** The variables a connector reads, and which of them are secrets (each also `<NAME>_FILE`). */
+export function connectorVariables(name: ConnectorName): {
+  variables: readonly string[];
+  secrets: readonly string[];
+} {
+  switch (name) {
+    case "blackline":
+      return { variables: BLACKLINE_VARIABLES, secrets: BLACKLINE_SECRET_VARIABLES };
+    case "valimail":
+      return { variables: VALIMAIL_VARIABLES, secrets: VALIMAIL_SECRET_VARIABLES };
   }
 }

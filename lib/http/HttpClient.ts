@@ -194,6 +194,13 @@ export class HttpClient {
       throwIfAborted(ctx, summary);
       throw error;
     });
+    try {
+      await ctx.permit?.(ctx.signal);
+    } catch (error) {
+      release();
+      throwIfAborted(ctx, summary);
+      throw error;
+    }
     ctx.counters.requests++;
     const timeout = AbortSignal.timeout(timeoutMs);
     try {

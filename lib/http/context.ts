@@ -16,6 +16,11 @@ export interface RequestContext {
    * fails at once with `RateLimitedError` carrying the wait, for a caller that can wait for free.
    */
   onRateLimit?: "wait" | "throw";
+  /**
+   * Waits for a permit before each request, on top of the client's own limiter: how the workers
+   * of one cloud run share the instance's request rate.
+   */
+  permit?: (signal?: AbortSignal) => Promise<void>;
 }
 
 export function newRequestContext(options: Partial<RequestContext> = {}): RequestContext {

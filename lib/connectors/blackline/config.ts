@@ -30,7 +30,10 @@ export interface BlacklineConfig {
   pageSize: number;
 }
 
-const SECRETS = ["CONNECTOR_ACCOUNTING_CLIENT_SECRET", "CONNECTOR_ACCOUNTING_API_KEY"] as const;
+export const BLACKLINE_SECRET_VARIABLES = [
+  "CONNECTOR_ACCOUNTING_CLIENT_SECRET",
+  "CONNECTOR_ACCOUNTING_API_KEY",
+] as const;
 
 /** Where each value comes from, shown when it is missing; also the list of variables read. */
 const HINTS = {
@@ -122,5 +125,8 @@ const schema = z
 
 /** Reads and validates the BlackLine settings (CONTRACTS.md section 2). */
 export function loadBlacklineConfig(env: Environment): BlacklineConfig {
-  return parseSettings(schema, resolveSecrets(env, SECRETS), HINTS);
+  return parseSettings(schema, resolveSecrets(env, BLACKLINE_SECRET_VARIABLES), HINTS);
 }
+
+/** Every variable the connector reads. */
+export const BLACKLINE_VARIABLES: readonly string[] = Object.keys(HINTS);

@@ -1,2 +1,7 @@
 export { BlacklineConnector } from "./BlacklineConnector";
-export { type BlacklineConfig, loadBlacklineConfig } from "./config";
+export {
+  BLACKLINE_SECRET_VARIABLES,
+  BLACKLINE_VARIABLES,
+  type BlacklineConfig,
+  loadBlacklineConfig,
+} from "./config";

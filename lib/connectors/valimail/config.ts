@@ -28,7 +28,10 @@ export interface ValimailConfig {
   pageSize: number;
 }
 
-const SECRETS = ["CONNECTOR_EMAILAUTH_CLIENT_ID", "CONNECTOR_EMAILAUTH_APP_ID"] as const;
+export const VALIMAIL_SECRET_VARIABLES = [
+  "CONNECTOR_EMAILAUTH_CLIENT_ID",
+  "CONNECTOR_EMAILAUTH_APP_ID",
+] as const;
 
 const HINTS = {
   CONNECTOR_EMAILAUTH_CLIENT_ID:
@@ -90,5 +93,8 @@ const schema = z
 
 /** Reads and validates the Valimail settings (CONTRACTS.md section 2). */
 export function loadValimailConfig(env: Environment): ValimailConfig {
-  return parseSettings(schema, resolveSecrets(env, SECRETS), HINTS);
+  return parseSettings(schema, resolveSecrets(env, VALIMAIL_SECRET_VARIABLES), HINTS);
 }
+
+/** Every variable the connector reads. */
+export const VALIMAIL_VARIABLES: readonly string[] = Object.keys(HINTS);

@@ -1,4 +1,9 @@
-export { loadValimailConfig, type ValimailConfig } from "./config";
+export {
+  loadValimailConfig,
+  VALIMAIL_SECRET_VARIABLES,
+  VALIMAIL_VARIABLES,
+  type ValimailConfig,
+} from "./config";
 export { ValimailApi } from "./ValimailApi";
 export { ValimailConnector } from "./ValimailConnector";
 export { ValimailProvisioner } from "./ValimailProvisioner";

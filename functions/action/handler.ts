@@ -1,0 +1,9 @@
+import { handleAction, loadCloudConfig } from "../../lib/cloud";
+import { logger, telemetry, withPowertools } from "../../lib/cloud/powertools";
+
+/** The platform's "Perform connector action" step: a request of CONTRACTS.md section 4 in, its reply out. */
+export const handler = withPowertools(async (event: unknown, context) => {
+  const requestId = (event as { requestId?: unknown } | null)?.requestId;
+  if (typeof requestId === "string") logger.appendKeys({ actionRequestId: requestId });
+  return handleAction(event, context, loadCloudConfig(), telemetry);
+});

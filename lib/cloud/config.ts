@@ -1,0 +1,61 @@
+import { z } from "zod";
+import { ConfigError } from "../errors";
+
+/**
+ * What a function of the cloud runtime learns from its environment (set by serverless.yml): the
+ * stage's resources and its limits. Parsed at the boundary, so a wiring mistake names the
+ * variable instead of failing later with an AWS error.
+ */
+const cloudEnvironment = z.object({
+  STAGE: z.string().min(1),
+  INSTANCES_TABLE: z.string().min(1),
+  RUNS_TABLE: z.string().min(1),
+  IDEMPOTENCY_TABLE: z.string().min(1),
+  SHARDS_BUCKET: z.string().min(1),
+  SYNC_JOBS_QUEUE_URL: z.url(),
+  FINALIZE_QUEUE_URL: z.url(),
+  SECRETS_PREFIX: z.string().min(1),
+  JOB_MAX_RECEIVES: z.coerce.number().int().min(1).default(5),
+  RUN_STALL_SECONDS: z.coerce.number().int().min(60).default(900),
+});
+
+export interface CloudConfig {
+  stage: string;
+  instancesTable: string;
+  runsTable: string;
+  idempotencyTable: string;
+  shardsBucket: string;
+  syncJobsQueueUrl: string;
+  finalizeQueueUrl: string;
+  /** Secrets Manager name prefix of the stage's instances, e.g. `access-connectors/dev/`. */
+  secretsPrefix: string;
+  /** Deliveries of a job before it rests in the dead-letter queue (the redrive's maxReceiveCount). */
+  jobMaxReceives: number;
+  /** A run with no progress for this long ends `error`. */
+  runStallSeconds: number;
+}
+
+export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConfig {
+  const parsed = cloudEnvironment.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => ({
+        variable: String(issue.path[0] ?? "environment"),
+        message: `${issue.message} (set by serverless.yml; redeploy the stack)`,
+      })),
+    );
+  }
+  const e = parsed.data;
+  return {
+    stage: e.STAGE,
+    instancesTable: e.INSTANCES_TABLE,
+    runsTable: e.RUNS_TABLE,
+    idempotencyTable: e.IDEMPOTENCY_TABLE,
+    shardsBucket: e.SHARDS_BUCKET,
+    syncJobsQueueUrl: e.SYNC_JOBS_QUEUE_URL,
+    finalizeQueueUrl: e.FINALIZE_QUEUE_URL,
+    secretsPrefix: e.SECRETS_PREFIX,
+    jobMaxReceives: e.JOB_MAX_RECEIVES,
+    runStallSeconds: e.RUN_STALL_SECONDS,
+  };
+}

@@ -1,0 +1,106 @@
+import { createWriteStream } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createGzip } from "node:zlib";
+import { redact } from "../redact";
+import { readLines, SnapshotAssembler, type SnapshotRecord } from "../sync";
+import type { CloudConfig } from "./config";
+import { InstanceRegistry } from "./instances";
+import { openInstance } from "./instanceRuntime";
+import { failRun, reportLabel } from "./lifecycle";
+import type { FinalizeMessage } from "./messages";
+import type { Telemetry } from "./observability";
+import { RunStore } from "./runs";
+import { ShardStore } from "./shards";
+
+/** A finalizer silent this long is taken for dead, and another may take the run. */
+const FINALIZE_LEASE_SECONDS = 1_200;
+
+export interface FinalizeOutcome {
+  syncId: string;
+  status: "complete" | "error" | "skipped";
+  counts?: Record<string, number>;
+}
+
+/**
+ * Publishes a run whose jobs are all done: takes the run (once), streams the committed shards
+ * through the same assembler as the CLI into a gzip file, checks that every job is done, uploads
+ * the snapshot with the platform client, and sets the label `connected`. Any failure ends the run
+ * `error` with the reason, and nothing is uploaded.
+ */
+export async function finalizeRun(
+  message: FinalizeMessage,
+  config: CloudConfig,
+  telemetry: Telemetry,
+): Promise<FinalizeOutcome> {
+  const { syncId } = message;
+  const runs = new RunStore(config.runsTable);
+  if (!(await runs.leaseFinalize(syncId, FINALIZE_LEASE_SECONDS))) {
+    telemetry.logger.info("run not ready or taken by another finalizer", { syncId });
+    return { syncId, status: "skipped" };
+  }
+  const run = await runs.get(syncId);
+  if (!run) return { syncId, status: "skipped" };
+  const dir = await mkdtemp(join(tmpdir(), "finalize-"));
+  try {
+    const markers = await runs.markers(syncId);
+    const undone = markers.filter((m) => m.state !== "done" || !m.shardKey);
+    if (undone.length > 0) {
+      throw new Error(
+        `${undone.length} jobs of the run are not done; the snapshot would be partial`,
+      );
+    }
+    const instance = await openInstance(config, run.connectorId);
+    const path = join(dir, `${syncId}.jsonl.gz`);
+    const gzip = createGzip();
+    const file = createWriteStream(path);
+    gzip.pipe(file);
+    const closed = new Promise<void>((resolve, reject) => {
+      file.on("close", resolve);
+      file.on("error", reject);
+    });
+    const assembler = await SnapshotAssembler.open({
+      out: gzip,
+      spoolDir: dir,
+      syncId,
+      connector: run.connector,
+      startedAt: new Date(run.startedAt),
+    });
+    const shards = new ShardStore(config.shardsBucket);
+    await assembler.write(instance.loaded.connector.resourceTypes());
+    for (const marker of markers) {
+      for await (const line of readLines(await shards.openShard(marker.shardKey as string))) {
+        await assembler.write([JSON.parse(line) as SnapshotRecord]);
+      }
+    }
+    const snapshot = await assembler.complete();
+    await closed;
+    const upload = await instance.platform.uploadSnapshot(syncId, path);
+    if (!(await runs.complete(syncId))) throw new Error("the run was ended while it was finalized");
+    await new InstanceRegistry(config.instancesTable).endRun(run.connectorId, syncId, {
+      status: "complete",
+      startedAt: run.startedAt,
+    });
+    await reportLabel(instance.platform, "connected", undefined, telemetry);
+    const durationMs = Date.now() - Date.parse(run.startedAt);
+    telemetry.duration("runDuration", durationMs);
+    telemetry.count("runsCompleted", 1);
+    telemetry.logger.info("run complete", {
+      syncId,
+      connectorId: run.connectorId,
+      counts: snapshot.counts,
+      skipped: snapshot.skipped,
+      bytes: upload.bytes,
+      jobs: markers.length,
+      durationMs,
+    });
+    return { syncId, status: "complete", counts: snapshot.counts };
+  } catch (error) {
+    const reason = redact(error instanceof Error ? error.message : String(error));
+    await failRun(config, run, `the snapshot was not published: ${reason}`, telemetry);
+    return { syncId, status: "error" };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,18 @@
+export { handleAction } from "./action";
+export { type CloudConfig, loadCloudConfig } from "./config";
+export { finalizeRun } from "./finalize";
+export { type InstanceRow, InstanceRegistry, isDue } from "./instances";
+export { openInstance, UnknownInstanceError } from "./instanceRuntime";
+export {
+  collectInstanceSettings,
+  connectorIdSchema,
+  deleteInstanceSecret,
+  secretName,
+  writeInstanceSecret,
+} from "./instanceSettings";
+export { failRun, type StartAnswer, startRun } from "./lifecycle";
+export { finalizeMessage } from "./messages";
+export type { Telemetry } from "./observability";
+export { type RunItem, RunStore } from "./runs";
+export { schedule, syncNowRequest } from "./scheduler";
+export { processJobMessage } from "./syncWorker";

@@ -1,0 +1,335 @@
+import {
+  BatchWriteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { z } from "zod";
+import { awsClients } from "./clients";
+import { isConditionFailure } from "./instances";
+
+/**
+ * The state of sync runs in DynamoDB. Per run, one item (`sk = run`) counts the jobs still
+ * outstanding, and one marker per job (`sk = job#<id>`) says who asked for the job (its owner)
+ * and, once done, where its shard is. A job is committed by one conditional transaction: its
+ * marker goes from pending to done and the run's count moves by its new children minus one. A
+ * redelivered message or a second worker finds the marker done and changes nothing, so a job
+ * counts once however often it is delivered; the run is complete when the count reaches zero.
+ */
+const RETENTION_SECONDS = 14 * 24 * 3600;
+
+export const runItem = z.object({
+  syncId: z.string(),
+  connectorId: z.string(),
+  connector: z.string(),
+  status: z.enum(["running", "finalizing", "complete", "error"]),
+  outstanding: z.number().int(),
+  jobsDone: z.number().int(),
+  records: z.number().int(),
+  requests: z.number().int(),
+  startedAt: z.string(),
+  lastProgressAt: z.string(),
+  finalizeLeaseAt: z.string().optional(),
+  error: z.string().optional(),
+  finishedAt: z.string().optional(),
+});
+export type RunItem = z.infer<typeof runItem>;
+
+export const jobMarker = z.object({
+  jobId: z.string(),
+  state: z.enum(["pending", "done"]),
+  /** The job id that asked for this job, or `root`. */
+  owner: z.string(),
+  shardKey: z.string().optional(),
+  childrenKey: z.string().optional(),
+  records: z.number().int().optional(),
+});
+export type JobMarker = z.infer<typeof jobMarker>;
+
+export type CommitOutcome = "committed" | "already_done" | "run_over";
+
+const runKey = (syncId: string) => ({ pk: `run#${syncId}`, sk: "run" });
+const markerKey = (syncId: string, jobId: string) => ({ pk: `run#${syncId}`, sk: `job#${jobId}` });
+const expiresAt = () => Math.floor(Date.now() / 1000) + RETENTION_SECONDS;
+
+export class RunStore {
+  readonly #table: string;
+
+  constructor(table: string) {
+    this.#table = table;
+  }
+
+  /** Records a new run with its root jobs pending. */
+  async open(run: {
+    syncId: string;
+    connectorId: string;
+    connector: string;
+    rootJobIds: readonly string[];
+  }): Promise<void> {
+    const now = new Date().toISOString();
+    const item: RunItem = {
+      syncId: run.syncId,
+      connectorId: run.connectorId,
+      connector: run.connector,
+      status: "running",
+      outstanding: run.rootJobIds.length,
+      jobsDone: 0,
+      records: 0,
+      requests: 0,
+      startedAt: now,
+      lastProgressAt: now,
+    };
+    await awsClients().dynamo.send(
+      new PutCommand({
+        TableName: this.#table,
+        Item: { ...runKey(run.syncId), ...item, expiresAt: expiresAt() },
+        ConditionExpression: "attribute_not_exists(pk)",
+      }),
+    );
+    const markers = run.rootJobIds.map((jobId) => ({
+      PutRequest: {
+        Item: {
+          ...markerKey(run.syncId, jobId),
+          jobId,
+          state: "pending",
+          owner: "root",
+          expiresAt: expiresAt(),
+        },
+      },
+    }));
+    for (let i = 0; i < markers.length; i += 25) {
+      await awsClients().dynamo.send(
+        new BatchWriteCommand({ RequestItems: { [this.#table]: markers.slice(i, i + 25) } }),
+      );
+    }
+  }
+
+  async get(syncId: string): Promise<RunItem | undefined> {
+    const { Item } = await awsClients().dynamo.send(
+      new GetCommand({ TableName: this.#table, Key: runKey(syncId), ConsistentRead: true }),
+    );
+    return Item === undefined ? undefined : runItem.parse(Item);
+  }
+
+  async marker(syncId: string, jobId: string): Promise<JobMarker | undefined> {
+    const { Item } = await awsClients().dynamo.send(
+      new GetCommand({
+        TableName: this.#table,
+        Key: markerKey(syncId, jobId),
+        ConsistentRead: true,
+      }),
+    );
+    return Item === undefined ? undefined : jobMarker.parse(Item);
+  }
+
+  /**
+   * Claims the children a job asks for: a child nobody asked for yet becomes pending and owned by
+   * `owner`. Returns the ids `owner` owns (claimed now, or by an earlier delivery of the same
+   * job); a child another job owns (the upstream listed it twice) is that job's to count and send.
+   */
+  async claimChildren(
+    syncId: string,
+    owner: string,
+    childIds: readonly string[],
+  ): Promise<string[]> {
+    const owned: string[] = [];
+    const claim = async (jobId: string) => {
+      try {
+        await awsClients().dynamo.send(
+          new PutCommand({
+            TableName: this.#table,
+            Item: {
+              ...markerKey(syncId, jobId),
+              jobId,
+              state: "pending",
+              owner,
+              expiresAt: expiresAt(),
+            },
+            ConditionExpression:
+              "attribute_not_exists(pk) OR (#owner = :owner AND #state = :pending)",
+            ExpressionAttributeNames: { "#owner": "owner", "#state": "state" },
+            ExpressionAttributeValues: { ":owner": owner, ":pending": "pending" },
+          }),
+        );
+        owned.push(jobId);
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+    };
+    const unique = [...new Set(childIds)];
+    for (let i = 0; i < unique.length; i += 16) {
+      await Promise.all(unique.slice(i, i + 16).map(claim));
+    }
+    return owned;
+  }
+
+  /**
+   * Commits a job in one transaction: its marker pending to done (with its shard), and the run's
+   * outstanding count moved by its owned children minus itself, while the run is running.
+   */
+  async commit(
+    syncId: string,
+    jobId: string,
+    done: {
+      shardKey: string;
+      childrenKey: string;
+      records: number;
+      requests: number;
+      children: number;
+    },
+  ): Promise<CommitOutcome> {
+    const now = new Date().toISOString();
+    try {
+      await awsClients().dynamo.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.#table,
+                Key: markerKey(syncId, jobId),
+                UpdateExpression:
+                  "SET #state = :done, shardKey = :shard, childrenKey = :children, records = :records",
+                ConditionExpression: "#state = :pending",
+                ExpressionAttributeNames: { "#state": "state" },
+                ExpressionAttributeValues: {
+                  ":done": "done",
+                  ":pending": "pending",
+                  ":shard": done.shardKey,
+                  ":children": done.childrenKey,
+                  ":records": done.records,
+                },
+              },
+            },
+            {
+              Update: {
+                TableName: this.#table,
+                Key: runKey(syncId),
+                UpdateExpression:
+                  "ADD outstanding :delta, jobsDone :one, records :records, requests :requests SET lastProgressAt = :now",
+                ConditionExpression: "#status = :running",
+                ExpressionAttributeNames: { "#status": "status" },
+                ExpressionAttributeValues: {
+                  ":delta": done.children - 1,
+                  ":one": 1,
+                  ":records": done.records,
+                  ":requests": done.requests,
+                  ":now": now,
+                  ":running": "running",
+                },
+              },
+            },
+          ],
+        }),
+      );
+      return "committed";
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const run = await this.get(syncId);
+      return run?.status === "running" ? "already_done" : "run_over";
+    }
+  }
+
+  /** Ends a running or finalizing run with `error`; true when this call ended it. */
+  async fail(syncId: string, reason: string): Promise<boolean> {
+    return this.#transition(syncId, ["running", "finalizing"], {
+      status: "error",
+      error: reason,
+      finishedAt: new Date().toISOString(),
+    });
+  }
+
+  /**
+   * Takes the run for finalizing: a running run with nothing outstanding, or a finalizing one
+   * whose finalizer has been silent longer than `leaseSeconds` (it died). True when taken.
+   */
+  async leaseFinalize(syncId: string, leaseSeconds: number): Promise<boolean> {
+    const now = new Date();
+    const stale = new Date(now.getTime() - leaseSeconds * 1000).toISOString();
+    try {
+      await awsClients().dynamo.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: runKey(syncId),
+          UpdateExpression: "SET #status = :finalizing, finalizeLeaseAt = :now",
+          ConditionExpression:
+            "(#status = :running AND outstanding = :zero) OR (#status = :finalizing AND finalizeLeaseAt < :stale)",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: {
+            ":finalizing": "finalizing",
+            ":running": "running",
+            ":zero": 0,
+            ":now": now.toISOString(),
+            ":stale": stale,
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Marks a finalizing run complete. */
+  async complete(syncId: string): Promise<boolean> {
+    return this.#transition(syncId, ["finalizing"], {
+      status: "complete",
+      finishedAt: new Date().toISOString(),
+    });
+  }
+
+  /** Every job marker of a run. */
+  async markers(syncId: string): Promise<JobMarker[]> {
+    const markers: JobMarker[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await awsClients().dynamo.send(
+        new QueryCommand({
+          TableName: this.#table,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :job)",
+          ExpressionAttributeValues: { ":pk": `run#${syncId}`, ":job": "job#" },
+          ExclusiveStartKey: start,
+          ConsistentRead: true,
+        }),
+      );
+      for (const item of page.Items ?? []) markers.push(jobMarker.parse(item));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return markers;
+  }
+
+  async #transition(
+    syncId: string,
+    from: readonly RunItem["status"][],
+    set: Partial<RunItem>,
+  ): Promise<boolean> {
+    const names: Record<string, string> = { "#status": "status" };
+    const values: Record<string, unknown> = {};
+    const assignments = Object.entries(set).map(([key, value]) => {
+      names[`#${key}`] = key;
+      values[`:${key}`] = value;
+      return `#${key} = :${key}`;
+    });
+    from.forEach((status, i) => {
+      values[`:from${i}`] = status;
+    });
+    try {
+      await awsClients().dynamo.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: runKey(syncId),
+          UpdateExpression: `SET ${assignments.join(", ")}`,
+          ConditionExpression: `#status IN (${from.map((_, i) => `:from${i}`).join(", ")})`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+}

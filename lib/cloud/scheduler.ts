@@ -1,0 +1,95 @@
+import { z } from "zod";
+import { ConfigError } from "../errors";
+import { redact } from "../redact";
+import type { CloudConfig } from "./config";
+import { InstanceRegistry, isDue } from "./instances";
+import { failRun, type StartAnswer, startRun } from "./lifecycle";
+import type { Telemetry } from "./observability";
+import { RunStore } from "./runs";
+import { connectorIdSchema } from "./instanceSettings";
+
+/** A direct invoke: sync this instance now (how the platform and `cloud sync` ask). */
+export const syncNowRequest = z.object({ connectorId: connectorIdSchema }).strict();
+
+/** An EventBridge scheduled event (only its shape matters: it carries no instance). */
+const scheduledEvent = z.object({ "detail-type": z.literal("Scheduled Event") }).loose();
+
+export interface SweepAnswer {
+  started: StartAnswer[];
+  stalled: string[];
+  failed: { connectorId: string; error: string }[];
+}
+
+/** The scheduler's two entry points, told apart by the event's shape. */
+export async function schedule(
+  event: unknown,
+  config: CloudConfig,
+  telemetry: Telemetry,
+): Promise<StartAnswer | SweepAnswer> {
+  const direct = syncNowRequest.safeParse(event);
+  if (direct.success) return startRun(config, direct.data.connectorId, telemetry);
+  if (scheduledEvent.safeParse(event).success) return sweep(config, telemetry);
+  throw new ConfigError([
+    {
+      variable: "event",
+      message:
+        'the scheduler takes {"connectorId": "<id>"} (sync that instance now) or an EventBridge scheduled event',
+    },
+  ]);
+}
+
+/**
+ * The schedule: ends runs that made no progress for `runStallSeconds`, then starts every
+ * instance that is due. One instance's failure does not stop the others.
+ */
+export async function sweep(config: CloudConfig, telemetry: Telemetry): Promise<SweepAnswer> {
+  const registry = new InstanceRegistry(config.instancesTable);
+  const runs = new RunStore(config.runsTable);
+  const answer: SweepAnswer = { started: [], stalled: [], failed: [] };
+  const now = new Date();
+  for (const row of await registry.list()) {
+    try {
+      if (row.currentSyncId) {
+        const run = await runs.get(row.currentSyncId);
+        const quietMs = run
+          ? now.getTime() - Date.parse(run.finalizeLeaseAt ?? run.lastProgressAt)
+          : Infinity;
+        if (
+          !run ||
+          run.status === "complete" ||
+          run.status === "error" ||
+          quietMs > config.runStallSeconds * 1000
+        ) {
+          const reason = `the run made no progress for ${Math.round(quietMs / 1000)} s (limit ${config.runStallSeconds} s); nothing was uploaded, and the next sync starts on schedule`;
+          await failRun(
+            config,
+            {
+              syncId: row.currentSyncId,
+              connectorId: row.connectorId,
+              ...(run ? { startedAt: run.startedAt } : {}),
+            },
+            reason,
+            telemetry,
+          );
+          // A run that ended without releasing the instance (or never recorded) is released here.
+          await registry.endRun(row.connectorId, row.currentSyncId, {
+            status: "error",
+            startedAt: run?.startedAt ?? now.toISOString(),
+            detail: run?.error ?? reason,
+          });
+          answer.stalled.push(row.connectorId);
+        }
+        continue;
+      }
+      if (isDue(row, now)) answer.started.push(await startRun(config, row.connectorId, telemetry));
+    } catch (error) {
+      const message = redact(error instanceof Error ? error.message : String(error));
+      telemetry.logger.error("cannot start a scheduled sync", {
+        connectorId: row.connectorId,
+        error: message,
+      });
+      answer.failed.push({ connectorId: row.connectorId, error: message });
+    }
+  }
+  return answer;
+}

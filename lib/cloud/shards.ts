@@ -1,0 +1,81 @@
+import { createHash } from "node:crypto";
+import type { Readable } from "node:stream";
+import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { z } from "zod";
+import { type Job, jobSchema, jsonLine, type SnapshotRecord } from "../sync";
+import { awsClients } from "./clients";
+
+/**
+ * A run's objects in the shards bucket, under `runs/<syncId>/` (expired by the bucket's lifecycle
+ * rule): each job's records as a JSON Lines shard, and the child jobs it asked for. Keys carry
+ * the delivery's message id, so two deliveries of one job never overwrite each other; the job's
+ * marker names the one that was committed.
+ */
+export function jobId(job: Job): string {
+  return createHash("sha256").update(canonicalJson(job)).digest("base64url").slice(0, 32);
+}
+
+export function shardKeys(syncId: string, jobIdValue: string, deliveryId: string) {
+  const base = `runs/${syncId}`;
+  return {
+    shardKey: `${base}/shards/${jobIdValue}/${deliveryId}.jsonl`,
+    childrenKey: `${base}/children/${jobIdValue}/${deliveryId}.json`,
+  };
+}
+
+export class ShardStore {
+  readonly #bucket: string;
+
+  constructor(bucket: string) {
+    this.#bucket = bucket;
+  }
+
+  async putShard(key: string, records: readonly SnapshotRecord[]): Promise<void> {
+    await this.#put(key, records.map(jsonLine).join(""), "application/x-ndjson");
+  }
+
+  async putChildren(key: string, children: readonly Job[]): Promise<void> {
+    await this.#put(key, JSON.stringify(children), "application/json");
+  }
+
+  async getChildren(key: string): Promise<Job[]> {
+    const body = await this.#get(key);
+    return z.array(jobSchema).parse(JSON.parse(await body.transformToString()));
+  }
+
+  /** A shard as a stream, so finalize never holds a run's records in memory. */
+  async openShard(key: string): Promise<Readable> {
+    return (await this.#get(key)) as unknown as Readable;
+  }
+
+  async #put(key: string, body: string, contentType: string): Promise<void> {
+    await awsClients().s3.send(
+      new PutObjectCommand({
+        Bucket: this.#bucket,
+        Key: key,
+        Body: body,
+        ContentType: contentType,
+      }),
+    );
+  }
+
+  async #get(key: string) {
+    const { Body } = await awsClients().s3.send(
+      new GetObjectCommand({ Bucket: this.#bucket, Key: key }),
+    );
+    if (!Body) throw new Error(`s3://${this.#bucket}/${key} has no body`);
+    return Body;
+  }
+}
+
+/** JSON with object keys sorted, so equal jobs give equal text whatever their key order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
