@@ -1,7 +1,6 @@
 export { handleAction } from "./action";
 export { type CloudConfig, loadCloudConfig } from "./config";
 export { finalizeRun } from "./finalize";
-export { type InstanceRow, InstanceRegistry, isDue } from "./instances";
 export { openInstance, UnknownInstanceError } from "./instanceRuntime";
 export {
   collectInstanceSettings,
@@ -10,6 +9,7 @@ export {
   secretName,
   writeInstanceSecret,
 } from "./instanceSettings";
+export { InstanceRegistry, type InstanceRow, isDue } from "./instances";
 export { failRun, type StartAnswer, startRun } from "./lifecycle";
 export { finalizeMessage } from "./messages";
 export type { Telemetry } from "./observability";

@@ -6,8 +6,8 @@ import { ConfigError } from "../errors";
 import type { UpstreamOptions } from "../http";
 import { loadPlatformConnection, PlatformClient } from "../platform";
 import type { CloudConfig } from "./config";
-import { type InstanceRow, InstanceRegistry } from "./instances";
 import { readInstanceSettings, secretName } from "./instanceSettings";
+import { InstanceRegistry, type InstanceRow } from "./instances";
 
 /** No instance of that id is registered on this stage: a request naming it is invalid. */
 export class UnknownInstanceError extends ConfigError {

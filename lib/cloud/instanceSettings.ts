@@ -1,10 +1,10 @@
+import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
 import {
   CreateSecretCommand,
   DeleteSecretCommand,
   PutSecretValueCommand,
   ResourceExistsException,
 } from "@aws-sdk/client-secrets-manager";
-import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
 import { z } from "zod";
 import { type Environment, resolveSecrets } from "../config";
 import { connectorVariables, loadSyncConnector } from "../connectors/registry";

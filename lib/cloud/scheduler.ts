@@ -2,11 +2,11 @@ import { z } from "zod";
 import { ConfigError } from "../errors";
 import { redact } from "../redact";
 import type { CloudConfig } from "./config";
+import { connectorIdSchema } from "./instanceSettings";
 import { InstanceRegistry, isDue } from "./instances";
 import { failRun, type StartAnswer, startRun } from "./lifecycle";
 import type { Telemetry } from "./observability";
 import { RunStore } from "./runs";
-import { connectorIdSchema } from "./instanceSettings";
 
 /** A direct invoke: sync this instance now (how the platform and `cloud sync` ask). */
 export const syncNowRequest = z.object({ connectorId: connectorIdSchema }).strict();
