@@ -8,6 +8,8 @@ await build({
   platform: "node",
   target: "node20",
   format: "esm",
+  // The cloud commands (and the AWS SDK they load) are a chunk of their own, loaded on use.
+  splitting: true,
   packages: "external",
   sourcemap: true,
   logLevel: "warning",

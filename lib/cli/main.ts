@@ -1,5 +1,6 @@
 import { Argument, Command, CommanderError, Option } from "commander";
 import packageJson from "../../package.json" with { type: "json" };
+import type { FunctionInvoker } from "../cloud/invoker";
 import { loadEnvironment } from "../config";
 import { parseConnectorName } from "../connectors/registry";
 import { ExitCode, exitCodeOf } from "../errors";
@@ -10,6 +11,11 @@ import { syncToFile } from "./commands/sync";
 import { validateConnector } from "./commands/validate";
 import { type CliIo, processIo } from "./io";
 
+/** What the cloud commands call; tests pass an invoker that runs the packaged handlers. */
+export interface CliServices {
+  invoke?: FunctionInvoker;
+}
+
 interface CommonOptions {
   envFile?: string;
   verbose?: boolean;
@@ -18,7 +24,7 @@ interface CommonOptions {
 /** Commands that decide their own exit code report it here. */
 type SetExitCode = (code: number) => void;
 
-function buildProgram(io: CliIo, setExitCode: SetExitCode): Command {
+function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices): Command {
   const program = new Command("access-connectors")
     .description("Sync and provision BlackLine and Valimail for an identity-governance platform.")
     .version(packageJson.version)
@@ -146,6 +152,8 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode): Command {
     );
   }
 
+  addCloudCommands(program, withCommon, envFor, io, setExitCode, services);
+
   program
     .command("demo")
     .description("run the syncs and one action against the bundled simulators, with no credentials")
@@ -158,12 +166,132 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode): Command {
   return program;
 }
 
-/** Runs the command line and returns the exit code (CONTRACTS.md section 1). */
-export async function runCli(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
-  let exitCode: number = ExitCode.ok;
-  const program = buildProgram(io, (code) => {
-    exitCode = code;
+interface StageOptions {
+  stage: string;
+  region?: string;
+}
+
+/** `cloud put-instance | list | remove | sync | action` (CONTRACTS.md section 6). */
+function addCloudCommands(
+  program: Command,
+  withCommon: (command: Command) => Command,
+  envFor: (options: CommonOptions) => ReturnType<typeof loadEnvironment>,
+  io: CliIo,
+  setExitCode: SetExitCode,
+  services: CliServices,
+) {
+  const cloud = program
+    .command("cloud")
+    .description("operate the cloud-hosted runtime of a deployed stage (see the README's Deploy)");
+  const staged = (command: Command) =>
+    command
+      .option("--stage <stage>", "the deployed stage", "dev")
+      .option("--region <region>", "its AWS region (default: the SDK's configuration)");
+  const commands = () => import("./commands/cloud");
+  const cloudOptions = (options: StageOptions) => ({ ...options, ...services });
+
+  withCommon(
+    staged(
+      cloud
+        .command("put-instance")
+        .description("register or update an instance: its settings secret and registry row")
+        .argument("<connectorId>", "the instance's id, e.g. blackline-prod")
+        .argument("<connector>", "blackline or valimail")
+        .option("--interval <interval>", "how often it syncs: 90s, 30m, 1h, 24h", "1h")
+        .option("--no-sync", "do not start the first sync"),
+    ),
+  ).action(
+    async (
+      connectorId: string,
+      connector: string,
+      options: CommonOptions & StageOptions & { interval: string; sync: boolean },
+    ) => {
+      const { putInstance } = await commands();
+      const args = { connectorId, connector, interval: options.interval, sync: options.sync };
+      await putInstance(io, envFor(options), args, cloudOptions(options));
+    },
+  );
+  staged(cloud.command("list").description("the stage's instances and their labels"))
+    .option("--json", "one JSON object a line")
+    .action(async (options: StageOptions & { json?: boolean }) => {
+      await (await commands()).listInstances(io, { ...cloudOptions(options), json: options.json });
+    });
+  staged(
+    cloud
+      .command("remove")
+      .description("remove an instance: its registry row and its secret")
+      .argument("<connectorId>"),
+  ).action(async (connectorId: string, options: StageOptions) => {
+    await (await commands()).removeInstance(io, connectorId, cloudOptions(options));
   });
+  staged(
+    cloud.command("sync").description("start a sync of an instance now").argument("<connectorId>"),
+  ).action(async (connectorId: string, options: StageOptions) => {
+    await (await commands()).syncInstance(io, connectorId, cloudOptions(options));
+  });
+  staged(
+    cloud
+      .command("action")
+      .description("run a connector action through the action function")
+      .argument("<connectorId>")
+      .addArgument(
+        new Argument("<action>").choices([
+          "enable_user",
+          "disable_user",
+          "create_account",
+          "grant",
+          "revoke",
+        ]),
+      )
+      .option("--user-id <id>", "the user's id in the upstream")
+      .option("--entitlement <id>", "for grant and revoke: the entitlement id")
+      .option("--email <email>", "for create_account")
+      .option("--given-name <name>", "for create_account")
+      .option("--family-name <name>", "for create_account")
+      .option("--member-type <type>", "for create_account")
+      .option("--request-id <id>", "the request's id (default: a fresh one)"),
+  ).action(
+    async (
+      connectorId: string,
+      action: string,
+      options: StageOptions & {
+        userId?: string;
+        entitlement?: string;
+        email?: string;
+        givenName?: string;
+        familyName?: string;
+        memberType?: string;
+        requestId?: string;
+      },
+    ) => {
+      const args = {
+        user_id: options.userId,
+        entitlement_id: options.entitlement,
+        email: options.email,
+        given_name: options.givenName,
+        family_name: options.familyName,
+        member_type: options.memberType,
+      };
+      const request = { connectorId, action, args, requestId: options.requestId };
+      setExitCode(await (await commands()).cloudAction(io, request, cloudOptions(options)));
+    },
+  );
+}
+
+/** Runs the command line and returns the exit code (CONTRACTS.md section 1). */
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo = processIo(),
+  services: CliServices = {},
+): Promise<number> {
+  let exitCode: number = ExitCode.ok;
+  const program = buildProgram(
+    io,
+    (code) => {
+      exitCode = code;
+    },
+    services,
+  );
   try {
     await program.parseAsync([...argv], { from: "user" });
     return exitCode;

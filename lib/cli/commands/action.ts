@@ -41,6 +41,11 @@ export async function actionCommand(
     () => loadProvisioner(connector, env, upstreamOptions),
     newRequestContext({ logger }),
   );
+  return printReply(io, reply);
+}
+
+/** Prints a reply as one JSON line (a failure also on stderr); returns the exit code it calls for. */
+export function printReply(io: CliIo, reply: ActionReply): number {
   io.stdout.write(`${JSON.stringify(reply)}\n`);
   if (reply.status === "failed")
     io.stderr.write(`error: ${reply.error.code}: ${reply.error.message}\n`);

@@ -1,0 +1,135 @@
+import { randomUUID } from "node:crypto";
+import type { ActionReply } from "../../actions";
+import {
+  collectInstanceSettings,
+  connectorIdSchema,
+  deleteInstanceSecret,
+  InstanceRegistry,
+  secretName,
+  writeInstanceSecret,
+} from "../../cloud";
+import { type FunctionInvoker, lambdaInvoker } from "../../cloud/invoker";
+import { readStackOutputs } from "../../cloud/stack";
+import type { Environment } from "../../config";
+import { parseConnectorName } from "../../connectors/registry";
+import { UsageError } from "../../errors";
+import { parseInterval } from "../../platform";
+import type { CliIo } from "../io";
+import { printReply } from "./action";
+
+/** The operator commands of CONTRACTS.md section 6; they find the stage from its stack's outputs. */
+export interface CloudOptions {
+  stage: string;
+  region?: string;
+  /** How functions are invoked: Lambda's Invoke by default; tests pass their own. */
+  invoke?: FunctionInvoker;
+}
+
+export async function putInstance(
+  io: CliIo,
+  env: Environment,
+  args: { connectorId: string; connector: string; interval: string; sync: boolean },
+  options: CloudOptions,
+): Promise<void> {
+  // Everything is checked before anything is written: a mistake exits 2 and changes nothing.
+  const connectorId = parseConnectorId(args.connectorId);
+  const connector = parseConnectorName(args.connector);
+  const intervalSeconds = Math.round(parseInterval(args.interval) / 1000);
+  const settings = collectInstanceSettings(connector, env);
+  const stack = await readStackOutputs(options.stage, options.region);
+  const secret = secretName(stack.secretsPrefix, connectorId);
+  await writeInstanceSecret(secret, settings);
+  await new InstanceRegistry(stack.instancesTable).register({
+    connectorId,
+    connector,
+    intervalSeconds,
+  });
+  io.stdout.write(
+    `${connectorId}: ${connector} instance saved on stage ${options.stage} (secret ${secret}, every ${args.interval})\n`,
+  );
+  if (args.sync) await startSync(io, connectorId, options, stack.schedulerFunctionName);
+}
+
+export async function listInstances(io: CliIo, options: CloudOptions & { json?: boolean }) {
+  const stack = await readStackOutputs(options.stage, options.region);
+  const rows = await new InstanceRegistry(stack.instancesTable).list();
+  if (options.json) {
+    for (const row of rows) io.stdout.write(`${JSON.stringify(row)}\n`);
+    return;
+  }
+  if (rows.length === 0) {
+    io.stdout.write(
+      `no instances on stage ${options.stage}; add one with \`cloud put-instance\`\n`,
+    );
+    return;
+  }
+  for (const row of rows) {
+    const run = row.currentSyncId
+      ? `syncing ${row.currentSyncId}`
+      : `last ${row.lastSyncStatus ?? "never"}${row.lastSyncAt ? ` at ${row.lastSyncAt}` : ""}`;
+    const detail = row.labelDetail ? ` (${row.labelDetail})` : "";
+    io.stdout.write(`${row.connectorId}\t${row.connector}\t${row.label}${detail}\t${run}\n`);
+  }
+}
+
+export async function removeInstance(io: CliIo, connectorIdArg: string, options: CloudOptions) {
+  const connectorId = parseConnectorId(connectorIdArg);
+  const stack = await readStackOutputs(options.stage, options.region);
+  const existed = await new InstanceRegistry(stack.instancesTable).remove(connectorId);
+  await deleteInstanceSecret(secretName(stack.secretsPrefix, connectorId)).catch((error) => {
+    if ((error as { name?: string }).name !== "ResourceNotFoundException") throw error;
+  });
+  io.stdout.write(
+    existed
+      ? `${connectorId}: removed (registry row and secret)\n`
+      : `${connectorId}: no such instance on stage ${options.stage}; nothing to remove\n`,
+  );
+}
+
+export async function syncInstance(io: CliIo, connectorIdArg: string, options: CloudOptions) {
+  const connectorId = parseConnectorId(connectorIdArg);
+  const stack = await readStackOutputs(options.stage, options.region);
+  await startSync(io, connectorId, options, stack.schedulerFunctionName);
+}
+
+/** Sends one action request to the action function; returns the exit code its reply calls for. */
+export async function cloudAction(
+  io: CliIo,
+  request: {
+    connectorId: string;
+    action: string;
+    args: Record<string, string | undefined>;
+    requestId?: string;
+  },
+  options: CloudOptions,
+): Promise<number> {
+  const stack = await readStackOutputs(options.stage, options.region);
+  const event = {
+    requestId: request.requestId ?? randomUUID(),
+    connectorId: request.connectorId,
+    action: request.action,
+    args: Object.fromEntries(Object.entries(request.args).filter(([, v]) => v !== undefined)),
+  };
+  const reply = (await invoker(options)(stack.actionFunctionName, event)) as ActionReply;
+  return printReply(io, reply);
+}
+
+async function startSync(
+  io: CliIo,
+  connectorId: string,
+  options: CloudOptions,
+  functionName: string,
+) {
+  const answer = await invoker(options)(functionName, { connectorId });
+  io.stdout.write(`${JSON.stringify(answer)}\n`);
+}
+
+function invoker(options: CloudOptions): FunctionInvoker {
+  return options.invoke ?? lambdaInvoker(options.region);
+}
+
+function parseConnectorId(value: string): string {
+  const parsed = connectorIdSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new UsageError(`connector id "${value}": ${parsed.error.issues[0]?.message}`);
+}
