@@ -1,9 +1,34 @@
 import { defineConfig } from "vitest/config";
 
+// Two projects: "core" (unit, simulators, peer) and "aws" (moto_server): test/aws/** and any
+// test named *.aws.test.ts. The aws project packages the functions and the stack once, in
+// globalSetup, and only when one of its tests is selected; deploying takes a few seconds in
+// beforeAll, hence its longer timeouts.
+const AWS_TESTS = ["test/aws/**/*.test.ts", "test/**/*.aws.test.ts"];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 30_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "core",
+          include: ["test/**/*.test.ts"],
+          exclude: [...AWS_TESTS, "**/node_modules/**"],
+          testTimeout: 60_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "aws",
+          include: AWS_TESTS,
+          globalSetup: ["test/aws/globalSetup.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+    ],
   },
 });

@@ -1,0 +1,149 @@
+// The packaged stack deployed to moto the way the framework deploys it: outputs, the functions'
+// configuration pointing at the stack's own resources, the queue wiring, and a direct invoke.
+import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { HeadBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { awsClientConfig, deployStack, type Moto, type Stack, startMoto } from "./harness";
+
+let moto: Moto;
+let stack: Stack;
+let dynamodb: DynamoDBClient;
+let s3: S3Client;
+let sqs: SQSClient;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  stack = await deployStack(moto, { stage: "dev" });
+  const config = awsClientConfig(moto.endpoint);
+  dynamodb = new DynamoDBClient(config);
+  s3 = new S3Client(config);
+  sqs = new SQSClient({ ...config, useQueueUrlAsEndpoint: false });
+});
+
+afterAll(async () => {
+  for (const client of [dynamodb, s3, sqs]) client?.destroy();
+  await stack?.close();
+  await moto?.stop();
+});
+
+const OUTPUTS = [
+  "InstancesTableName",
+  "RunsTableName",
+  "IdempotencyTableName",
+  "SyncJobsQueueUrl",
+  "SyncJobsDeadLetterQueueUrl",
+  "FinalizeQueueUrl",
+  "FinalizeDeadLetterQueueUrl",
+  "ShardsBucketName",
+  "SchedulerFunctionName",
+  "SyncWorkerFunctionName",
+  "FinalizeFunctionName",
+  "ActionFunctionName",
+  "SecretsPrefix",
+];
+
+async function queueAttributes(url: string | undefined) {
+  const { Attributes = {} } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All"] }),
+  );
+  return Attributes;
+}
+
+describe("deployed stack", () => {
+  it("names the stack after the stage and has every output", () => {
+    expect(stack.name).toBe("access-connectors-dev");
+    for (const name of OUTPUTS) expect(stack.outputs[name], name).toMatch(/\S/);
+    expect(stack.outputs.SecretsPrefix).toBe("access-connectors/dev/");
+    expect(Object.keys(stack.functions).sort()).toEqual([
+      "action",
+      "finalize",
+      "scheduler",
+      "syncWorker",
+    ]);
+    expect(stack.outputs.SyncWorkerFunctionName).toBe(stack.functions.syncWorker?.name);
+  });
+
+  it("points every function's environment at the stack's own resources", async () => {
+    const o = stack.outputs;
+    for (const fn of Object.values(stack.functions)) {
+      const env = fn.environment;
+      expect(env, fn.key).toMatchObject({
+        STAGE: "dev",
+        INSTANCES_TABLE: o.InstancesTableName,
+        RUNS_TABLE: o.RunsTableName,
+        IDEMPOTENCY_TABLE: o.IdempotencyTableName,
+        SHARDS_BUCKET: o.ShardsBucketName,
+        SYNC_JOBS_QUEUE_URL: o.SyncJobsQueueUrl,
+        FINALIZE_QUEUE_URL: o.FinalizeQueueUrl,
+        SECRETS_PREFIX: o.SecretsPrefix,
+        JOB_MAX_RECEIVES: "5",
+        RUN_STALL_SECONDS: "900",
+        POWERTOOLS_SERVICE_NAME: "access-connectors",
+        POWERTOOLS_METRICS_NAMESPACE: "AccessConnectors",
+        POWERTOOLS_LOG_LEVEL: "INFO",
+        NODE_OPTIONS: "--enable-source-maps",
+      });
+      expect(fn.runtime).toBe("nodejs22.x");
+      expect(fn.handler).toBe("handler.handler");
+    }
+    const env = stack.functions.scheduler?.environment ?? {};
+    for (const table of [env.INSTANCES_TABLE, env.RUNS_TABLE, env.IDEMPOTENCY_TABLE]) {
+      const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: table }));
+      expect(Table?.TableStatus, table).toBe("ACTIVE");
+    }
+    await expect(
+      s3.send(new HeadBucketCommand({ Bucket: env.SHARDS_BUCKET })),
+    ).resolves.toBeDefined();
+    const jobs = await queueAttributes(env.SYNC_JOBS_QUEUE_URL);
+    expect(jobs.VisibilityTimeout).toBe("180");
+    expect(JSON.parse(jobs.RedrivePolicy ?? "{}")).toMatchObject({
+      maxReceiveCount: Number(env.JOB_MAX_RECEIVES),
+      deadLetterTargetArn: (await queueAttributes(o.SyncJobsDeadLetterQueueUrl)).QueueArn,
+    });
+    const finalize = await queueAttributes(env.FINALIZE_QUEUE_URL);
+    expect(finalize.VisibilityTimeout).toBe("5400");
+    expect(JSON.parse(finalize.RedrivePolicy ?? "{}")).toMatchObject({
+      maxReceiveCount: 3,
+      deadLetterTargetArn: (await queueAttributes(o.FinalizeDeadLetterQueueUrl)).QueueArn,
+    });
+  });
+
+  it("deploys the timeouts and memory of serverless.yml", () => {
+    const f = stack.functions;
+    expect([f.scheduler, f.syncWorker, f.finalize, f.action].map((x) => x?.timeoutSeconds)).toEqual(
+      [60, 120, 900, 30],
+    );
+    expect(f.finalize?.memoryMb).toBe(1024);
+  });
+
+  it("wires SyncJobsQueue to syncWorker and FinalizeQueue to finalize", async () => {
+    const jobsArn = (await queueAttributes(stack.outputs.SyncJobsQueueUrl)).QueueArn;
+    const finalizeArn = (await queueAttributes(stack.outputs.FinalizeQueueUrl)).QueueArn;
+    expect(stack.functions.syncWorker?.queues).toEqual([
+      expect.objectContaining({
+        queueArn: jobsArn,
+        batchSize: 10,
+        functionResponseTypes: ["ReportBatchItemFailures"],
+        maximumConcurrency: 10,
+        visibilityTimeoutSeconds: 180,
+      }),
+    ]);
+    expect(stack.functions.finalize?.queues).toEqual([
+      expect.objectContaining({
+        queueArn: finalizeArn,
+        batchSize: 1,
+        functionResponseTypes: ["ReportBatchItemFailures"],
+        visibilityTimeoutSeconds: 5400,
+      }),
+    ]);
+    expect(stack.functions.scheduler?.queues).toEqual([]);
+    expect(stack.functions.action?.queues).toEqual([]);
+  });
+
+  it("invokes a packaged handler directly", async () => {
+    // A malformed action request is answered, never thrown (CONTRACTS.md section 6).
+    const answer = await stack.invoke("action", {});
+    expect(JSON.stringify(answer)).toContain("invalid_request");
+  });
+});

@@ -1,0 +1,17 @@
+// The AWS test harness: moto_server on loopback, the packaged stack deployed to it, and the
+// packaged handlers run the way Lambda runs them. See stack.ts, lambda.ts and sqs.ts.
+export { LambdaInvocationError, LambdaKilledError } from "./lambda";
+export { awsClientConfig, awsEnv, DEFAULT_REGION, type Moto, startMoto } from "./moto";
+export { ensurePackaged } from "./package";
+export {
+  type DeployedFunction,
+  type DeployOptions,
+  type DrainOptions,
+  type DrainStats,
+  deployStack,
+  type FunctionConfig,
+  type InvokeOptions,
+  type LogLine,
+  type QueueMapping,
+  type Stack,
+} from "./stack";

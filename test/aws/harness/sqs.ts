@@ -1,0 +1,299 @@
+// Feeds a queue to its function the way a Lambda SQS event source mapping does: receive up to
+// BatchSize messages (real ReceiveMessage on the emulator, so visibility and receive counts are
+// SQS's own), invoke the function with a real SQS event, delete what succeeded, keep the rest.
+// With FunctionResponseTypes ReportBatchItemFailures the response's batchItemFailures are kept
+// (a malformed response fails the whole batch, as on Lambda); an invocation that throws, times
+// out, crashes or is killed keeps the whole batch.
+import { createHash } from "node:crypto";
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
+import type { SQSEvent, SQSRecord } from "aws-lambda";
+import {
+  type FunctionRuntime,
+  type InvocationResult,
+  type InvokeOptions,
+  LambdaInvocationError,
+} from "./lambda";
+
+/** An event source mapping as deployed (read before the harness disabled it on moto). */
+export interface QueueMapping {
+  uuid: string;
+  queueArn: string;
+  /** The queue's URL on the emulator's host (GetQueueUrl). */
+  queueUrl: string;
+  batchSize: number;
+  functionResponseTypes: string[];
+  maximumConcurrency?: number;
+  /** The queue's VisibilityTimeout, seconds. */
+  visibilityTimeoutSeconds: number;
+}
+
+export interface DrainOptions {
+  /** Give up (and throw) after this many invocations. Default 200. */
+  maxInvocations?: number;
+  /** Give up (and throw) after this long. Default 60 000 ms. */
+  timeoutMs?: number;
+  /**
+   * At-least-once delivery: every batch is received twice (made visible again and received
+   * anew, so each copy has its own receipt handle and receive count) and delivered as two
+   * concurrent invocations, in two containers, before anything is deleted. Each copy is a
+   * receive: ApproximateReceiveCount rises by 2 a round, so a message that keeps failing
+   * reaches the dead-letter queue in half the rounds.
+   */
+  duplicateEveryMessage?: boolean;
+  /**
+   * A worker killed mid-batch: the container of each of the first `invocations` (default 1)
+   * invocations is terminated after `ms` milliseconds, so no code of the handler runs after
+   * that and nothing of the batch is deleted; the messages come back (see
+   * releaseFailedMessages).
+   */
+  killAfter?: { ms: number; invocations?: number };
+  /**
+   * Make kept messages (failed, or of a failed or killed invocation) visible again at once
+   * (ChangeMessageVisibility 0) instead of after the visibility timeout, which is minutes.
+   * Default true. This overrides a visibility the handler set itself for a message it reported
+   * as failed (e.g. a delay after a 429); pass false to keep it, and the drain then waits for
+   * the message (within timeoutMs).
+   */
+  releaseFailedMessages?: boolean;
+}
+
+export interface DrainStats {
+  /** Invocations of the function (a duplicated batch counts twice). */
+  invocations: number;
+  /** Records delivered (a duplicated message counts twice). */
+  messages: number;
+  /** Summed duration of the invocations as the handler saw it, ms. */
+  handlerMs: number;
+  /** Records kept for another try: reported failures and records of failed invocations. */
+  failedRecords: number;
+  /** Messages deleted after success. */
+  deleted: number;
+  /** Invocations killed by `killAfter`. */
+  kills: number;
+  /** `errorType: message` of each invocation that threw, timed out or crashed (not kills). */
+  errors: string[];
+  /** Wall time of the drain, ms. */
+  ms: number;
+}
+
+const md5 = (text: string) => createHash("md5").update(text).digest("hex");
+
+/** The record Lambda puts in an SQS event for one received message. */
+export function sqsRecord(message: Message, mapping: QueueMapping, region: string): SQSRecord {
+  const attributes = message.Attributes ?? {};
+  const messageAttributes: SQSRecord["messageAttributes"] = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+    messageAttributes[name] = {
+      dataType: value.DataType ?? "String",
+      ...(value.StringValue !== undefined ? { stringValue: value.StringValue } : {}),
+      ...(value.BinaryValue !== undefined
+        ? { binaryValue: Buffer.from(value.BinaryValue).toString("base64") }
+        : {}),
+      stringListValues: value.StringListValues ?? [],
+      binaryListValues: (value.BinaryListValues ?? []).map((b) =>
+        Buffer.from(b).toString("base64"),
+      ),
+    };
+  }
+  const body = message.Body ?? "";
+  return {
+    messageId: message.MessageId ?? "",
+    receiptHandle: message.ReceiptHandle ?? "",
+    body,
+    attributes: {
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? "1",
+      SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
+      SenderId: attributes.SenderId ?? "AIDAIENQZJOLO23YVJ4VO",
+      ApproximateFirstReceiveTimestamp:
+        attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+      ...(attributes.MessageGroupId ? { MessageGroupId: attributes.MessageGroupId } : {}),
+      ...(attributes.MessageDeduplicationId
+        ? { MessageDeduplicationId: attributes.MessageDeduplicationId }
+        : {}),
+      ...(attributes.SequenceNumber ? { SequenceNumber: attributes.SequenceNumber } : {}),
+      ...(attributes.AWSTraceHeader ? { AWSTraceHeader: attributes.AWSTraceHeader } : {}),
+    },
+    messageAttributes,
+    md5OfBody: message.MD5OfBody ?? md5(body),
+    ...(message.MD5OfMessageAttributes
+      ? { md5OfMessageAttributes: message.MD5OfMessageAttributes }
+      : {}),
+    eventSource: "aws:sqs",
+    eventSourceARN: mapping.queueArn,
+    awsRegion: region,
+  } as SQSRecord;
+}
+
+/** Which records of a batch the response keeps, per Lambda's rules for partial failures. */
+export function keptRecords(records: SQSRecord[], response: unknown, reportsFailures: boolean) {
+  if (!reportsFailures) return [];
+  if (response === null || typeof response !== "object") return [];
+  const failures = (response as { batchItemFailures?: unknown }).batchItemFailures;
+  if (failures === undefined || failures === null) return [];
+  const all = records;
+  if (!Array.isArray(failures)) return all;
+  const ids = new Set(records.map((r) => r.messageId));
+  const kept = new Set<string>();
+  for (const failure of failures) {
+    const id = (failure as { itemIdentifier?: unknown } | null)?.itemIdentifier;
+    // An empty, missing or unknown identifier fails the whole batch.
+    if (typeof id !== "string" || id === "" || !ids.has(id)) return all;
+    kept.add(id);
+  }
+  return records.filter((r) => kept.has(r.messageId));
+}
+
+export async function drainQueue(
+  sqs: SQSClient,
+  runtime: FunctionRuntime,
+  mapping: QueueMapping,
+  region: string,
+  options: DrainOptions = {},
+): Promise<DrainStats> {
+  const started = Date.now();
+  const maxInvocations = options.maxInvocations ?? 200;
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const release = options.releaseFailedMessages ?? true;
+  let killsLeft = options.killAfter ? (options.killAfter.invocations ?? 1) : 0;
+  const reportsFailures = mapping.functionResponseTypes.includes("ReportBatchItemFailures");
+  const key = runtime.config.key;
+  const stats: DrainStats = {
+    invocations: 0,
+    messages: 0,
+    handlerMs: 0,
+    failedRecords: 0,
+    deleted: 0,
+    kills: 0,
+    errors: [],
+    ms: 0,
+  };
+
+  const receive = async (max: number) =>
+    (
+      await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: mapping.queueUrl,
+          MaxNumberOfMessages: Math.min(max, 10),
+          MessageSystemAttributeNames: ["All"],
+          MessageAttributeNames: ["All"],
+          WaitTimeSeconds: 0,
+        }),
+      )
+    ).Messages ?? [];
+
+  const makeVisible = async (records: SQSRecord[]) => {
+    for (const record of records) {
+      await sqs
+        .send(
+          new ChangeMessageVisibilityCommand({
+            QueueUrl: mapping.queueUrl,
+            ReceiptHandle: record.receiptHandle,
+            VisibilityTimeout: 0,
+          }),
+        )
+        // Deleted meanwhile through another copy's receipt handle: nothing to release.
+        .catch(() => {});
+    }
+  };
+
+  const deliver = async (messages: Message[]) => {
+    const records = messages.map((m) => sqsRecord(m, mapping, region));
+    const event: SQSEvent = { Records: records };
+    const invokeOptions: InvokeOptions = {};
+    if (killsLeft > 0 && options.killAfter) {
+      killsLeft--;
+      invokeOptions.killAfterMs = options.killAfter.ms;
+    }
+    stats.invocations++;
+    stats.messages += records.length;
+    let kept: SQSRecord[];
+    const t0 = performance.now();
+    try {
+      const { result, ms }: InvocationResult = await runtime.invoke(event, invokeOptions);
+      stats.handlerMs += ms;
+      kept = keptRecords(records, result, reportsFailures);
+    } catch (error) {
+      stats.handlerMs += performance.now() - t0;
+      if (!(error instanceof LambdaInvocationError)) throw error;
+      if (error.errorType === "Harness.Killed") stats.kills++;
+      else stats.errors.push(`${error.errorType}: ${error.message}`);
+      kept = records;
+    }
+    stats.failedRecords += kept.length;
+    const keptIds = new Set(kept.map((r) => r.messageId));
+    const done = records.filter((r) => !keptIds.has(r.messageId));
+    return { done, kept };
+  };
+
+  for (;;) {
+    if (stats.invocations >= maxInvocations || Date.now() - started > timeoutMs) {
+      const a = await counts();
+      throw new Error(
+        `drainQueue(${key}): gave up after ${stats.invocations} invocations and ` +
+          `${Date.now() - started} ms with ${a.visible} messages visible, ${a.inFlight} in flight, ` +
+          `${a.delayed} delayed; errors: ${stats.errors.slice(-3).join(" | ") || "none"}`,
+      );
+    }
+    const batch = await receive(mapping.batchSize);
+    if (batch.length === 0) {
+      const a = await counts();
+      if (a.visible + a.inFlight + a.delayed === 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+      continue;
+    }
+    const batches = [batch];
+    if (options.duplicateEveryMessage) {
+      await makeVisible(batch.map((m) => sqsRecord(m, mapping, region)));
+      const again = await receive(batch.length);
+      if (again.length > 0) batches.push(again);
+    }
+    const outcomes = await Promise.all(batches.map(deliver));
+    const deletedIds = new Set<string>();
+    for (const { done } of outcomes) {
+      for (const record of done) {
+        await sqs
+          .send(
+            new DeleteMessageCommand({
+              QueueUrl: mapping.queueUrl,
+              ReceiptHandle: record.receiptHandle,
+            }),
+          )
+          .catch(() => {});
+        if (!deletedIds.has(record.messageId)) stats.deleted++;
+        deletedIds.add(record.messageId);
+      }
+    }
+    if (release) {
+      for (const { kept } of outcomes) {
+        await makeVisible(kept.filter((r) => !deletedIds.has(r.messageId)));
+      }
+    }
+  }
+  stats.ms = Date.now() - started;
+  return stats;
+
+  async function counts() {
+    const { Attributes: a = {} } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: mapping.queueUrl,
+        AttributeNames: [
+          "ApproximateNumberOfMessages",
+          "ApproximateNumberOfMessagesNotVisible",
+          "ApproximateNumberOfMessagesDelayed",
+        ],
+      }),
+    );
+    return {
+      visible: Number(a.ApproximateNumberOfMessages ?? 0),
+      inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
+      delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
+    };
+  }
+}

@@ -1,0 +1,361 @@
+// The packaged CloudFormation (what `serverless package` writes) against the design card
+// (ARCHITECTURE.md, "Cloud-hosted"): every queue feeding a function has a dead-letter queue,
+// every dead-letter queue an alarm, least-privilege IAM, a private encrypted bucket; and
+// cfn-lint finds no error in it.
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { delimiter, join } from "node:path";
+import { promisify } from "node:util";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ensurePackaged } from "./harness";
+
+const STAGE = "dev";
+
+interface Resource {
+  Type: string;
+  Properties?: Record<string, unknown>;
+  DependsOn?: string[];
+}
+interface Template {
+  Resources: Record<string, Resource>;
+  Outputs?: Record<string, { Value: unknown }>;
+}
+type Props = Record<string, unknown>;
+
+let dir: string;
+let template: Template;
+
+beforeAll(async () => {
+  ({ dir } = await ensurePackaged(STAGE));
+  template = JSON.parse(
+    await readFile(join(dir, "cloudformation-template-update-stack.json"), "utf8"),
+  ) as Template;
+});
+
+const ofType = (type: string) =>
+  Object.entries(template.Resources).filter(([, r]) => r.Type === type) as [string, Resource][];
+const props = (r: Resource | undefined) => (r?.Properties ?? {}) as Props;
+
+/** The logical ID a `{"Fn::GetAtt": [id, attr]}` names (and checks attr). */
+function getAtt(value: unknown, attr: string): string | undefined {
+  const ga = (value as { "Fn::GetAtt"?: [string, string] } | undefined)?.["Fn::GetAtt"];
+  return ga && ga[1] === attr ? ga[0] : undefined;
+}
+
+/** An intrinsic rendered as text: Ref/GetAtt become ${...}, Sub and Join are spelled out. */
+function render(value: unknown): string {
+  if (typeof value === "string") return value;
+  const v = value as Record<string, unknown>;
+  if (typeof v.Ref === "string") return `\${${v.Ref}}`;
+  if (Array.isArray(v["Fn::GetAtt"])) return `\${${(v["Fn::GetAtt"] as string[]).join(".")}}`;
+  if (typeof v["Fn::Sub"] === "string") return v["Fn::Sub"];
+  if (Array.isArray(v["Fn::Sub"])) return String(v["Fn::Sub"][0]);
+  if (Array.isArray(v["Fn::Join"])) {
+    const [sep, parts] = v["Fn::Join"] as [string, unknown[]];
+    return parts.map(render).join(sep);
+  }
+  return JSON.stringify(value);
+}
+
+const asArray = <T>(v: T | T[] | undefined): T[] =>
+  v === undefined ? [] : Array.isArray(v) ? v : [v];
+
+interface Statement {
+  Effect: string;
+  Action?: string | string[];
+  NotAction?: unknown;
+  Resource?: unknown;
+  NotResource?: unknown;
+}
+
+/** Every statement of every identity policy in the template, with where it is. */
+function identityStatements(): { where: string; statement: Statement }[] {
+  const out: { where: string; statement: Statement }[] = [];
+  for (const [id, role] of ofType("AWS::IAM::Role")) {
+    for (const policy of asArray(
+      props(role).Policies as { PolicyName: string; PolicyDocument: { Statement: Statement[] } }[],
+    )) {
+      for (const statement of asArray(policy.PolicyDocument.Statement)) {
+        out.push({ where: `${id}/${policy.PolicyName}`, statement });
+      }
+    }
+  }
+  for (const type of ["AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"]) {
+    for (const [id, policy] of ofType(type)) {
+      const doc = props(policy).PolicyDocument as { Statement: Statement[] };
+      for (const statement of asArray(doc.Statement)) out.push({ where: id, statement });
+    }
+  }
+  return out;
+}
+
+describe("packaged template", () => {
+  it("feeds every queue-fed function from a queue with a dead-letter queue", () => {
+    const mappings = ofType("AWS::Lambda::EventSourceMapping");
+    expect(mappings.map(([id]) => id).sort()).toEqual([
+      "FinalizeEventSourceMappingSQSFinalizeQueue",
+      "SyncWorkerEventSourceMappingSQSSyncJobsQueue",
+    ]);
+    for (const [id, mapping] of mappings) {
+      const p = props(mapping);
+      const queueId = getAtt(p.EventSourceArn, "Arn");
+      const queue = queueId ? template.Resources[queueId] : undefined;
+      expect(queue?.Type, `${id}: source`).toBe("AWS::SQS::Queue");
+      const redrive = props(queue).RedrivePolicy as {
+        deadLetterTargetArn: unknown;
+        maxReceiveCount: number;
+      };
+      expect(redrive, `${queueId}: RedrivePolicy`).toBeDefined();
+      const dlqId = getAtt(redrive.deadLetterTargetArn, "Arn");
+      expect(dlqId && template.Resources[dlqId]?.Type, `${queueId}: dead-letter queue`).toBe(
+        "AWS::SQS::Queue",
+      );
+      expect(redrive.maxReceiveCount).toBeGreaterThanOrEqual(1);
+      expect(p.FunctionResponseTypes, `${id}`).toEqual(["ReportBatchItemFailures"]);
+      expect(p.Enabled, `${id}`).toBe(true);
+      // A message must stay invisible for at least one whole invocation.
+      const fnId = getAtt(p.FunctionName, "Arn") as string;
+      const timeout = props(template.Resources[fnId]).Timeout as number;
+      expect(props(queue).VisibilityTimeout as number, `${queueId}`).toBeGreaterThanOrEqual(
+        timeout,
+      );
+    }
+    const sync = props(template.Resources.SyncWorkerEventSourceMappingSQSSyncJobsQueue);
+    expect(sync.BatchSize).toBe(10);
+    expect(sync.ScalingConfig).toEqual({ MaximumConcurrency: 10 });
+    expect(props(template.Resources.FinalizeEventSourceMappingSQSFinalizeQueue).BatchSize).toBe(1);
+  });
+
+  it("invokes the scheduler every 5 minutes", () => {
+    const rules = ofType("AWS::Events::Rule");
+    expect(rules).toHaveLength(1);
+    const rule = props(rules[0]?.[1]);
+    expect(rule.ScheduleExpression).toBe("rate(5 minutes)");
+    expect(rule.State).toBe("ENABLED");
+    const targets = rule.Targets as { Arn: unknown }[];
+    expect(targets.map((t) => getAtt(t.Arn, "Arn"))).toEqual(["SchedulerLambdaFunction"]);
+  });
+
+  it("has an alarm on every dead-letter queue", () => {
+    const dlqs = ofType("AWS::SQS::Queue")
+      .map(
+        ([, q]) =>
+          (props(q).RedrivePolicy as { deadLetterTargetArn?: unknown } | undefined)
+            ?.deadLetterTargetArn,
+      )
+      .filter(Boolean)
+      .map((arn) => getAtt(arn, "Arn"));
+    expect(dlqs.sort()).toEqual(["FinalizeDeadLetterQueue", "SyncJobsDeadLetterQueue"]);
+    for (const dlq of dlqs) {
+      expect(props(template.Resources[dlq as string]).MessageRetentionPeriod).toBe(1_209_600);
+      const alarms = ofType("AWS::CloudWatch::Alarm").filter(([, a]) =>
+        asArray(props(a).Dimensions as { Name: string; Value: unknown }[]).some(
+          (d) => d.Name === "QueueName" && getAtt(d.Value, "QueueName") === dlq,
+        ),
+      );
+      expect(alarms, `alarm on ${dlq}`).toHaveLength(1);
+      expect(props(alarms[0]?.[1])).toMatchObject({
+        Namespace: "AWS/SQS",
+        MetricName: "ApproximateNumberOfMessagesVisible",
+        Threshold: 0,
+        ComparisonOperator: "GreaterThanThreshold",
+      });
+    }
+  });
+
+  it("runs every function on nodejs22.x, arm64, with its own role and the full environment", () => {
+    const functions = ofType("AWS::Lambda::Function");
+    expect(functions).toHaveLength(4);
+    const roles = new Set<string>();
+    const maxReceives = (
+      props(template.Resources.SyncJobsQueue).RedrivePolicy as { maxReceiveCount: number }
+    ).maxReceiveCount;
+    for (const [id, fn] of functions) {
+      const p = props(fn);
+      expect(p.Runtime, id).toBe("nodejs22.x");
+      expect(p.Architectures, id).toEqual(["arm64"]);
+      expect(p.Handler, id).toBe("handler.handler");
+      const role = getAtt(p.Role, "Arn");
+      expect(role && template.Resources[role]?.Type, `${id}: role`).toBe("AWS::IAM::Role");
+      roles.add(role as string);
+      const env = (p.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(Object.keys(env).sort(), id).toEqual(
+        [
+          "STAGE",
+          "INSTANCES_TABLE",
+          "RUNS_TABLE",
+          "IDEMPOTENCY_TABLE",
+          "SHARDS_BUCKET",
+          "SYNC_JOBS_QUEUE_URL",
+          "FINALIZE_QUEUE_URL",
+          "SECRETS_PREFIX",
+          "JOB_MAX_RECEIVES",
+          "RUN_STALL_SECONDS",
+          "POWERTOOLS_SERVICE_NAME",
+          "POWERTOOLS_METRICS_NAMESPACE",
+          "POWERTOOLS_LOG_LEVEL",
+          "NODE_OPTIONS",
+        ].sort(),
+      );
+      expect(env).toMatchObject({
+        STAGE: STAGE,
+        INSTANCES_TABLE: { Ref: "InstancesTable" },
+        RUNS_TABLE: { Ref: "RunsTable" },
+        IDEMPOTENCY_TABLE: { Ref: "IdempotencyTable" },
+        SHARDS_BUCKET: { Ref: "ShardsBucket" },
+        SYNC_JOBS_QUEUE_URL: { Ref: "SyncJobsQueue" },
+        FINALIZE_QUEUE_URL: { Ref: "FinalizeQueue" },
+        SECRETS_PREFIX: `access-connectors/${STAGE}/`,
+        JOB_MAX_RECEIVES: String(maxReceives),
+        RUN_STALL_SECONDS: "900",
+        POWERTOOLS_SERVICE_NAME: "access-connectors",
+        POWERTOOLS_METRICS_NAMESPACE: "AccessConnectors",
+        POWERTOOLS_LOG_LEVEL: "INFO",
+        NODE_OPTIONS: "--enable-source-maps",
+      });
+    }
+    expect(roles.size).toBe(4);
+    // No framework-made role shared by all functions.
+    expect(template.Resources.IamRoleLambdaExecution).toBeUndefined();
+  });
+
+  it("grants named resources only", () => {
+    const allowedWildcards = [
+      /^\$\{ShardsBucket\.Arn\}\/runs\/\*$/,
+      new RegExp(`:secretsmanager:[^*]+:secret:access-connectors/${STAGE}/\\*$`),
+      /:logs:[^*]+:log-group:\/aws\/lambda\/[^*:]+:\*$/,
+    ];
+    const statements = identityStatements();
+    expect(statements.length).toBeGreaterThan(10);
+    const problems: string[] = [];
+    for (const { where, statement } of statements) {
+      if (statement.NotAction || statement.NotResource)
+        problems.push(`${where}: NotAction/NotResource`);
+      for (const action of asArray(statement.Action)) {
+        if (action.includes("*")) problems.push(`${where}: action ${action}`);
+      }
+      for (const resource of asArray(statement.Resource as unknown)) {
+        const text = render(resource);
+        if (text.includes("*") && !allowedWildcards.some((re) => re.test(text))) {
+          problems.push(`${where}: resource ${text}`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    // Each function may write only to its own log group.
+    for (const [id, fn] of ofType("AWS::Lambda::Function")) {
+      const role = getAtt(props(fn).Role, "Arn") as string;
+      const logs = statements
+        .filter((s) => s.where.startsWith(`${role}/`))
+        .flatMap((s) => asArray(s.statement.Resource).map(render))
+        .filter((r) => r.includes(":log-group:"));
+      expect(logs, id).toEqual([
+        `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${props(fn).FunctionName}:*`,
+      ]);
+    }
+  });
+
+  it("keeps the shard bucket encrypted, private, TLS-only, and expires runs/", () => {
+    const bucket = props(template.Resources.ShardsBucket);
+    const sse = (
+      bucket.BucketEncryption as {
+        ServerSideEncryptionConfiguration: {
+          ServerSideEncryptionByDefault: { SSEAlgorithm: string };
+        }[];
+      }
+    ).ServerSideEncryptionConfiguration;
+    expect(["AES256", "aws:kms"]).toContain(sse[0]?.ServerSideEncryptionByDefault.SSEAlgorithm);
+    expect(bucket.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    const rules = (bucket.LifecycleConfiguration as { Rules: Props[] }).Rules;
+    expect(rules).toContainEqual(
+      expect.objectContaining({ Status: "Enabled", Prefix: "runs/", ExpirationInDays: 7 }),
+    );
+    const policies = ofType("AWS::S3::BucketPolicy").filter(
+      ([, p]) => (props(p).Bucket as { Ref?: string }).Ref === "ShardsBucket",
+    );
+    expect(policies).toHaveLength(1);
+    const statements = (props(policies[0]?.[1]).PolicyDocument as { Statement: Props[] }).Statement;
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Effect: "Deny",
+        Condition: { Bool: { "aws:SecureTransport": "false" } },
+      }),
+    );
+  });
+
+  it("outputs what operator commands read, naming resources moto models", () => {
+    const outputs = template.Outputs ?? {};
+    const expected: Record<string, string> = {
+      InstancesTableName: "InstancesTable",
+      RunsTableName: "RunsTable",
+      IdempotencyTableName: "IdempotencyTable",
+      SyncJobsQueueUrl: "SyncJobsQueue",
+      SyncJobsDeadLetterQueueUrl: "SyncJobsDeadLetterQueue",
+      FinalizeQueueUrl: "FinalizeQueue",
+      FinalizeDeadLetterQueueUrl: "FinalizeDeadLetterQueue",
+      ShardsBucketName: "ShardsBucket",
+      SchedulerFunctionName: "SchedulerLambdaFunction",
+      SyncWorkerFunctionName: "SyncWorkerLambdaFunction",
+      FinalizeFunctionName: "FinalizeLambdaFunction",
+      ActionFunctionName: "ActionLambdaFunction",
+    };
+    for (const [name, ref] of Object.entries(expected)) {
+      expect(outputs[name]?.Value, name).toEqual({ Ref: ref });
+    }
+    expect(outputs.SecretsPrefix?.Value).toBe(`access-connectors/${STAGE}/`);
+  });
+
+  it("passes cfn-lint without errors", async () => {
+    const onPath = (process.env.PATH ?? "")
+      .split(delimiter)
+      .some((d) => d !== "" && existsSync(join(d, "cfn-lint")));
+    if (!onPath) {
+      throw new Error(
+        "cfn-lint is required for the packaging tests and was not found on PATH. " +
+          "Install it with: pip install cfn-lint (then check `cfn-lint --version`).",
+      );
+    }
+    const files = [
+      join(dir, "cloudformation-template-create-stack.json"),
+      join(dir, "cloudformation-template-update-stack.json"),
+    ];
+    // Exit status is a bit mask of the levels found (2 error, 4 warning, 8 informational).
+    const output = await promisify(execFile)("cfn-lint", ["--format", "json", ...files], {
+      maxBuffer: 16 * 1024 * 1024,
+    }).then(
+      (r) => r.stdout,
+      (e: { stdout?: string; message: string }) => {
+        if (!e.stdout) throw new Error(`cfn-lint failed: ${e.message}`);
+        return e.stdout;
+      },
+    );
+    const findings = JSON.parse(output) as {
+      Level: string;
+      Rule: { Id: string };
+      Message: string;
+      Filename: string | null;
+    }[];
+    const line = (f: (typeof findings)[number]) => `${f.Rule.Id} ${f.Message}`;
+    expect(findings.filter((f) => f.Level === "Error").map(line)).toEqual([]);
+    // Warnings fail too, but one: the framework adds DependsOn on a function's own role (which
+    // its GetAtt already implies) when `role:` names a role of the template.
+    const unexpected = findings
+      .filter((f) => f.Level === "Warning")
+      .filter(
+        (f) =>
+          !(
+            f.Rule.Id === "W3005" &&
+            /^'\w+Role' dependency already enforced by a 'GetAtt' at 'Resources\/\w+LambdaFunction\/Properties\/Role'$/.test(
+              f.Message,
+            )
+          ),
+      );
+    expect(unexpected.map(line)).toEqual([]);
+  });
+});
