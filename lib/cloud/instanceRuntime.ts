@@ -36,8 +36,12 @@ export interface InstanceRuntime {
   provisioner(): Provisioner;
 }
 
-/** Shorter than the CLI's: a paid function should not wait half a minute on one request. */
-const CLOUD_UPSTREAM: UpstreamOptions = { timeoutMs: 20_000 };
+/** Shorter than the CLI's: a paid function should not wait on one request for long. */
+const CLOUD_UPSTREAM: UpstreamOptions = {
+  timeoutMs: 20_000,
+  // The queue is the retry mechanism: a few quick tries here, then the message comes back later.
+  retry: { maxAttempts: 3, maxDelayMs: 2_000 },
+};
 
 /**
  * Built instances, kept by a warm function and rebuilt when the secret changes. A connector

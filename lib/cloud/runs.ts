@@ -32,6 +32,8 @@ export const runItem = z.object({
   startedAt: z.string(),
   lastProgressAt: z.string(),
   finalizeLeaseAt: z.string().optional(),
+  /** Set once a finalize message was sent, so the many workers that see the end send one. */
+  finalizeRequested: z.boolean().optional(),
   error: z.string().optional(),
   finishedAt: z.string().optional(),
 });
@@ -45,6 +47,8 @@ export const jobMarker = z.object({
   shardKey: z.string().optional(),
   childrenKey: z.string().optional(),
   records: z.number().int().optional(),
+  /** Set once the job's children were sent; until then a redelivery sends them. */
+  childrenSent: z.boolean().optional(),
 });
 export type JobMarker = z.infer<typeof jobMarker>;
 
@@ -229,6 +233,30 @@ export class RunStore {
       const run = await this.get(syncId);
       return run?.status === "running" ? "already_done" : "run_over";
     }
+  }
+
+  /** Notes that the children of a done job are on the queue. */
+  async markChildrenSent(syncId: string, jobId: string): Promise<void> {
+    await awsClients().dynamo.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: markerKey(syncId, jobId),
+        UpdateExpression: "SET childrenSent = :yes",
+        ExpressionAttributeValues: { ":yes": true },
+      }),
+    );
+  }
+
+  /** Notes that a finalize message was sent for the run. */
+  async markFinalizeRequested(syncId: string): Promise<void> {
+    await awsClients().dynamo.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: runKey(syncId),
+        UpdateExpression: "SET finalizeRequested = :yes",
+        ExpressionAttributeValues: { ":yes": true },
+      }),
+    );
   }
 
   /** Ends a running or finalizing run with `error`; true when this call ended it. */

@@ -8,7 +8,7 @@ import { openInstance } from "./instanceRuntime";
 import { failRun } from "./lifecycle";
 import { sendFinalize, sendJobs } from "./messages";
 import type { Telemetry } from "./observability";
-import { RunStore } from "./runs";
+import { type JobMarker, RunStore } from "./runs";
 import { jobId, ShardStore, shardKeys } from "./shards";
 import { sharedRatePermit } from "./sharedRate";
 
@@ -56,8 +56,8 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
   }
   const shards = new ShardStore(config.shardsBucket);
   if (marker.state === "done") {
-    logger.info("job already done; re-sending its pending children", log);
-    await resendPendingChildren(inv, runs, shards, job.syncId, id, marker.childrenKey);
+    logger.info("job already done", log);
+    await sendChildrenOnce(inv, runs, shards, job.syncId, marker);
     await finalizeIfDone(inv, runs, job.syncId);
     return;
   }
@@ -95,13 +95,13 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
     });
     if (outcome === "run_over") return;
     if (outcome === "committed") {
-      await sendJobs(
-        config.syncJobsQueueUrl,
-        result.followUps.filter((j) => owned.has(jobId(j))),
-      );
+      const children = result.followUps.filter((j) => owned.has(jobId(j)));
+      await sendJobs(config.syncJobsQueueUrl, children);
+      await runs.markChildrenSent(job.syncId, id);
     } else {
+      // Another delivery committed first; should it die before sending, this one sends.
       const committed = await runs.marker(job.syncId, id);
-      await resendPendingChildren(inv, runs, shards, job.syncId, id, committed?.childrenKey);
+      if (committed) await sendChildrenOnce(inv, runs, shards, job.syncId, committed);
     }
     await finalizeIfDone(inv, runs, job.syncId);
   } catch (error) {
@@ -178,28 +178,33 @@ function isPermanent(error: unknown): boolean {
   return ConnectorError.is(error) && !isRetryableError(error) && error.code !== "aborted";
 }
 
-async function resendPendingChildren(
+/**
+ * Sends the still pending children a done job owns, unless its children were sent already: the
+ * delivery that committed it died before sending them, or is about to (a copy then is harmless).
+ */
+async function sendChildrenOnce(
   inv: WorkerInvocation,
   runs: RunStore,
   shards: ShardStore,
   syncId: string,
-  owner: string,
-  childrenKey: string | undefined,
+  marker: JobMarker,
 ): Promise<void> {
-  if (!childrenKey) return;
-  const children = await shards.getChildren(childrenKey);
+  if (marker.childrenSent || !marker.childrenKey) return;
+  const children = await shards.getChildren(marker.childrenKey);
   const pending: Job[] = [];
   for (const child of children) {
-    const marker = await runs.marker(syncId, jobId(child));
-    if (marker?.state === "pending" && marker.owner === owner) pending.push(child);
+    const childMarker = await runs.marker(syncId, jobId(child));
+    if (childMarker?.state === "pending" && childMarker.owner === marker.jobId) pending.push(child);
   }
   await sendJobs(inv.config.syncJobsQueueUrl, pending);
+  await runs.markChildrenSent(syncId, marker.jobId);
 }
 
-/** Sends the finalize message when nothing is outstanding (finalize takes the run once). */
+/** Sends the finalize message once nothing is outstanding (finalize also takes a run only once). */
 async function finalizeIfDone(inv: WorkerInvocation, runs: RunStore, syncId: string) {
   const run = await runs.get(syncId);
-  if (run?.status === "running" && run.outstanding === 0) {
+  if (run?.status === "running" && run.outstanding === 0 && !run.finalizeRequested) {
     await sendFinalize(inv.config.finalizeQueueUrl, { syncId });
+    await runs.markFinalizeRequested(syncId);
   }
 }

@@ -1,5 +1,5 @@
 import type { CliIo } from "../../lib/cli/io";
-import { runCli } from "../../lib/cli/main";
+import { type CliServices, runCli } from "../../lib/cli/main";
 
 export interface CliRun {
   code: number;
@@ -11,6 +11,7 @@ export interface CliRun {
 export async function cli(
   argv: string[],
   env: Record<string, string | undefined>,
+  services: CliServices = {},
 ): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
@@ -19,6 +20,6 @@ export async function cli(
     stderr: { write: (text: string) => (stderr += text), isTTY: false },
     env,
   };
-  const code = await runCli(argv, io);
+  const code = await runCli(argv, io, services);
   return { code, stdout, stderr };
 }

@@ -19,6 +19,22 @@ const HOW_TO_GET =
   "moto_server is required for the AWS tests and was not found on PATH. " +
   "Install it with: pip install 'moto[server]' (Python 3.9+), then check `moto_server --help`.";
 
+/**
+ * `moto_server`'s own entry point, serving one request at a time. The stock server is threaded,
+ * and moto's DynamoDB `TransactWriteItems` is not atomic across threads: a transaction whose
+ * condition fails restores a copy of the whole table taken when it began, undoing the writes
+ * other requests made meanwhile (seen: two workers' job commits lost and counted again). Real
+ * DynamoDB serialises conflicting writes; serving requests one at a time gives the emulator the
+ * same guarantee, and the workers stay as concurrent as before.
+ */
+const SERIAL_MOTO_SERVER = [
+  "import sys, moto.server as m",
+  "run = m.run_simple",
+  "m.run_simple = lambda *a, **k: run(*a, **{**k, 'threaded': False})",
+  "sys.argv[0] = 'moto_server'",
+  "m.main()",
+].join("\n");
+
 function onPath(command: string): boolean {
   return (process.env.PATH ?? "")
     .split(delimiter)
@@ -65,11 +81,15 @@ export async function startMoto(
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const endpoint = `http://127.0.0.1:${port}`;
-    const child = spawn("moto_server", ["-H", "127.0.0.1", "-p", String(port)], {
-      stdio: ["ignore", "ignore", "pipe"],
-      // Its own process group would outlive us on a crash; keep it a plain child.
-      env: { ...process.env, PYTHONUNBUFFERED: "1" },
-    });
+    const child = spawn(
+      "python3",
+      ["-c", SERIAL_MOTO_SERVER, "-H", "127.0.0.1", "-p", String(port)],
+      {
+        stdio: ["ignore", "ignore", "pipe"],
+        // Its own process group would outlive us on a crash; keep it a plain child.
+        env: { ...process.env, PYTHONUNBUFFERED: "1" },
+      },
+    );
     let stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-4000);

@@ -1,0 +1,381 @@
+// The cloud runtime end to end, on moto_server: instances registered with the operator commands,
+// the scheduler, the sync workers fed from the real sync-jobs queue, finalize fed from the
+// finalize queue, and the action function. moto cannot run Lambda code (no Docker engine here),
+// so the harness runs the packaged handlers with the environment the deployed functions carry;
+// the operator commands' Lambda invokes go to the same harness (the one part not exercised on
+// AWS itself). Upstreams and the platform are the simulators, real HTTP servers on loopback.
+import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ActionReply } from "../../lib/actions";
+import { InstanceRegistry, RunStore } from "../../lib/cloud";
+import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
+import { type PlatformSimulator, startPlatformSimulator } from "../../lib/simulators/platform";
+import { startValimailSimulator, type ValimailSimulator } from "../../lib/simulators/valimail";
+import { syncBlackline } from "../helpers/blackline";
+import { cli } from "../helpers/cli";
+import { canonicalRecords, type Line } from "../helpers/snapshot";
+import { makeTempDir } from "../helpers/tempDir";
+import { syncValimail } from "../helpers/valimail";
+import { awsClientConfig, awsEnv, deployStack, type Moto, type Stack, startMoto } from "./harness";
+
+let moto: Moto;
+let stack: Stack;
+const closers: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  moto = await startMoto();
+  stack = await deployStack(moto, { stage: "dev" });
+  // The operator commands run in this process, against the emulator.
+  Object.assign(process.env, awsEnv(moto.endpoint));
+});
+
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+  await stack?.close();
+  await moto?.stop();
+});
+
+/** The functions by the names the stack outputs give the operator commands. */
+const invoke = (functionName: string, event: unknown) => {
+  const key = Object.entries(stack.functions).find(([, f]) => f.name === functionName)?.[0];
+  if (!key) throw new Error(`no function named ${functionName} in the stack`);
+  return stack.invoke(key, event);
+};
+
+const operator = (argv: string[], env: Record<string, string> = {}) =>
+  cli(["cloud", ...argv, "--stage", "dev"], env, { invoke });
+
+async function platform(): Promise<PlatformSimulator> {
+  const sim = await startPlatformSimulator();
+  closers.push(() => sim.close());
+  return sim;
+}
+
+async function blackline(options: Parameters<typeof startBlacklineSimulator>[0]) {
+  const sim = await startBlacklineSimulator(options);
+  closers.push(() => sim.close());
+  return sim;
+}
+
+/** Runs the queues the way Lambda would until the run is published or ended. */
+async function runQueues(options: Parameters<Stack["drainQueue"]>[1] = {}) {
+  const worker = await stack.drainQueue("syncWorker", options);
+  const finalize = await stack.drainQueue("finalize");
+  return { worker, finalize };
+}
+
+function snapshotOf(sim: PlatformSimulator, syncId: string): Line[] {
+  const upload = sim.uploads.get(syncId);
+  if (!upload?.text) throw new Error(`nothing was uploaded for ${syncId}`);
+  return upload.text
+    .split("\n")
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as Line);
+}
+
+function startedSyncId(stdout: string): string {
+  const answer = JSON.parse(stdout.trim().split("\n").at(-1) as string) as {
+    syncId: string;
+    status: string;
+  };
+  expect(answer.status).toBe("started");
+  return answer.syncId;
+}
+
+describe("a cloud sync", () => {
+  /** 1,300 users: the size the closing note measures. */
+  let upstream: BlacklineSimulator;
+  /** Smaller, for the scenarios that deliver everything twice. */
+  let small: BlacklineSimulator;
+
+  beforeAll(async () => {
+    upstream = await blackline({ seed: 13, size: { users: 1300, teams: 60, roles: 12 } });
+    small = await blackline({ seed: 14, size: { users: 200, teams: 24, roles: 6 } });
+  });
+
+  it("of BlackLine uploads exactly what a local sync writes, with labels syncing then connected", async () => {
+    const platformSim = await platform();
+    const env = { ...upstream.env(), ...platformSim.env() };
+
+    const put = await operator(["put-instance", "bl-prod", "blackline"], env);
+    expect(put.stderr).toBe("");
+    expect(put.code).toBe(0);
+    const syncId = startedSyncId(put.stdout);
+    const { worker, finalize } = await runQueues();
+
+    const local = await syncBlackline(upstream, await makeTempDir());
+    const lines = snapshotOf(platformSim, syncId);
+    expect(canonicalRecords(lines)).toEqual(local.records);
+    expect(lines[0]).toMatchObject({ kind: "sync_start", syncId, connector: "blackline" });
+    expect(lines.at(-1)).toMatchObject({ kind: "sync_end", syncId, status: "complete" });
+    expect(platformSim.uploads.get(syncId)?.accepted).toBe(1);
+    expect(platformSim.labels.map((l) => l.label)).toEqual(["syncing", "connected"]);
+    const row = await new InstanceRegistry(stack.outputs.InstancesTableName as string).get(
+      "bl-prod",
+    );
+    expect(row).toMatchObject({
+      label: "connected",
+      lastSyncId: syncId,
+      lastSyncStatus: "complete",
+    });
+    expect(row?.currentSyncId).toBeUndefined();
+    const run = await new RunStore(stack.outputs.RunsTableName as string).get(syncId);
+    // What the closing note reports: one BlackLine cloud sync of 1,300 users.
+    console.info(
+      JSON.stringify({
+        scenario: "blackline-1300-cloud",
+        jobs: run?.jobsDone,
+        upstreamRequests: run?.requests,
+        workerInvocations: worker.invocations,
+        workerMessages: worker.messages,
+        workerHandlerMs: Math.round(worker.handlerMs),
+        finalizeInvocations: finalize.invocations,
+        finalizeHandlerMs: Math.round(finalize.handlerMs),
+        records: lines.length,
+      }),
+    );
+  });
+
+  it("is not started twice for an instance, and `cloud sync` answers already_running", async () => {
+    const platformSim = await platform();
+    const env = { ...small.env(), ...platformSim.env() };
+    await operator(["put-instance", "bl-twice", "blackline", "--no-sync"], env);
+
+    const first = await operator(["sync", "bl-twice"]);
+    const second = await operator(["sync", "bl-twice"]);
+
+    const syncId = startedSyncId(first.stdout);
+    expect(JSON.parse(second.stdout)).toEqual({
+      connectorId: "bl-twice",
+      syncId,
+      status: "already_running",
+    });
+    await runQueues();
+    expect([...platformSim.uploads.keys()]).toEqual([syncId]);
+  });
+
+  it("with every message delivered twice and a worker killed mid-batch is still exact, uploaded once", async () => {
+    const clean = await platform();
+    const env = {
+      ...upstream.env(),
+      ...clean.env(),
+      CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
+    };
+    await operator(["put-instance", "bl-clean", "blackline", "--no-sync"], env);
+    const cleanId = startedSyncId((await operator(["sync", "bl-clean"])).stdout);
+    await runQueues();
+
+    const faulty = await platform();
+    await operator(["put-instance", "bl-faulty", "blackline", "--no-sync"], {
+      ...env,
+      ...faulty.env(),
+    });
+    const faultyId = startedSyncId((await operator(["sync", "bl-faulty"])).stdout);
+    const { worker } = await runQueues({
+      duplicateEveryMessage: true,
+      killAfter: { ms: 150, invocations: 2 },
+    });
+
+    expect(worker.kills).toBe(2);
+    expect(canonicalRecords(snapshotOf(faulty, faultyId))).toEqual(
+      canonicalRecords(snapshotOf(clean, cleanId)),
+    );
+    expect(faulty.uploads.get(faultyId)?.accepted).toBe(1);
+    const runs = new RunStore(stack.outputs.RunsTableName as string);
+    const [cleanRun, faultyRun] = [await runs.get(cleanId), await runs.get(faultyId)];
+    // Each job counted once, however often it was delivered.
+    expect(faultyRun?.jobsDone).toBe(cleanRun?.jobsDone);
+    expect(faultyRun?.status).toBe("complete");
+  });
+
+  it("against an upstream that keeps failing ends error, its job in the dead-letter queue, nothing uploaded", async () => {
+    const failing = await blackline({ seed: 4, size: { users: 50, teams: 5, roles: 3 } });
+    const platformSim = await platform();
+    await operator(["put-instance", "bl-down", "blackline", "--no-sync"], {
+      ...failing.env(),
+      ...platformSim.env(),
+    });
+    failing.faults = { serverErrors: { every: 1, burst: 1 } };
+
+    const syncId = startedSyncId((await operator(["sync", "bl-down"])).stdout);
+    await runQueues({ timeoutMs: 90_000 });
+
+    expect(platformSim.uploads.size).toBe(0);
+    expect(platformSim.labels.map((l) => l.label)).toEqual(["syncing", "error"]);
+    expect(platformSim.labels.at(-1)?.detail).toMatch(
+      /failed 5 times \(last: (GET|POST) .* answered 50\d.*dead-letter queue/,
+    );
+    const run = await new RunStore(stack.outputs.RunsTableName as string).get(syncId);
+    expect(run?.status).toBe("error");
+    const sqs = new SQSClient({ ...awsClientConfig(moto.endpoint), useQueueUrlAsEndpoint: false });
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: stack.outputs.SyncJobsDeadLetterQueueUrl,
+        AttributeNames: ["ApproximateNumberOfMessages"],
+      }),
+    );
+    sqs.destroy();
+    expect(Number(Attributes?.ApproximateNumberOfMessages)).toBeGreaterThan(0);
+    const list = await operator(["list"]);
+    expect(list.stdout).toMatch(/bl-down\tblackline\terror \(.*failed 5 times/);
+  });
+
+  it("of Valimail uploads exactly what a local sync writes", async () => {
+    const valimail = await startValimailSimulator({ seed: 5, users: 240 });
+    closers.push(() => valimail.close());
+    const platformSim = await platform();
+
+    const put = await operator(["put-instance", "vm-prod", "valimail"], {
+      ...valimail.env(),
+      ...platformSim.env(),
+    });
+    const syncId = startedSyncId(put.stdout);
+    await runQueues();
+
+    const local = await syncValimail(valimail, await makeTempDir());
+    expect(canonicalRecords(snapshotOf(platformSim, syncId))).toEqual(local.records);
+    expect(platformSim.labels.map((l) => l.label)).toEqual(["syncing", "connected"]);
+  });
+});
+
+describe("the action function", () => {
+  let valimail: ValimailSimulator;
+
+  beforeAll(async () => {
+    valimail = await startValimailSimulator({ seed: 8, users: 30 });
+    closers.push(() => valimail.close());
+    const platformSim = await platform();
+    const env = {
+      ...valimail.env(),
+      ...platformSim.env(),
+      CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND: "0",
+    };
+    await operator(["put-instance", "vm-write", "valimail", "--no-sync"], {
+      ...env,
+      CONNECTOR_PROVISIONING: "true",
+    });
+    await operator(["put-instance", "vm-read", "valimail", "--no-sync"], env);
+  });
+
+  const activeUser = () => [...valimail.users.values()].find((u) => u.active) as { id: string };
+  const action = (request: unknown) =>
+    invoke(stack.outputs.ActionFunctionName as string, request) as Promise<ActionReply>;
+
+  it("disables a user once per requestId: a repeat gets the first reply and writes nothing", async () => {
+    const user = activeUser();
+    const request = {
+      requestId: "req-disable-1",
+      connectorId: "vm-write",
+      action: "disable_user",
+      args: { user_id: user.id },
+    };
+
+    const first = await action(request);
+    const patches = valimail.stats.byRoute.patch ?? 0;
+    const again = await action(request);
+
+    expect(first).toEqual({
+      requestId: "req-disable-1",
+      status: "succeeded",
+      result: { user_id: user.id, active: false, changed: true },
+    });
+    expect(again).toEqual(first);
+    expect(valimail.stats.byRoute.patch ?? 0).toBe(patches);
+  });
+
+  it("refuses writes when provisioning is off, and the same requestId for another request", async () => {
+    const off = await action({
+      requestId: "req-off",
+      connectorId: "vm-read",
+      action: "enable_user",
+      args: { user_id: activeUser().id },
+    });
+    const reused = await action({
+      requestId: "req-disable-1",
+      connectorId: "vm-write",
+      action: "enable_user",
+      args: { user_id: activeUser().id },
+    });
+
+    expect(off).toMatchObject({
+      status: "failed",
+      error: { code: "provisioning_disabled", retryable: false },
+    });
+    expect(reused).toMatchObject({
+      status: "failed",
+      error: {
+        code: "invalid_request",
+        message: expect.stringMatching(/used before for a different request/),
+      },
+    });
+  });
+
+  it("answers a malformed request invalid_request, with no request upstream, and never throws", async () => {
+    const before = valimail.stats.requests;
+
+    const replies = await Promise.all(
+      [
+        { requestId: "m1", connectorId: "vm-write", action: "delete_everything", args: {} },
+        { requestId: "m2", connectorId: "vm-write", action: "disable_user", args: {} },
+        "not even an object",
+        null,
+      ].map(action),
+    );
+
+    for (const reply of replies) {
+      expect(reply).toMatchObject({
+        status: "failed",
+        error: { code: "invalid_request", retryable: false },
+      });
+    }
+    expect(replies.map((r) => r.requestId)).toEqual(["m1", "m2", "unknown", "unknown"]);
+    expect(valimail.stats.requests).toBe(before);
+  });
+
+  it("does not remember a retryable failure: the platform's retry runs the action again", async () => {
+    const user =
+      [...valimail.users.values()].find((u) => u.active && u.id !== activeUser().id) ??
+      activeUser();
+    const request = {
+      requestId: "req-retry",
+      connectorId: "vm-write",
+      action: "disable_user",
+      args: { user_id: user.id },
+    };
+    valimail.faults = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 600 } };
+    const limited = await action(request);
+    valimail.faults = {};
+    const retried = await action(request);
+
+    expect(limited).toMatchObject({
+      status: "failed",
+      error: { code: "rate_limited", retryable: true },
+    });
+    expect(retried).toMatchObject({
+      status: "succeeded",
+      result: { user_id: user.id, active: false },
+    });
+  });
+});
+
+describe("cloud put-instance", () => {
+  it("with a configuration mistake exits 2 naming the variable, and writes nothing", async () => {
+    const platformSim = await platform();
+    const upstream = await blackline({ seed: 2, size: { users: 5, teams: 1, roles: 1 } });
+
+    const run = await operator(["put-instance", "bl-typo", "blackline"], {
+      ...upstream.env(),
+      ...platformSim.env(),
+      CONNECTOR_ACCOUNTING_ENVIRONMENT: "Acme Corp",
+      CONNECTOR_ACCOUNTING_BASE_URL: "",
+    });
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(
+      /CONNECTOR_ACCOUNTING_ENVIRONMENT: "Acme Corp" is not a single DNS label/,
+    );
+    const list = await operator(["list", "--json"]);
+    expect(list.stdout).not.toMatch(/bl-typo/);
+    expect(upstream.stats.requests).toBe(0);
+  });
+});
