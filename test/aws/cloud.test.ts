@@ -157,7 +157,7 @@ describe("a cloud sync", () => {
   it("with every message delivered twice and a worker killed mid-batch is still exact, uploaded once", async () => {
     const clean = await platform();
     const env = {
-      ...upstream.env(),
+      ...small.env(),
       ...clean.env(),
       CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
     };
