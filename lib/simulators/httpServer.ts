@@ -26,6 +26,8 @@ export interface RunningSimulator {
   url: string;
   /** Requests received, faulted ones included. */
   readonly requests: number;
+  /** When each request arrived (epoch ms), in order: how tests see the rate a client kept. */
+  readonly arrivals: readonly number[];
   close(): Promise<void>;
 }
 
@@ -35,8 +37,10 @@ export async function startSimServer(
   faults: () => FaultSettings,
 ): Promise<RunningSimulator> {
   let requests = 0;
+  const arrivals: number[] = [];
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const n = ++requests;
+    arrivals.push(Date.now());
     try {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -81,6 +85,7 @@ export async function startSimServer(
     get requests() {
       return requests;
     },
+    arrivals,
     async close() {
       server.closeAllConnections();
       server.close();

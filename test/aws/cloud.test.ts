@@ -4,10 +4,12 @@
 // so the harness runs the packaged handlers with the environment the deployed functions carry;
 // the operator commands' Lambda invokes go to the same harness (the one part not exercised on
 // AWS itself). Upstreams and the platform are the simulators, real HTTP servers on loopback.
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ActionReply } from "../../lib/actions";
-import { InstanceRegistry, RunStore } from "../../lib/cloud";
+import { InstanceRegistry, isDue, RunStore } from "../../lib/cloud";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { type PlatformSimulator, startPlatformSimulator } from "../../lib/simulators/platform";
 import { startValimailSimulator, type ValimailSimulator } from "../../lib/simulators/valimail";
@@ -186,6 +188,42 @@ describe("a cloud sync", () => {
     // Each job counted once, however often it was delivered.
     expect(faultyRun?.jobsDone).toBe(cleanRun?.jobsDone);
     expect(faultyRun?.status).toBe("complete");
+  });
+
+  it("holds the instance's request rate across concurrent workers (shared in DynamoDB)", async () => {
+    const limited = await blackline({ seed: 15, size: { users: 200, teams: 24, roles: 6 } });
+    const platformSim = await platform();
+    const limit = 5;
+    await operator(["put-instance", "bl-limited", "blackline", "--no-sync"], {
+      ...limited.env(),
+      ...platformSim.env(),
+      CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: String(limit),
+    });
+
+    const syncId = startedSyncId((await operator(["sync", "bl-limited"])).stdout);
+    // Two workers at once, as Lambda scales out: each alone would keep the limit.
+    await Promise.all([stack.drainQueue("syncWorker"), stack.drainQueue("syncWorker")]);
+    await stack.drainQueue("finalize");
+
+    expect(platformSim.uploads.get(syncId)?.accepted).toBe(1);
+    const arrivals = limited.stats.arrivals;
+    const seconds = (arrivals.at(-1) as number) / 1000 - (arrivals[0] as number) / 1000;
+    const perSecond = new Map<number, number>();
+    for (const t of arrivals)
+      perSecond.set(Math.floor(t / 1000), (perSecond.get(Math.floor(t / 1000)) ?? 0) + 1);
+    console.info(
+      JSON.stringify({
+        scenario: "shared-rate",
+        limit,
+        requests: arrivals.length,
+        seconds: Number(seconds.toFixed(2)),
+        busiestSecond: Math.max(...perSecond.values()),
+      }),
+    );
+    // Fixed one-second windows: n requests need at least n / limit - 1 whole seconds, and no
+    // second of arrivals holds more than two windows' worth (a window's requests can land late).
+    expect(seconds).toBeGreaterThanOrEqual(Math.floor(arrivals.length / limit) - 1);
+    expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(2 * limit);
   });
 
   it("against an upstream that keeps failing ends error, its job in the dead-letter queue, nothing uploaded", async () => {
@@ -377,5 +415,68 @@ describe("cloud put-instance", () => {
     const list = await operator(["list", "--json"]);
     expect(list.stdout).not.toMatch(/bl-typo/);
     expect(upstream.stats.requests).toBe(0);
+  });
+});
+
+describe("the scheduler", () => {
+  const scheduled = { "detail-type": "Scheduled Event", source: "aws.events", detail: {} };
+
+  it("on its schedule ends a run that made no progress, and nothing of it is uploaded", async () => {
+    const upstream = await blackline({ seed: 6, size: { users: 40, teams: 4, roles: 2 } });
+    const platformSim = await platform();
+    await operator(["put-instance", "bl-stall", "blackline", "--no-sync"], {
+      ...upstream.env(),
+      ...platformSim.env(),
+    });
+    const syncId = startedSyncId((await operator(["sync", "bl-stall"])).stdout);
+    // Its workers never run (a region outage, say): the run's last progress is long ago.
+    const runsTable = stack.outputs.RunsTableName as string;
+    const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient(awsClientConfig(moto.endpoint)));
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: runsTable,
+        Key: { pk: `run#${syncId}`, sk: "run" },
+        UpdateExpression: "SET lastProgressAt = :old",
+        ExpressionAttributeValues: { ":old": new Date(Date.now() - 3_600_000).toISOString() },
+      }),
+    );
+    dynamo.destroy();
+
+    const sweep = (await invoke(stack.outputs.SchedulerFunctionName as string, scheduled)) as {
+      stalled: string[];
+    };
+    await runQueues();
+
+    expect(sweep.stalled).toContain("bl-stall");
+    expect((await new RunStore(runsTable).get(syncId))?.status).toBe("error");
+    expect(platformSim.uploads.size).toBe(0);
+    expect(platformSim.labels.map((l) => l.label)).toEqual(["syncing", "error"]);
+    expect(platformSim.labels.at(-1)?.detail).toMatch(/no progress for \d+ s \(limit 900 s\)/);
+    const row = await new InstanceRegistry(stack.outputs.InstancesTableName as string).get(
+      "bl-stall",
+    );
+    expect(row).toMatchObject({ label: "error", lastSyncStatus: "error" });
+    expect(row?.currentSyncId).toBeUndefined();
+  });
+
+  it("on its schedule starts the instances that are due, and only those", async () => {
+    const registry = new InstanceRegistry(stack.outputs.InstancesTableName as string);
+    const before = new Map((await registry.list()).map((r) => [r.connectorId, r]));
+
+    const sweep = (await invoke(stack.outputs.SchedulerFunctionName as string, scheduled)) as {
+      started: { connectorId: string; status: string }[];
+    };
+    await runQueues();
+
+    const started = sweep.started.map((s) => s.connectorId).sort();
+    const due = [...before.values()]
+      .filter((row) => isDue(row, new Date()))
+      .map((row) => row.connectorId)
+      .sort();
+    expect(started).toEqual(due);
+    // Synced within their interval: not due. Never completed a sync (failed, or never ran): due.
+    expect(started).not.toContain("bl-prod");
+    expect(started).not.toContain("bl-twice");
+    expect(started).toEqual(expect.arrayContaining(["bl-down", "bl-stall"]));
   });
 });

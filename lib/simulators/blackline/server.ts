@@ -32,7 +32,12 @@ export interface BlacklineSimulator {
   /** A valid scope for this tenant. */
   scope: string;
   /** Requests per route (`token`, `users`, `teams`, `roles`, `team_users`, `user_teams`). */
-  readonly stats: { requests: number; byRoute: Record<string, number> };
+  readonly stats: {
+    requests: number;
+    byRoute: Record<string, number>;
+    /** When each request arrived (epoch ms). */
+    arrivals: readonly number[];
+  };
   /** Every access token issued so far (tests search outputs for them). */
   issuedTokens(): string[];
   /** Faults may be changed while the simulator runs. */
@@ -181,6 +186,7 @@ export async function startBlacklineSimulator(
         return server.requests;
       },
       byRoute,
+      arrivals: server.arrivals,
     },
     faults: options.faults ?? {},
     issuedTokens: () => tokens.issued(),
