@@ -173,9 +173,15 @@ describe("a cloud sync", () => {
       ...faulty.env(),
     });
     const faultyId = startedSyncId((await operator(["sync", "bl-faulty"])).stdout);
+    // Every upstream answer takes 200 ms, and a fresh container first fetches a token: the two
+    // killed invocations are always cut off at 350 ms, after some of their batch's work and before
+    // the end of it, whatever this machine's speed.
+    small.faults = { latencyMs: 200 };
     const { worker } = await runQueues({
       duplicateEveryMessage: true,
-      killAfter: { ms: 150, invocations: 2 },
+      killAfter: { ms: 350, invocations: 2 },
+    }).finally(() => {
+      small.faults = {};
     });
 
     expect(worker.kills).toBe(2);
