@@ -70,9 +70,15 @@ export async function finalizeRun(
     const shards = new ShardStore(config.shardsBucket);
     await assembler.write(instance.loaded.connector.resourceTypes());
     for (const marker of markers) {
+      let batch: SnapshotRecord[] = [];
       for await (const line of readLines(await shards.openShard(marker.shardKey as string))) {
-        await assembler.write([JSON.parse(line) as SnapshotRecord]);
+        batch.push(JSON.parse(line) as SnapshotRecord);
+        if (batch.length >= 1_000) {
+          await assembler.write(batch);
+          batch = [];
+        }
       }
+      await assembler.write(batch);
     }
     const snapshot = await assembler.complete();
     await closed;

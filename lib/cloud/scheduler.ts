@@ -44,39 +44,12 @@ export async function schedule(
  */
 export async function sweep(config: CloudConfig, telemetry: Telemetry): Promise<SweepAnswer> {
   const registry = new InstanceRegistry(config.instancesTable);
-  const runs = new RunStore(config.runsTable);
   const answer: SweepAnswer = { started: [], stalled: [], failed: [] };
   const now = new Date();
   for (const row of await registry.list()) {
     try {
       if (row.currentSyncId) {
-        const run = await runs.get(row.currentSyncId);
-        const quietMs = run
-          ? now.getTime() - Date.parse(run.finalizeLeaseAt ?? run.lastProgressAt)
-          : Infinity;
-        if (
-          !run ||
-          run.status === "complete" ||
-          run.status === "error" ||
-          quietMs > config.runStallSeconds * 1000
-        ) {
-          const reason = `the run made no progress for ${Math.round(quietMs / 1000)} s (limit ${config.runStallSeconds} s); nothing was uploaded, and the next sync starts on schedule`;
-          await failRun(
-            config,
-            {
-              syncId: row.currentSyncId,
-              connectorId: row.connectorId,
-              ...(run ? { startedAt: run.startedAt } : {}),
-            },
-            reason,
-            telemetry,
-          );
-          // A run that ended without releasing the instance (or never recorded) is released here.
-          await registry.endRun(row.connectorId, row.currentSyncId, {
-            status: "error",
-            startedAt: run?.startedAt ?? now.toISOString(),
-            detail: run?.error ?? reason,
-          });
+        if (await settleCurrentRun(config, row.connectorId, row.currentSyncId, now, telemetry)) {
           answer.stalled.push(row.connectorId);
         }
         continue;
@@ -92,4 +65,36 @@ export async function sweep(config: CloudConfig, telemetry: Telemetry): Promise<
     }
   }
   return answer;
+}
+
+/**
+ * Looks at an instance's current run: one that made no progress for `runStallSeconds` (its
+ * workers or finalizer gone) ends `error`; one that ended without releasing the instance (its
+ * finalizer died between the two writes) releases it. True when the run was stalled.
+ */
+async function settleCurrentRun(
+  config: CloudConfig,
+  connectorId: string,
+  syncId: string,
+  now: Date,
+  telemetry: Telemetry,
+): Promise<boolean> {
+  const registry = new InstanceRegistry(config.instancesTable);
+  const run = await new RunStore(config.runsTable).get(syncId);
+  if (run?.status === "complete") {
+    await registry.endRun(connectorId, syncId, { status: "complete", startedAt: run.startedAt });
+    return false;
+  }
+  const quietMs = run
+    ? now.getTime() - Date.parse(run.finalizeLeaseAt ?? run.lastProgressAt)
+    : Number.POSITIVE_INFINITY;
+  if (run?.status !== "error" && quietMs <= config.runStallSeconds * 1000) return false;
+  const reason =
+    run?.error ??
+    `the run made no progress for ${Math.round(quietMs / 1000)} s (limit ${config.runStallSeconds} s); nothing was uploaded, and the next sync starts on schedule`;
+  const startedAt = run?.startedAt ?? now.toISOString();
+  await failRun(config, { syncId, connectorId, startedAt }, reason, telemetry);
+  // failRun releases the instance when it ends the run; a run ended earlier is released here.
+  await registry.endRun(connectorId, syncId, { status: "error", startedAt, detail: reason });
+  return true;
 }
