@@ -1,6 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { SQSEvent, SQSRecord } from "aws-lambda";
-import { finalizeMessage, finalizeRun, loadCloudConfig } from "../../lib/cloud";
+import { finalizeRecord, loadCloudConfig } from "../../lib/cloud";
 import { telemetry, withPowertools } from "../../lib/cloud/powertools";
 
 const processor = new BatchProcessor(EventType.SQS);
@@ -10,8 +10,7 @@ export const handler = withPowertools(async (event: SQSEvent, context) => {
   const config = loadCloudConfig();
   return processPartialResponse(
     event,
-    (record: SQSRecord) =>
-      finalizeRun(finalizeMessage.parse(JSON.parse(record.body)), config, telemetry),
+    (record: SQSRecord) => finalizeRecord(record.body, config, telemetry),
     processor,
     { context },
   );

@@ -9,13 +9,10 @@ import type { CloudConfig } from "./config";
 import { openInstance } from "./instanceRuntime";
 import { InstanceRegistry } from "./instances";
 import { failRun, reportLabel } from "./lifecycle";
-import type { FinalizeMessage } from "./messages";
+import { type FinalizeMessage, finalizeMessage } from "./messages";
 import type { Telemetry } from "./observability";
-import { RunStore } from "./runs";
+import { FINALIZE_LEASE_SECONDS, RunStore } from "./runs";
 import { ShardStore } from "./shards";
-
-/** A finalizer silent this long is taken for dead, and another may take the run. */
-const FINALIZE_LEASE_SECONDS = 1_200;
 
 export interface FinalizeOutcome {
   syncId: string;
@@ -29,6 +26,24 @@ export interface FinalizeOutcome {
  * the snapshot with the platform client, and sets the label `connected`. Any failure ends the run
  * `error` with the reason, and nothing is uploaded.
  */
+/** One message of the finalize queue; one that is not a finalize message is logged and dropped. */
+export async function finalizeRecord(
+  body: string,
+  config: CloudConfig,
+  telemetry: Telemetry,
+): Promise<FinalizeOutcome | undefined> {
+  let message: FinalizeMessage;
+  try {
+    message = finalizeMessage.parse(JSON.parse(body));
+  } catch (error) {
+    telemetry.logger.error("not a finalize message, dropped", {
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return undefined;
+  }
+  return finalizeRun(message, config, telemetry);
+}
+
 export async function finalizeRun(
   message: FinalizeMessage,
   config: CloudConfig,
@@ -41,7 +56,7 @@ export async function finalizeRun(
     return { syncId, status: "skipped" };
   }
   const run = await runs.get(syncId);
-  if (!run) return { syncId, status: "skipped" };
+  if (!run) throw new Error(`run ${syncId} vanished after it was leased`);
   const dir = await mkdtemp(join(tmpdir(), "finalize-"));
   try {
     const markers = await runs.markers(syncId);

@@ -1,6 +1,6 @@
 export { handleAction } from "./action";
 export { type CloudConfig, loadCloudConfig } from "./config";
-export { finalizeRun } from "./finalize";
+export { finalizeRecord, finalizeRun } from "./finalize";
 export { openInstance, UnknownInstanceError } from "./instanceRuntime";
 export {
   collectInstanceSettings,

@@ -109,6 +109,23 @@ export class InstanceRegistry {
     }
   }
 
+  /** Sets the label `error` with its reason, outside any run (broken settings). */
+  async setError(connectorId: string, detail: string): Promise<void> {
+    await awsClients().dynamo.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: { connectorId },
+        UpdateExpression: "SET label = :error, labelDetail = :detail, updatedAt = :now",
+        ConditionExpression: "attribute_exists(connectorId)",
+        ExpressionAttributeValues: {
+          ":error": "error",
+          ":detail": detail,
+          ":now": new Date().toISOString(),
+        },
+      }),
+    );
+  }
+
   /** Ends the current run `syncId` with its outcome and the label users see. */
   async endRun(
     connectorId: string,
@@ -163,7 +180,7 @@ export function isDue(row: InstanceRow, now: Date): boolean {
   );
 }
 
+/** A write refused by its condition (not a transaction: see `RunStore.commit`). */
 export function isConditionFailure(error: unknown): boolean {
-  const name = (error as { name?: string } | undefined)?.name;
-  return name === "ConditionalCheckFailedException" || name === "TransactionCanceledException";
+  return (error as { name?: string } | undefined)?.name === "ConditionalCheckFailedException";
 }

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
+import { ConfigError } from "../errors";
 import { redact } from "../redact";
 import { makeJob } from "../sync";
 import type { CloudConfig } from "./config";
-import { openInstance } from "./instanceRuntime";
+import { openInstance, UnknownInstanceError } from "./instanceRuntime";
 import { InstanceRegistry } from "./instances";
 import { sendJobs } from "./messages";
 import type { Telemetry } from "./observability";
@@ -18,15 +19,24 @@ export interface StartAnswer {
 /**
  * Starts a run of an instance unless one is current: claims it in the registry (the one guard
  * against two runs), records the run with its root jobs pending, sets the label `syncing`, and
- * sends the root jobs. A run that cannot start (its settings broken) ends `error` at once.
+ * sends the root jobs. Broken settings put the instance's label at `error`, and no run starts.
  */
 export async function startRun(
   config: CloudConfig,
   connectorId: string,
   telemetry: Telemetry,
 ): Promise<StartAnswer> {
-  const instance = await openInstance(config, connectorId);
   const registry = new InstanceRegistry(config.instancesTable);
+  let instance: Awaited<ReturnType<typeof openInstance>>;
+  try {
+    instance = await openInstance(config, connectorId);
+  } catch (error) {
+    // Settings that cannot work: say so on the instance's row, where `cloud list` shows it.
+    if (ConfigError.is(error) && !UnknownInstanceError.is(error)) {
+      await registry.setError(connectorId, redact((error as Error).message));
+    }
+    throw error;
+  }
   const claim = await registry.claimRun(connectorId, randomUUID());
   if (!claim.claimed) return { connectorId, syncId: claim.syncId, status: "already_running" };
   const { syncId } = claim;
@@ -36,9 +46,9 @@ export async function startRun(
     .map((spec) => makeJob({ syncId, connector: connector.name, connectorId }, spec));
   const runs = new RunStore(config.runsTable);
   await runs.open({ syncId, connectorId, connector: connector.name, rootJobIds: roots.map(jobId) });
+  await sendJobs(config.syncJobsQueueUrl, roots);
   telemetry.logger.info("run started", { connectorId, syncId, rootJobs: roots.length });
   await reportLabel(instance.platform, "syncing", undefined, telemetry);
-  await sendJobs(config.syncJobsQueueUrl, roots);
   return { connectorId, syncId, status: "started" };
 }
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import {
   BatchWriteCommand,
   GetCommand,
@@ -19,6 +20,12 @@ import { isConditionFailure } from "./instances";
  * counts once however often it is delivered; the run is complete when the count reaches zero.
  */
 const RETENTION_SECONDS = 14 * 24 * 3600;
+/** Tries of a job's commit when other commits on the run's item conflict with it. */
+const COMMIT_ATTEMPTS = 4;
+/** A finalizer holds a run this long; longer than the finalize function's timeout (900 s). */
+export const FINALIZE_LEASE_SECONDS = 1_200;
+/** Finalize tries of a run before it ends `error`. */
+export const FINALIZE_ATTEMPTS = 3;
 
 export const runItem = z.object({
   syncId: z.string(),
@@ -32,6 +39,7 @@ export const runItem = z.object({
   startedAt: z.string(),
   lastProgressAt: z.string(),
   finalizeLeaseAt: z.string().optional(),
+  finalizeAttempts: z.number().int().optional(),
   /** Set once a finalize message was sent, so the many workers that see the end send one. */
   finalizeRequested: z.boolean().optional(),
   error: z.string().optional(),
@@ -104,9 +112,15 @@ export class RunStore {
       },
     }));
     for (let i = 0; i < markers.length; i += 25) {
-      await awsClients().dynamo.send(
-        new BatchWriteCommand({ RequestItems: { [this.#table]: markers.slice(i, i + 25) } }),
-      );
+      let requests: Record<string, unknown>[] | undefined = markers.slice(i, i + 25);
+      for (let attempt = 1; requests && requests.length > 0; attempt++) {
+        if (attempt > 5) throw new Error(`DynamoDB did not accept the root jobs of ${run.syncId}`);
+        const { UnprocessedItems } = await awsClients().dynamo.send(
+          new BatchWriteCommand({ RequestItems: { [this.#table]: requests } }),
+        );
+        requests = UnprocessedItems?.[this.#table] as Record<string, unknown>[] | undefined;
+        if (requests?.length) await sleep(50 * 2 ** attempt);
+      }
     }
   }
 
@@ -185,53 +199,58 @@ export class RunStore {
     },
   ): Promise<CommitOutcome> {
     const now = new Date().toISOString();
-    try {
-      await awsClients().dynamo.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.#table,
-                Key: markerKey(syncId, jobId),
-                UpdateExpression:
-                  "SET #state = :done, shardKey = :shard, childrenKey = :children, records = :records",
-                ConditionExpression: "#state = :pending",
-                ExpressionAttributeNames: { "#state": "state" },
-                ExpressionAttributeValues: {
-                  ":done": "done",
-                  ":pending": "pending",
-                  ":shard": done.shardKey,
-                  ":children": done.childrenKey,
-                  ":records": done.records,
-                },
-              },
+    const transaction = new TransactWriteCommand({
+      TransactItems: [
+        {
+          Update: {
+            TableName: this.#table,
+            Key: markerKey(syncId, jobId),
+            UpdateExpression:
+              "SET #state = :done, shardKey = :shard, childrenKey = :children, records = :records",
+            ConditionExpression: "#state = :pending",
+            ExpressionAttributeNames: { "#state": "state" },
+            ExpressionAttributeValues: {
+              ":done": "done",
+              ":pending": "pending",
+              ":shard": done.shardKey,
+              ":children": done.childrenKey,
+              ":records": done.records,
             },
-            {
-              Update: {
-                TableName: this.#table,
-                Key: runKey(syncId),
-                UpdateExpression:
-                  "ADD outstanding :delta, jobsDone :one, records :records, requests :requests SET lastProgressAt = :now",
-                ConditionExpression: "#status = :running",
-                ExpressionAttributeNames: { "#status": "status" },
-                ExpressionAttributeValues: {
-                  ":delta": done.children - 1,
-                  ":one": 1,
-                  ":records": done.records,
-                  ":requests": done.requests,
-                  ":now": now,
-                  ":running": "running",
-                },
-              },
+          },
+        },
+        {
+          Update: {
+            TableName: this.#table,
+            Key: runKey(syncId),
+            UpdateExpression:
+              "ADD outstanding :delta, jobsDone :one, records :records, requests :requests SET lastProgressAt = :now",
+            ConditionExpression: "#status = :running",
+            ExpressionAttributeNames: { "#status": "status" },
+            ExpressionAttributeValues: {
+              ":delta": done.children - 1,
+              ":one": 1,
+              ":records": done.records,
+              ":requests": done.requests,
+              ":now": now,
+              ":running": "running",
             },
-          ],
-        }),
-      );
-      return "committed";
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      const run = await this.get(syncId);
-      return run?.status === "running" ? "already_done" : "run_over";
+          },
+        },
+      ],
+    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await awsClients().dynamo.send(transaction);
+        return "committed";
+      } catch (error) {
+        if ((error as { name?: string }).name !== "TransactionCanceledException") throw error;
+        // Cancelled: the job was committed by another delivery, the run is over, or another
+        // transaction on the run's item conflicted. Only the first two are final.
+        if ((await this.marker(syncId, jobId))?.state === "done") return "already_done";
+        if ((await this.get(syncId))?.status !== "running") return "run_over";
+        if (attempt >= COMMIT_ATTEMPTS) throw error;
+        await sleep(Math.random() * 50 * 2 ** attempt);
+      }
     }
   }
 
@@ -280,7 +299,8 @@ export class RunStore {
         new UpdateCommand({
           TableName: this.#table,
           Key: runKey(syncId),
-          UpdateExpression: "SET #status = :finalizing, finalizeLeaseAt = :now",
+          UpdateExpression:
+            "SET #status = :finalizing, finalizeLeaseAt = :now ADD finalizeAttempts :one",
           ConditionExpression:
             "(#status = :running AND outstanding = :zero) OR (#status = :finalizing AND finalizeLeaseAt < :stale)",
           ExpressionAttributeNames: { "#status": "status" },
@@ -288,6 +308,7 @@ export class RunStore {
             ":finalizing": "finalizing",
             ":running": "running",
             ":zero": 0,
+            ":one": 1,
             ":now": now.toISOString(),
             ":stale": stale,
           },

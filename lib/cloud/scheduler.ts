@@ -5,8 +5,9 @@ import type { CloudConfig } from "./config";
 import { connectorIdSchema } from "./instanceSettings";
 import { InstanceRegistry, isDue } from "./instances";
 import { failRun, type StartAnswer, startRun } from "./lifecycle";
+import { sendFinalize } from "./messages";
 import type { Telemetry } from "./observability";
-import { RunStore } from "./runs";
+import { FINALIZE_ATTEMPTS, FINALIZE_LEASE_SECONDS, type RunItem, RunStore } from "./runs";
 
 /** A direct invoke: sync this instance now (how the platform and `cloud sync` ask). */
 export const syncNowRequest = z.object({ connectorId: connectorIdSchema }).strict();
@@ -85,9 +86,8 @@ async function settleCurrentRun(
     await registry.endRun(connectorId, syncId, { status: "complete", startedAt: run.startedAt });
     return false;
   }
-  const quietMs = run
-    ? now.getTime() - Date.parse(run.finalizeLeaseAt ?? run.lastProgressAt)
-    : Number.POSITIVE_INFINITY;
+  if (run?.status === "finalizing") return settleFinalizing(config, run, now, telemetry);
+  const quietMs = run ? now.getTime() - Date.parse(run.lastProgressAt) : Number.POSITIVE_INFINITY;
   if (run?.status !== "error" && quietMs <= config.runStallSeconds * 1000) return false;
   const reason =
     run?.error ??
@@ -96,5 +96,33 @@ async function settleCurrentRun(
   await failRun(config, { syncId, connectorId, startedAt }, reason, telemetry);
   // failRun releases the instance when it ends the run; a run ended earlier is released here.
   await registry.endRun(connectorId, syncId, { status: "error", startedAt, detail: reason });
+  return true;
+}
+
+/**
+ * A finalizer that held a run past its lease died (a finalize never outlives its timeout, which
+ * is shorter than the lease): the run is handed to a new finalizer, whose upload repeats the same
+ * PUT, until it has been tried `FINALIZE_ATTEMPTS` times; then it ends `error`.
+ */
+async function settleFinalizing(
+  config: CloudConfig,
+  run: RunItem,
+  now: Date,
+  telemetry: Telemetry,
+): Promise<boolean> {
+  const heldMs = now.getTime() - Date.parse(run.finalizeLeaseAt ?? run.lastProgressAt);
+  if (heldMs <= FINALIZE_LEASE_SECONDS * 1000) return false;
+  if ((run.finalizeAttempts ?? 0) < FINALIZE_ATTEMPTS) {
+    telemetry.logger.warn("finalizer lost; finalize requested again", { syncId: run.syncId });
+    await sendFinalize(config.finalizeQueueUrl, { syncId: run.syncId });
+    return false;
+  }
+  const reason = `the snapshot could not be published in ${FINALIZE_ATTEMPTS} attempts; see the finalize function's logs, then start a new sync`;
+  await failRun(config, run, reason, telemetry);
+  await new InstanceRegistry(config.instancesTable).endRun(run.connectorId, run.syncId, {
+    status: "error",
+    startedAt: run.startedAt,
+    detail: reason,
+  });
   return true;
 }

@@ -1,6 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { RateLimitedError } from "../http";
 import { awsClients } from "./clients";
+
+/** A request waits this long for a permit at most; then its job goes back to the queue. */
+const MAX_PERMIT_WAIT_MS = 10_000;
+const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)" } as const;
+
 import { isConditionFailure } from "./instances";
 
 /**
@@ -18,6 +24,7 @@ export function sharedRatePermit(
   if (requestsPerSecond <= 0) return undefined;
   const limit = Math.max(1, Math.floor(requestsPerSecond));
   return async (signal) => {
+    const started = Date.now();
     for (;;) {
       const now = Date.now();
       const second = Math.floor(now / 1000);
@@ -34,6 +41,10 @@ export function sharedRatePermit(
         return;
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
+        // Many workers share a small rate: hand the job back to the queue rather than wait.
+        if (Date.now() - started > MAX_PERMIT_WAIT_MS) {
+          throw new RateLimitedError(SHARED_RATE, MAX_PERMIT_WAIT_MS);
+        }
         // Spread the waiters over the first part of the next second.
         await sleep((second + 1) * 1000 - now + Math.random() * 100, undefined, { signal });
       }

@@ -70,10 +70,10 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       signal: AbortSignal.timeout(Math.max(1_000, inv.remainingMs() - DEADLINE_MARGIN_MS)),
       ...optionalPermit(config, job.connectorId, instance.loaded.requestsPerSecond),
     });
-    const result = await runJob(instance.loaded.connector, job, ctx);
-    telemetry.count("requests", ctx.counters.requests);
-    telemetry.count("retries", ctx.counters.retries);
-    telemetry.count("records", result.records.length);
+    const result = await runJob(instance.loaded.connector, job, ctx).finally(() => {
+      telemetry.count("requests", ctx.counters.requests);
+      telemetry.count("retries", ctx.counters.retries);
+    });
 
     const keys = shardKeys(job.syncId, id, record.messageId);
     await Promise.all([
@@ -95,6 +95,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
     });
     if (outcome === "run_over") return;
     if (outcome === "committed") {
+      telemetry.count("records", result.records.length);
       const children = result.followUps.filter((j) => owned.has(jobId(j)));
       await sendJobs(config.syncJobsQueueUrl, children);
       await runs.markChildrenSent(job.syncId, id);

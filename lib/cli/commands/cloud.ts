@@ -36,6 +36,7 @@ export async function putInstance(
   const connector = parseConnectorName(args.connector);
   const intervalSeconds = Math.round(parseInterval(args.interval) / 1000);
   const settings = collectInstanceSettings(connector, env);
+  useRegion(options);
   const stack = await readStackOutputs(options.stage, options.region);
   const secret = secretName(stack.secretsPrefix, connectorId);
   await writeInstanceSecret(secret, settings);
@@ -51,6 +52,7 @@ export async function putInstance(
 }
 
 export async function listInstances(io: CliIo, options: CloudOptions & { json?: boolean }) {
+  useRegion(options);
   const stack = await readStackOutputs(options.stage, options.region);
   const rows = await new InstanceRegistry(stack.instancesTable).list();
   if (options.json) {
@@ -74,6 +76,7 @@ export async function listInstances(io: CliIo, options: CloudOptions & { json?: 
 
 export async function removeInstance(io: CliIo, connectorIdArg: string, options: CloudOptions) {
   const connectorId = parseConnectorId(connectorIdArg);
+  useRegion(options);
   const stack = await readStackOutputs(options.stage, options.region);
   const existed = await new InstanceRegistry(stack.instancesTable).remove(connectorId);
   await deleteInstanceSecret(secretName(stack.secretsPrefix, connectorId)).catch((error) => {
@@ -88,6 +91,7 @@ export async function removeInstance(io: CliIo, connectorIdArg: string, options:
 
 export async function syncInstance(io: CliIo, connectorIdArg: string, options: CloudOptions) {
   const connectorId = parseConnectorId(connectorIdArg);
+  useRegion(options);
   const stack = await readStackOutputs(options.stage, options.region);
   await startSync(io, connectorId, options, stack.schedulerFunctionName);
 }
@@ -103,6 +107,7 @@ export async function cloudAction(
   },
   options: CloudOptions,
 ): Promise<number> {
+  useRegion(options);
   const stack = await readStackOutputs(options.stage, options.region);
   const event = {
     requestId: request.requestId ?? randomUUID(),
@@ -122,6 +127,14 @@ async function startSync(
 ) {
   const answer = await invoker(options)(functionName, { connectorId });
   io.stdout.write(`${JSON.stringify(answer)}\n`);
+}
+
+/**
+ * `--region` is the AWS SDK's region for everything the command touches (the stack, the secret,
+ * the registry, the invoke), as if AWS_REGION were set.
+ */
+function useRegion(options: CloudOptions): void {
+  if (options.region) process.env.AWS_REGION = options.region;
 }
 
 function invoker(options: CloudOptions): FunctionInvoker {
