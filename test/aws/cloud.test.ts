@@ -5,7 +5,7 @@
 // the operator commands' Lambda invokes go to the same harness (the one part not exercised on
 // AWS itself). Upstreams and the platform are the simulators, real HTTP servers on loopback.
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { GetQueueAttributesCommand, PurgeQueueCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ActionReply } from "../../lib/actions";
@@ -463,6 +463,46 @@ describe("the scheduler", () => {
     );
     expect(row).toMatchObject({ label: "error", lastSyncStatus: "error" });
     expect(row?.currentSyncId).toBeUndefined();
+  });
+
+  it("hands a run whose finalizer died to a new finalizer, which publishes it", async () => {
+    const upstream = await blackline({ seed: 9, size: { users: 30, teams: 3, roles: 2 } });
+    const platformSim = await platform();
+    await operator(["put-instance", "bl-lost-final", "blackline", "--no-sync"], {
+      ...upstream.env(),
+      ...platformSim.env(),
+    });
+    const syncId = startedSyncId((await operator(["sync", "bl-lost-final"])).stdout);
+    await stack.drainQueue("syncWorker");
+    // A finalizer took the run 25 minutes ago and died: its message is still invisible.
+    const runsTable = stack.outputs.RunsTableName as string;
+    const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient(awsClientConfig(moto.endpoint)));
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: runsTable,
+        Key: { pk: `run#${syncId}`, sk: "run" },
+        UpdateExpression:
+          "SET #status = :finalizing, finalizeLeaseAt = :old, finalizeAttempts = :one",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: {
+          ":finalizing": "finalizing",
+          ":old": new Date(Date.now() - 25 * 60_000).toISOString(),
+          ":one": 1,
+        },
+      }),
+    );
+    dynamo.destroy();
+    // The dead finalizer's message is gone with it.
+    const sqs = new SQSClient({ ...awsClientConfig(moto.endpoint), useQueueUrlAsEndpoint: false });
+    await sqs.send(new PurgeQueueCommand({ QueueUrl: stack.outputs.FinalizeQueueUrl }));
+    sqs.destroy();
+
+    await invoke(stack.outputs.SchedulerFunctionName as string, scheduled);
+    await stack.drainQueue("finalize");
+
+    expect((await new RunStore(runsTable).get(syncId))?.status).toBe("complete");
+    expect(platformSim.uploads.get(syncId)?.accepted).toBe(1);
+    expect(platformSim.labels.map((l) => l.label)).toEqual(["syncing", "connected"]);
   });
 
   it("on its schedule starts the instances that are due, and only those", async () => {
