@@ -8,3 +8,14 @@ export interface Logger {
 
 const ignore = () => {};
 export const silentLogger: Logger = { debug: ignore, info: ignore, warn: ignore, error: ignore };
+
+/** A logger that adds `fields` (correlation ids, say) to every line. */
+export function withFields(logger: Logger, fields: Record<string, unknown>): Logger {
+  const merge = (extra?: Record<string, unknown>) => ({ ...fields, ...extra });
+  return {
+    debug: (message, extra) => logger.debug(message, merge(extra)),
+    info: (message, extra) => logger.info(message, merge(extra)),
+    warn: (message, extra) => logger.warn(message, merge(extra)),
+    error: (message, extra) => logger.error(message, merge(extra)),
+  };
+}

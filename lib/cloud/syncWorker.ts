@@ -1,6 +1,7 @@
 import type { SQSRecord } from "aws-lambda";
 import { ConnectorError } from "../errors";
 import { isRetryableError, newRequestContext, RateLimitedError } from "../http";
+import { withFields } from "../logging";
 import { redact } from "../redact";
 import { describeJob, InvalidJobError, type Job, parseJob, runJob } from "../sync";
 import type { CloudConfig } from "./config";
@@ -46,17 +47,17 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
   const runs = new RunStore(config.runsTable);
   const run = await runs.get(job.syncId);
   if (run?.status !== "running") {
-    logger.info("job of a run that is over, dropped", { ...log, runStatus: run?.status });
+    logger.info("job of a run that is over, dropped", { runStatus: run?.status });
     return;
   }
   const marker = await runs.marker(job.syncId, id);
   if (!marker) {
-    logger.warn("job nobody asked for, dropped", log);
+    logger.warn("job nobody asked for, dropped");
     return;
   }
   const shards = new ShardStore(config.shardsBucket);
   if (marker.state === "done") {
-    logger.info("job already done", log);
+    logger.info("job already done");
     await sendChildrenOnce(inv, runs, shards, job.syncId, marker);
     await finalizeIfDone(inv, runs, job.syncId);
     return;
@@ -88,7 +89,6 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       children: owned.size,
     });
     logger.info("job done", {
-      ...log,
       outcome,
       records: result.records.length,
       children: owned.size,
