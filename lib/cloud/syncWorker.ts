@@ -37,13 +37,12 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
   const job = parseMessage(record, telemetry);
   if (!job) return;
   const id = jobId(job);
-  const logger = telemetry.logger;
-  const log = {
+  const logger = withFields(telemetry.logger, {
     syncId: job.syncId,
     connectorId: job.connectorId,
     jobId: id,
     job: describeJob(job),
-  };
+  });
   const runs = new RunStore(config.runsTable);
   const run = await runs.get(job.syncId);
   if (run?.status !== "running") {
