@@ -7,6 +7,7 @@ import { ExitCode, exitCodeOf } from "../errors";
 import { redact } from "../redact";
 import { actionCommand } from "./commands/action";
 import { DEMO_OUTPUT_DIR, runDemo } from "./commands/demo";
+import { serviceCommand } from "./commands/service";
 import { syncToFile } from "./commands/sync";
 import { validateConnector } from "./commands/validate";
 import { type CliIo, processIo } from "./io";
@@ -151,6 +152,17 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices
       },
     );
   }
+
+  withCommon(
+    program
+      .command("service")
+      .description(
+        "self-hosted service mode: sync on an interval, run the platform's tasks, until SIGTERM",
+      )
+      .argument("[connector]", "blackline or valimail (default: CONNECTOR_NAME)"),
+  ).action(async (connector: string | undefined, options: CommonOptions) => {
+    setExitCode(await serviceCommand(io, { ...options, connector }));
+  });
 
   addCloudCommands(program, withCommon, envFor, io, setExitCode, services);
 

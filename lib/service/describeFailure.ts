@@ -1,0 +1,75 @@
+import type { ConnectorName } from "../connectors/types";
+import { ConfigError, CredentialsRejectedError } from "../errors";
+import { HttpStatusError, NetworkError, RateLimitedError } from "../http";
+import { redact } from "../redact";
+
+/** How people know each upstream, and the infix of its variables. */
+const UPSTREAMS: Record<ConnectorName, { display: string; app: string }> = {
+  blackline: { display: "BlackLine", app: "ACCOUNTING" },
+  valimail: { display: "Valimail", app: "EMAILAUTH" },
+};
+
+/** A label's detail is read in the platform's interface: a few sentences at most. */
+const MAX_DETAIL_LENGTH = 600;
+
+/**
+ * The `error` label's detail for a sync that failed: what went wrong, what a person can do
+ * about it, and when the service tries again. Redacted, and short enough to read.
+ */
+export function describeSyncFailure(
+  error: unknown,
+  connector: ConnectorName,
+  nextSyncAt: Date,
+): string {
+  return finish(`${reasonOf(error, connector)} Nothing was uploaded`, nextSyncAt);
+}
+
+/** The detail for a complete snapshot the platform did not take. */
+export function describeUploadFailure(error: unknown, nextSyncAt: Date): string {
+  const message = messageOf(error);
+  return finish(
+    `The sync completed but the platform did not take its snapshot (${message}); check this host's access to CONNECTOR_PLATFORM_URL`,
+    nextSyncAt,
+  );
+}
+
+function reasonOf(error: unknown, connector: ConnectorName): string {
+  const { display, app } = UPSTREAMS[connector];
+  const message = messageOf(error);
+  if (ConfigError.is(error)) {
+    return `The configuration is not valid: ${message}. Fix it; it is read again before each sync.`;
+  }
+  if (CredentialsRejectedError.is(error)) {
+    return `${sentence(`${display} rejected the credentials: ${message}`)} Correct them: they are read again before each sync, so an updated *_FILE needs no restart.`;
+  }
+  if (NetworkError.is(error)) {
+    return sentence(
+      `${display} could not be reached: ${message}. Check this host's network access to ${display} and CONNECTOR_${app}_BASE_URL if it is set`,
+    );
+  }
+  if (RateLimitedError.is(error) || (HttpStatusError.is(error) && error.status === 429)) {
+    return sentence(
+      `${display} kept asking to slow down (429): ${message}. Lower CONNECTOR_${app}_REQUESTS_PER_SECOND or CONNECTOR_${app}_MAX_CONCURRENCY`,
+    );
+  }
+  if (HttpStatusError.is(error) && error.status >= 500) {
+    return sentence(`${display} failed (${error.status}) after retries: ${message}`);
+  }
+  return sentence(`The sync failed: ${message}`);
+}
+
+function finish(text: string, nextSyncAt: Date): string {
+  const full = `${text}; the next sync starts at ${nextSyncAt.toISOString()}.`;
+  const detail = redact(full);
+  return detail.length <= MAX_DETAIL_LENGTH
+    ? detail
+    : `${detail.slice(0, MAX_DETAIL_LENGTH - 3)}...`;
+}
+
+function sentence(text: string): string {
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
+function messageOf(error: unknown): string {
+  return redact(error instanceof Error ? error.message : String(error));
+}
