@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, type Stats, statSync } from "node:fs";
 import { parseEnv } from "node:util";
 import { ConfigError } from "../errors";
 import { registerSecret } from "../redact";
@@ -52,21 +52,56 @@ export function resolveSecrets(env: Environment, secretNames: readonly string[])
       continue;
     }
     if (file !== undefined) {
-      try {
-        resolved[name] = readFileSync(file, "utf8").replace(/\r?\n$/, "");
-      } catch (error) {
-        const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-        issues.push({
-          variable: `${name}_FILE`,
-          message: `cannot read ${file} (${reason}); give the path of a file that holds the value`,
-        });
+      const read = readSecretFile(file);
+      if ("problem" in read) {
+        issues.push({ variable: `${name}_FILE`, message: read.problem });
         continue;
       }
+      resolved[name] = read.value;
     }
+    // The value as sent is the trimmed one (the schemas trim): both forms are redacted.
     registerSecret(resolved[name]);
+    registerSecret(resolved[name]?.trim());
   }
   if (issues.length > 0) throw new ConfigError(issues);
   return resolved;
+}
+
+/** A secret file is small: a key, a token, a password. */
+const MAX_SECRET_FILE_BYTES = 64 * 1024;
+
+/**
+ * Reads a `<NAME>_FILE`: a regular file only (a FIFO would block, a device never end), at most
+ * 64 KiB, trailing line breaks dropped.
+ */
+function readSecretFile(file: string): { value: string } | { problem: string } {
+  let stats: Stats;
+  try {
+    stats = statSync(file);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    return {
+      problem: `cannot read ${file} (${reason}); give the path of a file that holds the value`,
+    };
+  }
+  if (!stats.isFile()) {
+    return {
+      problem: `${file} is not a regular file; give the path of a file that holds the value`,
+    };
+  }
+  if (stats.size > MAX_SECRET_FILE_BYTES) {
+    return {
+      problem: `${file} is ${stats.size} bytes, more than a secret's ${MAX_SECRET_FILE_BYTES}; give the path of the file that holds only the value`,
+    };
+  }
+  try {
+    return { value: readFileSync(file, "utf8").replace(/[\r\n]+$/, "") };
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    return {
+      problem: `cannot read ${file} (${reason}); give the path of a file that holds the value`,
+    };
+  }
 }
 
 /** Empty values count as unset: `NAME=` in an env file is a common way to leave a field out. */

@@ -7,6 +7,7 @@ import {
   NetworkError,
   RateLimitedError,
   type RequestSummary,
+  ResponseTooLargeError,
 } from "./errors";
 import type { RateLimiter } from "./RateLimiter";
 import {
@@ -26,6 +27,8 @@ export interface HttpClientOptions {
   tokens?: TokenCache;
   /** Per-attempt timeout, headers and body included. */
   timeoutMs?: number;
+  /** The largest answer read, counted after decompression; default 64 MiB. */
+  maxResponseBytes?: number;
   retry?: Partial<RetrySettings>;
   /** The context of calls that pass none (a long-lived client with counters of its own). */
   context?: RequestContext;
@@ -55,6 +58,7 @@ export interface HttpResponse {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_RESPONSE_BYTES = 64 * 2 ** 20;
 
 /**
  * The one HTTP layer for every upstream: timeouts, the retry rules of `retryPolicy`,
@@ -211,7 +215,11 @@ export class HttpClient {
         signal: ctx.signal ? AbortSignal.any([timeout, ctx.signal]) : timeout,
         redirect: "error",
       });
-      const text = await response.text();
+      const text = await readCapped(
+        response,
+        this.#options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+        summary,
+      );
       return {
         status: response.status,
         headers: response.headers,
@@ -219,11 +227,37 @@ export class HttpClient {
       };
     } catch (error) {
       throwIfAborted(ctx, summary);
+      if (ResponseTooLargeError.is(error)) throw error;
       throw new NetworkError(summary, networkReason(error, timeoutMs), error);
     } finally {
       release();
     }
   }
+}
+
+/**
+ * Reads an answer's text, decompressed, stopping (and dropping the connection) once it passes
+ * `maxBytes`: a huge body or a compression bomb costs at most `maxBytes` of memory.
+ */
+async function readCapped(
+  response: Response,
+  maxBytes: number,
+  summary: RequestSummary,
+): Promise<string> {
+  if (!response.body) return "";
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of response.body) {
+    total += chunk.byteLength;
+    if (total > maxBytes) {
+      await response.body.cancel().catch(() => {});
+      throw new ResponseTooLargeError(
+        `${summary.method} ${summary.path}: the answer is larger than ${maxBytes} bytes (the response size cap), so it was not read; a list page this large means a page size too big for this upstream: lower the connector's PAGE_SIZE`,
+      );
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 function throwIfAborted(ctx: RequestContext, summary: RequestSummary): void {

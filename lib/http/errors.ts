@@ -94,5 +94,15 @@ export class AbortedError extends ConnectorError {
 /** An upstream answered with a body this project cannot read: a precise zod path is in the message. */
 export class UnexpectedResponseError extends ConnectorError {
   override name = "UnexpectedResponseError";
-  override readonly code = "unexpected_response";
+  override readonly code: string = "unexpected_response";
+}
+
+/** An answer larger than the response size cap: read no further, and do not try again. */
+export class ResponseTooLargeError extends UnexpectedResponseError {
+  override name = "ResponseTooLargeError";
+  override readonly code: string = "response_too_large";
+
+  static override is(error: unknown): error is ResponseTooLargeError {
+    return error instanceof ResponseTooLargeError;
+  }
 }

@@ -6,6 +6,7 @@ export {
   NetworkError,
   RateLimitedError,
   type RequestSummary,
+  ResponseTooLargeError,
   UnexpectedResponseError,
 } from "./errors";
 export {

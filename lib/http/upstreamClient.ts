@@ -13,6 +13,8 @@ export interface UpstreamSettings {
 /** How a connector's upstream client is built: shorter timeouts and backoff for tests and Lambdas. */
 export interface UpstreamOptions {
   timeoutMs?: number;
+  /** The largest answer read, after decompression; default 64 MiB. */
+  maxResponseBytes?: number;
   retry?: Partial<RetrySettings>;
 }
 
