@@ -61,8 +61,9 @@ export class ValimailProvisioner implements Provisioner {
           },
           ctx,
         );
-        return { user_id: user.id, created: true };
+        return { user_id: await this.#verifyCreated(user, args.email, type, ctx), created: true };
       } catch (error) {
+        if (ActionError.is(error)) throw error;
         if (ScimError.is(error) && error.status === 409) {
           // Someone else created it between our lookup and our POST.
           const user = await this.#api.findUserByUserName(args.email, ctx);
@@ -119,7 +120,62 @@ export class ValimailProvisioner implements Provisioner {
     const user = await this.#getUser(userId, ctx);
     if (isActive(user) === active) return { user_id: user.id, active, changed: false };
     const updated = await this.#api.patchUser(user.id, patchOp(replace("active", active)), ctx);
-    return { user_id: updated.id, active: isActive(updated), changed: true };
+    // Absent `active` reads as active, but an answer must show the value to count as proof.
+    if (updated.active !== active) {
+      const current = await this.#readBack(user.id, ctx);
+      if (isActive(current) !== active) {
+        throw notApplied(`setting active to ${active}`, user.id, `active: ${isActive(current)}`);
+      }
+    }
+    return { user_id: user.id, active, changed: true };
+  }
+
+  /**
+   * The id of the account a create made, checked: an answer that does not show the member type
+   * asked for is read back, and an account that is missing or holds another type is a failure.
+   */
+  async #verifyCreated(
+    answer: ScimUser,
+    email: string,
+    type: MemberType,
+    ctx: RequestContext,
+  ): Promise<string> {
+    const shown =
+      answer.userName.toLowerCase() === email.toLowerCase() && memberTypeOf(answer) === type;
+    if (shown) return answer.id;
+    const current = await this.#api.getUser(answer.id, ctx);
+    if (!current) {
+      throw new ActionError(
+        "upstream_error",
+        `Valimail answered the create of ${email} with user ${answer.id} but has no such user; the account was not created`,
+      );
+    }
+    if (current.userName.toLowerCase() !== email.toLowerCase()) {
+      throw new ActionError(
+        "upstream_error",
+        `Valimail answered the create of ${email} with user ${answer.id}, which reads userName ${current.userName}`,
+      );
+    }
+    const held = memberTypeOf(current);
+    if (held !== type) {
+      throw new ActionError(
+        "upstream_error",
+        `Valimail created ${email} as user ${current.id}, but it reads member type ${held ?? "(none)"}, not ${type} as asked; grant ${type} to it`,
+      );
+    }
+    return current.id;
+  }
+
+  /** The user after a write whose answer did not show the change. */
+  async #readBack(userId: string, ctx: RequestContext): Promise<ScimUser> {
+    const current = await this.#api.getUser(userId, ctx);
+    if (!current) {
+      throw new ActionError(
+        "upstream_error",
+        `Valimail accepted a PATCH of user ${userId} but no longer finds the user`,
+      );
+    }
+    return current;
   }
 
   async #setMemberType(
@@ -130,7 +186,17 @@ export class ValimailProvisioner implements Provisioner {
     try {
       const patch = patchOp(replace(MEMBER_TYPE_PATH, type));
       const updated = await this.#api.patchUser(userId, patch, ctx);
-      return { user_id: updated.id, member_type: memberTypeOf(updated) ?? type, changed: true };
+      if (memberTypeOf(updated) !== type) {
+        const held = memberTypeOf(await this.#readBack(userId, ctx));
+        if (held !== type) {
+          throw notApplied(
+            `setting the member type to ${type}`,
+            userId,
+            `member type ${held ?? "(none)"}`,
+          );
+        }
+      }
+      return { user_id: userId, member_type: type, changed: true };
     } catch (error) {
       if (ScimError.is(error) && error.status === 400 && type === "marketer")
         throw marketerUnavailable();
@@ -174,6 +240,14 @@ function memberTypeOfEntitlement(entitlementId: string): MemberType {
     );
   }
   return parseMemberType(type, "args.entitlement_id");
+}
+
+/** A write Valimail accepted (2xx) whose change a read-back does not show. */
+function notApplied(change: string, userId: string, reads: string): ActionError {
+  return new ActionError(
+    "upstream_error",
+    `Valimail accepted the PATCH ${change} for user ${userId}, but the user still reads ${reads}: the change did not happen`,
+  );
 }
 
 function marketerUnavailable(): ActionError {

@@ -38,6 +38,13 @@ export interface ValimailSimulatorOptions extends TokenSettings {
   maxCount?: number;
   /** Spell the token expiry `expires_at` instead of `expires-at`. */
   expiresField?: "expires-at" | "expires_at";
+  /**
+   * How writes are answered. `fresh` (default): the change is applied and the answer shows it.
+   * `stale`: the change is applied, but the answer shows the user as it was before the PATCH (a
+   * POST's answer leaves out the member type extension). `ignored`: nothing is applied, and the
+   * answer looks like `stale` (a POST's answer carries an id that no user has).
+   */
+  writeAnswers?: "fresh" | "stale" | "ignored";
   faults?: FaultSettings;
 }
 
@@ -212,6 +219,7 @@ export async function startValimailSimulator(
       return scimError(409, `User with email ${userName} already exists`);
     }
     const now = new Date().toISOString();
+    const writeAnswers = options.writeAnswers ?? "fresh";
     const user: ValimailSimUser = {
       id: newId(),
       userName,
@@ -222,8 +230,13 @@ export async function startValimailSimulator(
       created: now,
       lastModified: now,
     };
-    users.set(user.id, user);
-    return scimOk(201, toScim(user));
+    if (writeAnswers === "fresh") {
+      users.set(user.id, user);
+      return scimOk(201, toScim(user));
+    }
+    if (writeAnswers === "stale") users.set(user.id, user);
+    const { [EXTENSION]: _memberType, ...withoutMemberType } = toScim(user);
+    return scimOk(201, withoutMemberType);
   }
 
   function patch(request: SimRequest, id: string): SimResponse {
@@ -258,8 +271,11 @@ export async function startValimailSimulator(
         changes.memberType = operation.value;
       } else return invalidValue("Invalid PATCH operation: Unsupported operation type");
     }
-    Object.assign(user, changes, { lastModified: new Date().toISOString() });
-    return scimOk(200, toScim(user));
+    const before = toScim(user);
+    const writeAnswers = options.writeAnswers ?? "fresh";
+    if (writeAnswers !== "ignored")
+      Object.assign(user, changes, { lastModified: new Date().toISOString() });
+    return scimOk(200, writeAnswers === "fresh" ? toScim(user) : before);
   }
 
   function toScim(user: ValimailSimUser) {
