@@ -293,7 +293,7 @@ function networkReason(error: unknown, timeoutMs: number): string {
  * (`detail`, `scimType`) or a `message` field; a short text body as is.
  */
 export function describeErrorBody(body: unknown): string | undefined {
-  if (typeof body === "string") return body.length <= 200 ? body : `${body.slice(0, 200)}...`;
+  if (typeof body === "string") return printable(body);
   if (typeof body !== "object" || body === null) return undefined;
   const fields = body as Record<string, unknown>;
   const parts = [
@@ -303,5 +303,20 @@ export function describeErrorBody(body: unknown): string | undefined {
     fields.detail,
     fields.message,
   ].filter((part): part is string => typeof part === "string" && part.length > 0);
-  return parts.length > 0 ? parts.join(": ") : undefined;
+  return parts.length > 0 ? printable(parts.join(": ")) : undefined;
+}
+
+const MAX_QUOTED_CHARS = 200;
+
+/**
+ * Upstream text made safe to quote in a message or a log line: control characters (terminal
+ * escapes, line breaks that would forge log lines) shown as `\uXXXX`, and at most 200 characters.
+ */
+export function printable(text: string): string {
+  const short = text.length <= MAX_QUOTED_CHARS ? text : `${text.slice(0, MAX_QUOTED_CHARS)}...`;
+  return short.replace(
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
+    /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }

@@ -73,3 +73,24 @@ describe("the response size cap", () => {
     expect(answer.body).toEqual({ ok: true });
   });
 });
+
+describe("upstream text in messages", () => {
+  it("is quoted with control characters escaped and cut to 200 characters", async () => {
+    const hostile = `bad\u001b[31m red\r\n{"level":"info","message":"forged"}${"z".repeat(5000)}`;
+    const url = await serve(Buffer.from(JSON.stringify({ message: hostile })), {});
+    server?.removeAllListeners("request");
+    server?.on("request", (_req, res) => {
+      res.writeHead(400, { "content-type": "application/json" });
+      res.end(JSON.stringify({ message: hostile }));
+    });
+
+    const error = await client(url)
+      .request({ method: "GET", path: "/x" }, newRequestContext())
+      .catch((e: Error) => e);
+
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting their absence
+    expect(error.message).not.toMatch(/[\u0000-\u001f]/);
+    expect(error.message).toContain("bad\\u001b[31m red\\u000d\\u000a{");
+    expect(error.message.length).toBeLessThan(400);
+  });
+});
