@@ -84,9 +84,9 @@ describe("upstream text in messages", () => {
       res.end(JSON.stringify({ message: hostile }));
     });
 
-    const error = await client(url)
+    const error = (await client(url)
       .request({ method: "GET", path: "/x" }, newRequestContext())
-      .catch((e: Error) => e);
+      .catch((e: unknown) => e)) as Error;
 
     // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting their absence
     expect(error.message).not.toMatch(/[\u0000-\u001f]/);
