@@ -1,4 +1,5 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --
+// `--` ends Node's own options: without it, Node takes this command's `--env-file` as its own.
 // The command line, bundled by `npm run build` (run by `npm install` through `prepare`).
 import { existsSync } from "node:fs";
 

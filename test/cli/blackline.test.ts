@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
@@ -161,6 +161,24 @@ describe("configuration mistakes exit 2 and name the variable", () => {
     expect(envFile.stderr).toMatch(
       /--env-file: cannot read \/nonexistent\/blackline.env \(ENOENT\)/,
     );
+    expect(sim.stats.requests).toBe(before);
+  });
+
+  it("replaces only a regular file at --out: a directory, a device or a symlink is refused first", async () => {
+    const dir = await makeTempDir();
+    await symlink("/etc/hostname", join(dir, "link.jsonl"));
+    const before = sim.stats.requests;
+
+    const runs = await Promise.all(
+      [dir, "/dev/null", join(dir, "link.jsonl")].map((out) =>
+        cli(["sync", "blackline", "--out", out], env),
+      ),
+    );
+
+    expect(runs.map((r) => r.code)).toEqual([2, 2, 2]);
+    expect(runs[0]?.stderr).toMatch(/--out: .* is a directory; name a regular file/);
+    expect(runs[1]?.stderr).toMatch(/--out: \/dev\/null is not a regular file/);
+    expect(runs[2]?.stderr).toMatch(/--out: .*link\.jsonl is a symbolic link/);
     expect(sim.stats.requests).toBe(before);
   });
 

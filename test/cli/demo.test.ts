@@ -49,4 +49,23 @@ describe("the access-connectors executable", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown command 'launch'/);
   });
+
+  it("takes --env-file as its own option when run as an executable (not as Node's)", async () => {
+    const run = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawn(
+        "bin/access-connectors.js",
+        ["sync", "blackline", "--env-file", "/nonexistent/x.env"],
+        {
+          env: { PATH: process.env.PATH ?? "" },
+        },
+      );
+      let stderr = "";
+      child.stderr.on("data", (chunk) => (stderr += chunk));
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code, stderr }));
+    });
+
+    expect(run.stderr).toMatch(/^error: --env-file: cannot read \/nonexistent\/x\.env \(ENOENT\)/);
+    expect(run.code).toBe(2);
+  });
 });

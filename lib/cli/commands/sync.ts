@@ -1,5 +1,5 @@
-import { constants } from "node:fs";
-import { access } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { access, lstat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { Environment } from "../../config";
 import { loadSyncConnector } from "../../connectors/registry";
@@ -30,6 +30,7 @@ export async function syncToFile(
 ): Promise<SyncSummary> {
   const outFile = resolve(options.out ?? defaultSnapshotFile(options.connector));
   await requireWritableDirectory(dirname(outFile));
+  await requireFileOrNothing(outFile);
   const logger = createCliLogger(io, options.verbose ?? false);
   const { connector, concurrency } = loadSyncConnector(options.connector, env, upstreamOptions);
   const progress = createProgressReporter(io, `${options.connector} sync`);
@@ -47,6 +48,28 @@ export async function syncToFile(
   }
   io.stdout.write(options.json ? `${JSON.stringify(summary)}\n` : formatSummary(summary));
   return summary;
+}
+
+/**
+ * The snapshot replaces what is at --out: only a regular file may be replaced (not a directory,
+ * a device or a symbolic link), checked before any request.
+ */
+async function requireFileOrNothing(path: string): Promise<void> {
+  let stats: Stats;
+  try {
+    stats = await lstat(path);
+  } catch {
+    return;
+  }
+  if (stats.isFile()) return;
+  const what = stats.isDirectory()
+    ? "a directory"
+    : stats.isSymbolicLink()
+      ? "a symbolic link"
+      : "not a regular file";
+  throw new UsageError(
+    `--out: ${path} is ${what}; name a regular file (it is replaced) or a path that does not exist yet`,
+  );
 }
 
 /** Checked before any request, so a typo in --out costs nothing upstream. */
