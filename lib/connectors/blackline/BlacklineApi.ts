@@ -3,15 +3,25 @@ import { CredentialsRejectedError } from "../../errors";
 import {
   type AccessToken,
   type HttpClient,
+  type HttpResponse,
   HttpStatusError,
   parseResponse,
   type RequestContext,
   TokenCache,
+  UnexpectedResponseError,
   type UpstreamOptions,
   upstreamClient,
 } from "../../http";
 import type { BlacklineConfig } from "./config";
-import { INVALID_INSTANCE_GUID, PAGE_PARAM, PAGE_SIZE_PARAM, TOKEN_PATH } from "./constants";
+import {
+  type ClientAuthMethod,
+  DEFAULT_TOKEN_LIFETIME_SECONDS,
+  INVALID_INSTANCE_GUID,
+  PAGE_PARAM,
+  PAGE_SIZE_PARAM,
+  TOKEN_PATH,
+  TOKEN_TYPE,
+} from "./constants";
 import { listResponse, oauthError, tokenResponse } from "./models";
 
 export interface ListPage<Item> {
@@ -39,12 +49,17 @@ export class BlacklineApi {
     return this.#tokens.token(ctx);
   }
 
-  /** OAuth 2.0 resource-owner password grant (RFC 6749 section 4.3). */
+  /**
+   * OAuth 2.0 resource-owner password grant (RFC 6749 section 4.3), the client authenticated by
+   * form body or HTTP Basic (section 2.3.1) as CONNECTOR_ACCOUNTING_CLIENT_AUTH says.
+   */
   private async fetchToken(ctx: RequestContext): Promise<AccessToken> {
     ctx.counters.tokenRequests++;
     const requestedAt = Date.now();
+    const { clientAuth, clientId, clientSecret } = this.#config;
+    let response: HttpResponse;
     try {
-      const response = await this.#http.request(
+      response = await this.#http.request(
         {
           method: "POST",
           path: TOKEN_PATH,
@@ -56,17 +71,27 @@ export class BlacklineApi {
             username: this.#config.username,
             password: this.#config.apiKey,
             scope: this.#config.scope,
-            client_id: this.#config.clientId,
-            client_secret: this.#config.clientSecret,
+            ...(clientAuth === "body" ? { client_id: clientId, client_secret: clientSecret } : {}),
           },
+          ...(clientAuth === "basic"
+            ? { headers: { authorization: basicAuthorization(clientId, clientSecret) } }
+            : {}),
         },
         ctx,
       );
-      const token = parseResponse(tokenResponse, response, "BlackLine token endpoint");
-      return { value: token.access_token, expiresAt: requestedAt + token.expires_in * 1000 };
     } catch (error) {
-      throw tokenError(error);
+      throw tokenError(error, clientAuth);
     }
+    const token = parseResponse(tokenResponse, response, "BlackLine token endpoint");
+    const type = token.token_type ?? TOKEN_TYPE;
+    // RFC 6749 section 7.1: a client must not use a token whose type it does not understand.
+    if (type.toLowerCase() !== TOKEN_TYPE) {
+      throw new UnexpectedResponseError(
+        `BlackLine token endpoint: token_type is "${type}", and this connector can use only Bearer tokens (RFC 6750); ask BlackLine for a Bearer token`,
+      );
+    }
+    const lifetimeSeconds = token.expires_in ?? DEFAULT_TOKEN_LIFETIME_SECONDS;
+    return { value: token.access_token, expiresAt: requestedAt + lifetimeSeconds * 1000 };
   }
 
   async listPage<Item extends z.ZodType>(
@@ -97,7 +122,21 @@ export class BlacklineApi {
   }
 }
 
-function tokenError(error: unknown): unknown {
+/**
+ * RFC 6749 section 2.3.1: the client id and secret are each form-urlencoded, joined by a colon,
+ * and base64-encoded as the user and password of HTTP Basic (RFC 7617).
+ */
+export function basicAuthorization(clientId: string, clientSecret: string): string {
+  const pair = `${formEncode(clientId)}:${formEncode(clientSecret)}`;
+  return `Basic ${Buffer.from(pair, "utf8").toString("base64")}`;
+}
+
+/** application/x-www-form-urlencoded, as a form body encodes a value (a space is `+`). */
+function formEncode(value: string): string {
+  return new URLSearchParams({ v: value }).toString().slice("v=".length);
+}
+
+function tokenError(error: unknown, clientAuth: ClientAuthMethod): unknown {
   if (!HttpStatusError.is(error) || error.status >= 500 || error.status === 429) return error;
   const parsed = oauthError.safeParse(error.body);
   const code = parsed.success ? parsed.data.error : `HTTP ${error.status}`;
@@ -112,12 +151,30 @@ function tokenError(error: unknown): unknown {
       "Check CONNECTOR_ACCOUNTING_USERNAME and CONNECTOR_ACCOUNTING_API_KEY (the user's API key, not the web password)";
   } else if (code === "invalid_scope") {
     fix = "Check the API scope names in CONNECTOR_ACCOUNTING_SCOPE";
+  } else if (code === "invalid_client") {
+    fix = invalidClientFix(clientAuth, error.status);
   } else {
     fix = "Check CONNECTOR_ACCOUNTING_CLIENT_ID and CONNECTOR_ACCOUNTING_CLIENT_SECRET";
   }
   return new CredentialsRejectedError(`BlackLine rejected the token request (${quoted}). ${fix}.`, {
     cause: error,
   });
+}
+
+/**
+ * What to check after `invalid_client`. A 401 to credentials sent in the body is the server
+ * asking for HTTP Basic (RFC 6749 section 5.2); otherwise the pair or the method may be wrong.
+ */
+function invalidClientFix(clientAuth: ClientAuthMethod, status: number): string {
+  const other: ClientAuthMethod = clientAuth === "body" ? "basic" : "body";
+  const sent =
+    clientAuth === "body"
+      ? "client_id and client_secret went in the form body"
+      : "client_id and client_secret went as HTTP Basic";
+  if (clientAuth === "body" && status === 401) {
+    return `CONNECTOR_ACCOUNTING_CLIENT_AUTH is body (${sent}), and the server's 401 asks for HTTP Basic: set CONNECTOR_ACCOUNTING_CLIENT_AUTH=basic; if it still fails, check CONNECTOR_ACCOUNTING_CLIENT_ID and CONNECTOR_ACCOUNTING_CLIENT_SECRET`;
+  }
+  return `Check CONNECTOR_ACCOUNTING_CLIENT_ID and CONNECTOR_ACCOUNTING_CLIENT_SECRET, and CONNECTOR_ACCOUNTING_CLIENT_AUTH (${clientAuth}: ${sent}; a server that takes the pair only the other way answers invalid_client too, so if the pair is right, set CONNECTOR_ACCOUNTING_CLIENT_AUTH=${other})`;
 }
 
 function resourceError(error: unknown): unknown {

@@ -11,6 +11,9 @@ import {
 } from "../../config";
 import {
   baseUrlFor,
+  CLIENT_AUTH_METHODS,
+  type ClientAuthMethod,
+  DEFAULT_CLIENT_AUTH,
   DEFAULT_MAX_CONCURRENCY,
   DEFAULT_PAGE_SIZE,
   DEFAULT_REQUESTS_PER_SECOND,
@@ -22,6 +25,8 @@ export interface BlacklineConfig {
   baseUrl: string;
   clientId: string;
   clientSecret: string;
+  /** How the client pair is sent to the token endpoint: form body or HTTP Basic. */
+  clientAuth: ClientAuthMethod;
   username: string;
   apiKey: string;
   scope: string;
@@ -47,6 +52,7 @@ const HINTS = {
     "set it (or CONNECTOR_ACCOUNTING_API_KEY_FILE) to that user's API key",
   CONNECTOR_ACCOUNTING_SCOPE:
     "set it to the API scope names plus exactly one instance_<GUID> token",
+  CONNECTOR_ACCOUNTING_CLIENT_AUTH: "optional",
   CONNECTOR_ACCOUNTING_BASE_URL: "optional",
   CONNECTOR_ACCOUNTING_MAX_CONCURRENCY: "optional",
   CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "optional",
@@ -88,10 +94,21 @@ const scope = z.string().superRefine((value, ctx) => {
   }
 });
 
+const clientAuth = z.string().transform((value, ctx): ClientAuthMethod => {
+  const method = CLIENT_AUTH_METHODS.find((m) => m === value.trim().toLowerCase());
+  if (method) return method;
+  ctx.addIssue({
+    code: "custom",
+    message: `"${value}" is not a client authentication method; use body (client_id and client_secret in the form) or basic (HTTP Basic)`,
+  });
+  return z.NEVER;
+});
+
 const schema = z
   .object({
     CONNECTOR_ACCOUNTING_CLIENT_ID: z.string(),
     CONNECTOR_ACCOUNTING_CLIENT_SECRET: z.string(),
+    CONNECTOR_ACCOUNTING_CLIENT_AUTH: clientAuth.optional(),
     CONNECTOR_ACCOUNTING_ENVIRONMENT: environmentLabel.optional(),
     CONNECTOR_ACCOUNTING_USERNAME: z.string(),
     CONNECTOR_ACCOUNTING_API_KEY: z.string(),
@@ -114,6 +131,7 @@ const schema = z
         v.CONNECTOR_ACCOUNTING_BASE_URL ?? baseUrlFor(v.CONNECTOR_ACCOUNTING_ENVIRONMENT ?? ""),
       clientId: v.CONNECTOR_ACCOUNTING_CLIENT_ID,
       clientSecret: v.CONNECTOR_ACCOUNTING_CLIENT_SECRET,
+      clientAuth: v.CONNECTOR_ACCOUNTING_CLIENT_AUTH ?? DEFAULT_CLIENT_AUTH,
       username: v.CONNECTOR_ACCOUNTING_USERNAME,
       apiKey: v.CONNECTOR_ACCOUNTING_API_KEY,
       scope: v.CONNECTOR_ACCOUNTING_SCOPE.trim().split(/\s+/).join(" "),

@@ -9,6 +9,24 @@ export const baseUrlFor = (environment: string) => `https://${environment}.api.b
 /** Confirmed: the IdentityServer token endpoint, password grant, form-encoded. */
 export const TOKEN_PATH = "/authorize/connect/token";
 
+/**
+ * Confirmed: BlackLine answers `expires_in: 3600`. RFC 6749 section 5.1 makes `expires_in` only
+ * RECOMMENDED, so an answer without it is taken to live this long (a token that dies earlier is
+ * replaced on its first 401).
+ */
+export const DEFAULT_TOKEN_LIFETIME_SECONDS = 3600;
+
+/** Confirmed: `token_type: "Bearer"`; compared case-insensitively (RFC 6749 section 5.1). */
+export const TOKEN_TYPE = "bearer";
+
+/**
+ * How the client pair reaches the token endpoint (RFC 6749 section 2.3.1). Confirmed: BlackLine's
+ * guides send `client_id` and `client_secret` in the form body; some clients use HTTP Basic.
+ */
+export const CLIENT_AUTH_METHODS = ["body", "basic"] as const;
+export type ClientAuthMethod = (typeof CLIENT_AUTH_METHODS)[number];
+export const DEFAULT_CLIENT_AUTH: ClientAuthMethod = "body";
+
 /** Confirmed: list endpoints answer `{ items, totalItems }` and take `pageSize`. */
 export const USERS_PATH = "/v1/users";
 export const TEAMS_PATH = "/v1/teams";

@@ -5,10 +5,17 @@ import { z } from "zod";
 const id = z.union([z.string().min(1), z.number().int()]).transform(String);
 const optionalText = z.string().nullish();
 
+/**
+ * RFC 6749 section 5.1. `expires_in` is only RECOMMENDED (some servers send it as a numeric
+ * string); an absent `token_type` is read as the Bearer type BlackLine documents.
+ */
 export const tokenResponse = z.object({
   access_token: z.string().min(1),
-  expires_in: z.number().positive(),
-  token_type: z.string().optional(),
+  expires_in: z
+    .union([z.number(), z.string().regex(/^\d+$/).transform(Number)])
+    .pipe(z.number().positive())
+    .optional(),
+  token_type: z.string().min(1).optional(),
 });
 
 /** RFC 6749 section 5.2 error body. */

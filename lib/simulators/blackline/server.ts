@@ -22,6 +22,17 @@ export interface BlacklineSimulatorOptions extends TokenSettings {
   maxPageSize?: number;
   /** Serve page 1 whatever `page` asks for (a server that ignores paging). */
   ignorePaging?: boolean;
+  /**
+   * How the token endpoint takes the client's credentials (RFC 6749 section 2.3.1): `any`
+   * (default) reads HTTP Basic or the form body; `basic` only the Authorization header (the
+   * form's pair is ignored, and a request without Basic is 401 invalid_client with
+   * `WWW-Authenticate: Basic`); `body` only the form (an Authorization header is ignored).
+   */
+  clientAuth?: "any" | "basic" | "body";
+  /** The token answer's `token_type`; `null` leaves it out. Default `Bearer`. */
+  tokenType?: string | null;
+  /** Leave `expires_in` out of token answers (it is only RECOMMENDED, RFC 6749 section 5.1). */
+  omitExpiresIn?: boolean;
   faults?: FaultSettings;
 }
 
@@ -124,17 +135,31 @@ export async function startBlacklineSimulator(
 
   function issueToken(request: SimRequest): SimResponse {
     const form = new URLSearchParams(request.body);
-    let clientId = form.get("client_id");
-    let clientSecret = form.get("client_secret");
-    const basic = /^Basic (.+)$/i.exec(request.headers.authorization ?? "");
-    if (basic?.[1]) {
-      const [id, secret] = Buffer.from(basic[1], "base64").toString("utf8").split(":");
-      clientId = decodeURIComponent(id ?? "");
-      clientSecret = decodeURIComponent(secret ?? "");
-    }
+    const clientAuth = options.clientAuth ?? "any";
+    const basic =
+      clientAuth === "body" ? undefined : basicCredentials(request.headers.authorization);
+    const client =
+      basic ??
+      (clientAuth === "basic"
+        ? undefined
+        : { id: form.get("client_id"), secret: form.get("client_secret") });
     if (form.get("grant_type") !== "password") return oauthError("unsupported_grant_type");
-    if (clientId !== credentials.clientId || clientSecret !== credentials.clientSecret) {
-      return oauthError("invalid_client");
+    if (!client && clientAuth === "basic") {
+      return {
+        ...oauthError("invalid_client"),
+        status: 401,
+        headers: { "www-authenticate": 'Basic realm="token"' },
+      };
+    }
+    if (client?.id !== credentials.clientId || client.secret !== credentials.clientSecret) {
+      // RFC 6749 section 5.2: a client that tried the Authorization header gets 401.
+      return basic
+        ? {
+            ...oauthError("invalid_client"),
+            status: 401,
+            headers: { "www-authenticate": 'Basic realm="token"' },
+          }
+        : oauthError("invalid_client");
     }
     const instances = (form.get("scope") ?? "")
       .split(/\s+/)
@@ -148,9 +173,14 @@ export async function startBlacklineSimulator(
     const viewer = username === credentials.viewerUsername && password === credentials.viewerApiKey;
     if (!admin && !viewer) return oauthError("invalid_grant", "invalid_username_or_password");
     const { token, lifetimeSeconds } = tokens.issue({ admin });
+    const tokenType = options.tokenType === undefined ? "Bearer" : options.tokenType;
     return {
       status: 200,
-      body: { access_token: token, expires_in: lifetimeSeconds, token_type: "Bearer" },
+      body: {
+        access_token: token,
+        ...(options.omitExpiresIn ? {} : { expires_in: lifetimeSeconds }),
+        ...(tokenType === null ? {} : { token_type: tokenType }),
+      },
     };
   }
 
@@ -201,6 +231,22 @@ export async function startBlacklineSimulator(
     close: () => server.close(),
   };
   return simulator;
+}
+
+/**
+ * The client pair of an HTTP Basic header, each half form-urlencoded first (RFC 6749 section
+ * 2.3.1); undefined when the header is not Basic or does not decode.
+ */
+function basicCredentials(
+  authorization: string | undefined,
+): { id: string; secret: string } | undefined {
+  const encoded = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(authorization ?? "")?.[1];
+  if (!encoded) return undefined;
+  const pair = Buffer.from(encoded, "base64").toString("utf8");
+  const colon = pair.indexOf(":");
+  if (colon < 0) return undefined;
+  const decode = (part: string) => new URLSearchParams(`v=${part}`).get("v") ?? "";
+  return { id: decode(pair.slice(0, colon)), secret: decode(pair.slice(colon + 1)) };
 }
 
 function oauthError(error: string, description?: string): SimResponse {
