@@ -26,8 +26,14 @@ export class ServiceProcess {
   stderr = "";
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
 
-  constructor(args: readonly string[], env: Record<string, string>) {
-    this.child = spawn(process.execPath, ["bin/access-connectors.js", "service", ...args], {
+  /** `command` is what runs the service; by default the checkout's built executable. */
+  constructor(
+    args: readonly string[],
+    env: Record<string, string>,
+    command: readonly string[] = [process.execPath, "bin/access-connectors.js", "service"],
+  ) {
+    const [file = process.execPath, ...leading] = command;
+    this.child = spawn(file, [...leading, ...args], {
       env: { PATH: process.env.PATH ?? "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -119,9 +125,13 @@ export async function scenario(
     },
     /**
      * Starts the service with the platform's variables, the state directory and `env` (where
-     * `undefined` removes a variable).
+     * `undefined` removes a variable), by `command` (default: the checkout's built executable).
      */
-    start(args: readonly string[], env: Record<string, string | undefined>): ServiceProcess {
+    start(
+      args: readonly string[],
+      env: Record<string, string | undefined>,
+      command?: readonly string[],
+    ): ServiceProcess {
       const merged = {
         ...platform.env("host-1"),
         HOME: stateDir,
@@ -131,7 +141,7 @@ export async function scenario(
       const defined = Object.entries(merged).filter(
         (entry): entry is [string, string] => entry[1] !== undefined,
       );
-      const child = new ServiceProcess(args, Object.fromEntries(defined));
+      const child = new ServiceProcess(args, Object.fromEntries(defined), command);
       children.push(child);
       return child;
     },

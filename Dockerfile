@@ -1,0 +1,50 @@
+# syntax=docker/dockerfile:1
+# The self-hosted service: `access-connectors service <connector>` (README, "Run it yourself").
+#
+#   npm run image        # docker build, tagged access-connectors:latest and access-connectors:<version>
+#   docker run --env-file blackline.env -v ac-state:/var/lib/access-connectors access-connectors blackline
+#
+# No Docker engine runs where this project is tested: scripts/container-build.mjs carries out these
+# same steps (this file's COPY and RUN lines, read from here) into a directory, and
+# test/service/container.test.ts starts the result. Keep every RUN in the build stage and every
+# path below /build relative, so that script can follow them.
+
+ARG NODE_IMAGE=node:22-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /build
+# Dependencies first, from the lockfile only, so this layer is reused while only the code changes.
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY scripts/build.mjs scripts/build.mjs
+COPY bin bin
+COPY lib lib
+RUN npm run build
+# Production dependencies only, and the state directory the final stage takes with its owner.
+RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund && mkdir -p state
+
+FROM ${NODE_IMAGE}
+ARG VERSION=0.1.0
+LABEL org.opencontainers.image.title="access-connectors" \
+      org.opencontainers.image.description="Self-hosted connector service for BlackLine and Valimail" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0"
+ENV NODE_ENV=production \
+    CONNECTOR_STATE_DIR=/var/lib/access-connectors
+WORKDIR /app
+COPY --from=build /build/package.json package.json
+COPY --from=build /build/node_modules node_modules
+COPY --from=build /build/dist dist
+COPY --from=build /build/bin bin
+COPY --from=build --chown=node:node /build/state /var/lib/access-connectors
+# The node image's unprivileged user; the state directory (replies, labels, health) is its own.
+USER node
+VOLUME ["/var/lib/access-connectors"]
+# Healthy while the service keeps rewriting its health file (every 5 s; stale after 60 s).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "const p=process.env.CONNECTOR_HEALTH_FILE||process.env.CONNECTOR_STATE_DIR+'/health.json';const h=JSON.parse(require('fs').readFileSync(p,'utf8'));process.exit(Date.parse(h.staleAfter)>Date.now()?0:1)"]
+# The connector is the argument (docker run IMAGE blackline) or CONNECTOR_NAME. SIGTERM stops it
+# cleanly within 10 s (exit 0); node runs as PID 1 and handles the signal itself.
+ENTRYPOINT ["node", "/app/bin/access-connectors.js", "service"]
+CMD []
