@@ -342,7 +342,13 @@ export class ConnectorService {
     const syncId = randomUUID();
     const logger = this.#logger.child({ syncId, connectorId: platform.hostId });
     const before = state.label;
-    await this.#report(state, { label: "syncing", delivered: false }, true);
+    try {
+      await this.#report(state, { label: "syncing", delivered: false }, true);
+    } catch (error) {
+      // The sync waits for the platform; its label must not be reported later on its own.
+      if (before) await state.setLabel(before);
+      throw error;
+    }
     const startedAt = Date.now();
     this.#nextSyncAt = startedAt + platform.syncIntervalMs;
     const nextSyncAt = new Date(this.#nextSyncAt);
@@ -440,14 +446,16 @@ export class ConnectorService {
 
   /**
    * Records the label to report and tries to deliver it. When `required`, a failure to deliver
-   * is thrown (the caller waits for the platform); otherwise the loop delivers it later.
+   * is thrown (the caller waits for the platform); otherwise the label stays in the outbox and
+   * the loop (or the stop) delivers it.
    */
   async #report(state: ServiceState, label: LabelReport, required = false): Promise<void> {
     await state.setLabel(label);
     try {
       await this.#deliverLabel(state, this.#stop.signal);
     } catch (error) {
-      if (required || this.stopping) throw error;
+      if (required) throw error;
+      if (this.stopping) return;
       this.#logger.warn("the label could not be reported yet; it will be", {
         label: label.label,
         error,
@@ -489,21 +497,27 @@ export class ConnectorService {
   }
 
   /** After the loop: reports what a stop leaves to report, removes temporary files. */
+  /** After the loop: reports what a stop leaves to report, removes temporary files; never throws. */
   async #shutdown(state: ServiceState): Promise<void> {
     clearInterval(this.#healthTimer);
-    if (this.#restoreLabel) await state.setLabel(this.#restoreLabel);
-    const pending = (state.label && !state.label.delivered ? 1 : 0) + state.finishes.length;
-    if (pending > 0) {
-      try {
+    try {
+      if (this.#restoreLabel) await state.setLabel(this.#restoreLabel);
+      const pending = (state.label && !state.label.delivered ? 1 : 0) + state.finishes.length;
+      if (pending > 0) {
         await this.#deliverReports(state, AbortSignal.timeout(SHUTDOWN_CALL_TIMEOUT_MS));
-      } catch (error) {
-        this.#logger.warn("reports left for the next start: the platform did not take them", {
-          error,
-          finishes: state.finishes.length,
-        });
       }
+    } catch (error) {
+      this.#logger.warn("reports left for the next start: the platform did not take them", {
+        error,
+        finishes: state.finishes.length,
+      });
     }
-    await rm(this.#tempDir, { recursive: true, force: true });
+    await rm(this.#tempDir, { recursive: true, force: true }).catch((error: unknown) => {
+      this.#logger.error("the temporary directory cannot be removed", {
+        path: this.#tempDir,
+        error,
+      });
+    });
     this.#updateHealth({ status: "stopped", phase: "stopped" });
     await this.#health.write(this.#healthState);
     this.#logger.info("service stopped");

@@ -422,4 +422,36 @@ describe.concurrent("access-connectors service (the built executable, as the con
     await waitFor("a healthy health file", async () => (await health()).status === "ok");
     expect((await service.stop()).code).toBe(0);
   });
+
+  test("the platform rejecting its credentials: the service keeps trying, and takes a rotated secret file without a restart", async (context) => {
+    const { expect } = context;
+    const { platform, stateDir, start, closeLater } = await scenario(context);
+    const upstream = await startBlacklineSimulator({ size: { users: 40, teams: 3, roles: 2 } });
+    closeLater(() => upstream.close());
+    const secretFile = join(stateDir, "platform-secret");
+    await writeFile(secretFile, "the-revoked-platform-secret\n");
+    const service = start(["blackline"], {
+      ...upstream.env(),
+      ...FAST_BLACKLINE,
+      CONNECTOR_CLIENT_SECRET: undefined,
+      CONNECTOR_CLIENT_SECRET_FILE: secretFile,
+      CONNECTOR_SYNC_INTERVAL: "1h",
+    });
+
+    const rejected = await waitFor(
+      "a rejection",
+      () =>
+        service.logged("the platform rejected the credentials; reading them again after a wait")[0],
+    );
+    expect(rejected).toMatchObject({
+      level: "ERROR",
+      fix: expect.stringContaining("CONNECTOR_CLIENT_SECRET"),
+    });
+    expect(platform.hellos).toHaveLength(0);
+    await writeFile(secretFile, `${platform.credentials.clientSecret}\n`);
+    await waitFor("the upload with the rotated secret", () => platform.uploads.size === 1);
+    expect(service.running).toBe(true);
+    expect((await service.stop()).code).toBe(0);
+    expect(service.stdout).not.toContain("the-revoked-platform-secret");
+  });
 });
