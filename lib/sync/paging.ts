@@ -20,12 +20,53 @@ export function pageFingerprint(ids: readonly string[]): string {
   return createHash("sha256").update(ids.join("\n")).digest("base64url");
 }
 
+/**
+ * The most pages one list may have. A list longer than this is taken for a server that never
+ * stops (no page is ever empty or short); the run fails rather than grow without end.
+ */
+export const MAX_PAGES_PER_LIST = 100_000;
+
 const seenSoFar = {
   /** Items read by the pages before this one. */
   seen: z.number().int().nonnegative(),
   /** Fingerprint of the previous page. */
   previous: z.string().optional(),
+  /** Pages read so far, and the repeat detector's anchor page (Brent's cycle detection). */
+  pages: z.number().int().nonnegative().optional(),
+  anchor: z.string().optional(),
 };
+
+type SeenSoFar = { seen: number; previous?: string; pages?: number; anchor?: string };
+
+/**
+ * Tracks a list's pages in constant space: a page equal to any earlier one (A, B, A, B as well as
+ * A, A) is found by comparing each page with an anchor page that moves to the current page
+ * whenever the count of pages reaches a power of two (Brent's cycle detection): for a cycle of
+ * `c` pages after `r` others, within 2 * max(r, c) + c pages. Throws
+ * when the list passes `MAX_PAGES_PER_LIST` pages. Returns the fields of the next cursor.
+ */
+function trackPages(
+  cursor: SeenSoFar,
+  fingerprint: string,
+  seen: number,
+  onRepeat: () => never,
+  what: string,
+): SeenSoFar {
+  if (fingerprint === cursor.anchor) onRepeat();
+  const pages = (cursor.pages ?? 0) + 1;
+  if (pages >= MAX_PAGES_PER_LIST) {
+    throw new RepeatedPageError(
+      `${what}: more than ${MAX_PAGES_PER_LIST} pages (the most one list may have) and no end in sight; the server does not page as expected`,
+    );
+  }
+  const isPowerOfTwo = (pages & (pages - 1)) === 0;
+  return {
+    seen,
+    previous: fingerprint,
+    pages,
+    anchor: isPowerOfTwo ? fingerprint : cursor.anchor,
+  };
+}
 
 /** Page-number paging (`page`, `pageSize`). */
 export const pageCursor = z.object({ page: z.number().int().nonnegative(), ...seenSoFar }).strict();
@@ -58,8 +99,19 @@ export function nextPageCursor(options: {
     );
   }
   const seen = cursor.seen + ids.length;
+  const tracked = trackPages(
+    cursor,
+    fingerprint,
+    seen,
+    () => {
+      throw new RepeatedPageError(
+        `${what}: page ${cursor.page} repeated an earlier page, so the server's pages go round in a cycle; stopped instead of looping. ${options.hint}`,
+      );
+    },
+    what,
+  );
   if (totalItems !== undefined ? seen >= totalItems : ids.length < pageSize) return undefined;
-  return { page: cursor.page + 1, seen, previous: fingerprint };
+  return { page: cursor.page + 1, ...tracked };
 }
 
 /** Index paging (`startIndex`, `count`), as SCIM lists page. */
@@ -96,6 +148,17 @@ export function nextIndexCursor(options: {
     return undefined;
   }
   const seen = cursor.seen + ids.length;
+  const tracked = trackPages(
+    cursor,
+    fingerprint,
+    seen,
+    () => {
+      throw new RepeatedPageError(
+        `${what}: the page at startIndex ${cursor.startIndex} repeated an earlier page after ${cursor.seen} resources, so the server's pages go round in a cycle; the list cannot be read whole`,
+      );
+    },
+    what,
+  );
   if (totalResults !== undefined && seen >= totalResults) return undefined;
-  return { startIndex: cursor.startIndex + ids.length, seen, previous: fingerprint };
+  return { startIndex: cursor.startIndex + ids.length, ...tracked };
 }
