@@ -16,6 +16,12 @@ export interface FaultSettings {
   slowResponses?: { every: number; delayMs: number };
   /** Every Nth request is carried out, then answered 502: the change happened, the client cannot know. */
   lostAnswers?: { every: number };
+  /**
+   * Count per request instead of across all: attempt k of a request (method and URL) is number
+   * `hash(request) + k`, so which attempts of which requests fail does not depend on how
+   * concurrent requests interleave, and a test with many clients at once is repeatable.
+   */
+  perRequest?: boolean;
 }
 
 export type Fault =

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -38,6 +39,15 @@ export async function startSimServer(
 ): Promise<RunningSimulator> {
   let requests = 0;
   const arrivals: number[] = [];
+  const attempts = new Map<string, number>();
+  /** For `perRequest` faults: a fixed offset per request, plus its attempt number. */
+  const attemptNumber = (req: IncomingMessage) => {
+    const key = `${req.method} ${req.url}`;
+    const attempt = (attempts.get(key) ?? 0) + 1;
+    attempts.set(key, attempt);
+    const offset = createHash("sha256").update(key).digest().readUInt32BE(0) % 10_007;
+    return offset + attempt;
+  };
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const n = ++requests;
     arrivals.push(Date.now());
@@ -46,7 +56,7 @@ export async function startSimServer(
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const settings = faults();
       if (settings.latencyMs) await sleep(settings.latencyMs);
-      const fault = faultFor(n, settings);
+      const fault = faultFor(settings.perRequest ? attemptNumber(req) : n, settings);
       if (fault?.kind === "drop") {
         req.socket.destroy();
         return;

@@ -348,7 +348,7 @@ describe("secrets", () => {
     const faulty = await startBlacklineSimulator({
       size: { users: 200, teams: 10, roles: 4 },
       tokenMaxUses: 30,
-      faults: { serverErrors: { every: 9, burst: 2 }, rateLimit: { every: 11 } },
+      faults: { serverErrors: { every: 9, burst: 2 }, rateLimit: { every: 11 }, perRequest: true },
     });
     const outputs: string[] = [];
     try {

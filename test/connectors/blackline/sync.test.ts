@@ -140,6 +140,8 @@ describe("BlackLine sync against the simulator", () => {
         serverErrors: { every: 23, burst: 3 },
         dropConnections: { every: 19 },
         slowResponses: { every: 41, delayMs: 1500 },
+        // Which attempt of which request fails is fixed, however 16 requests at once interleave.
+        perRequest: true,
       },
     });
 
