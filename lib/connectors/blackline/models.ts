@@ -1,8 +1,9 @@
 import { z } from "zod";
+import { upstreamId } from "../upstreamId";
 
 /** The upstream's payloads, parsed at the boundary. Unknown fields are ignored. */
 
-const id = z.union([z.string().min(1), z.number().int()]).transform(String);
+const id = upstreamId;
 const optionalText = z.string().nullish();
 
 /**

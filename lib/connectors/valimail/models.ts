@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { upstreamId } from "../upstreamId";
 import { USER_EXTENSION } from "./constants";
 
 /** Valimail's payloads, parsed at the boundary. Unknown fields are ignored. */
@@ -20,7 +21,7 @@ export const authResponse = z
 export const authError = z.object({ message: z.string().optional(), type: z.string().optional() });
 
 export const scimUser = z.object({
-  id: z.union([z.string().min(1), z.number()]).transform(String),
+  id: upstreamId,
   userName: z.string().min(1),
   externalId: z.string().nullish(),
   name: z.object({ givenName: z.string().nullish(), familyName: z.string().nullish() }).nullish(),

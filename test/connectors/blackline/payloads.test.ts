@@ -94,4 +94,18 @@ describe("BlackLine payloads are parsed at the boundary", () => {
     await expect(connector.runJob(orphan, ctx)).rejects.toBeInstanceOf(InvalidJobError);
     expect(ctx.counters.requests).toBe(0);
   });
+
+  it("refuses ids that are not usable path segments or cannot be read exactly, naming the item", async () => {
+    for (const [badId, reason] of [
+      ["..", /items\.0\.id: an id of \. or \.\. is not a usable path segment/],
+      [".", /items\.0\.id: an id of \. or \.\. is not a usable path segment/],
+      [12345678901234567890, /items\.0\.id: a numeric id beyond the safe integer range/],
+      ["7\n8", /items\.0\.id: an id with control characters/],
+    ] as const) {
+      const connector = await connectorAgainst([{ id: badId, loginId: "x@example.com" }]);
+      const error = await connector.runJob(usersJob, newRequestContext()).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UnexpectedResponseError);
+      expect((error as Error).message).toMatch(reason);
+    }
+  });
 });
