@@ -2,9 +2,16 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type ActionReply, actionRequest, failedReply, runAction } from "../actions";
+import {
+  ActionError,
+  type ActionReply,
+  actionRequest,
+  failedReply,
+  type Provisioner,
+  runAction,
+} from "../actions";
 import type { Environment } from "../config/environment";
-import { loadProvisioner, loadSyncConnector } from "../connectors/registry";
+import { ConfigError } from "../errors";
 import { AbortedError, NetworkError, newRequestContext } from "../http";
 import {
   isRetryablePlatformStatus,
@@ -36,6 +43,7 @@ import { HealthFile, type HealthState } from "./HealthFile";
 import type { JsonLogger } from "./jsonLogger";
 import { type LabelReport, ServiceState } from "./ServiceState";
 import { startHeartbeats } from "./startHeartbeats";
+import { UpstreamConnectors } from "./UpstreamConnectors";
 
 export interface ServiceOptions {
   config: ServiceConfig;
@@ -73,6 +81,7 @@ export class ConnectorService {
   readonly #backoff = new Backoff(PLATFORM_BACKOFF);
   readonly #health: HealthFile;
   readonly #tempDir: string;
+  readonly #upstream: UpstreamConnectors;
   #healthState: HealthState;
   #healthTimer: NodeJS.Timeout | undefined;
   #healthWritable = true;
@@ -94,6 +103,7 @@ export class ConnectorService {
     this.#platform = this.#newPlatformClient(options.config.platform);
     this.#health = new HealthFile(options.config.healthFile);
     this.#tempDir = join(options.config.stateDir, TEMP_DIR_NAME);
+    this.#upstream = new UpstreamConnectors(options.config.connector, options.readEnv);
     this.#healthState = {
       status: "starting",
       phase: "connecting",
@@ -316,7 +326,7 @@ export class ConnectorService {
     try {
       reply = await runAction(
         request,
-        () => loadProvisioner(this.#config.connector, this.#options.readEnv()),
+        () => this.#provisioner(),
         newRequestContext({ logger: log, signal: grace.signal }),
       );
     } finally {
@@ -329,6 +339,23 @@ export class ConnectorService {
     if (reply.status === "succeeded") log.info("action succeeded", { result: reply.result });
     else log.warn("action failed", { code: reply.error.code, reason: reply.error.message });
     return reply;
+  }
+
+  /**
+   * The provisioner from the settings as they are now. Settings that no longer read (a secret
+   * file gone) are the host's fault, not the request's: the reply says to try again, so it is
+   * not remembered.
+   */
+  #provisioner(): Provisioner {
+    try {
+      return this.#upstream.provisioner();
+    } catch (error) {
+      if (!ConfigError.is(error)) throw error;
+      throw new ActionError(
+        "upstream_error",
+        `the connector host's configuration is not valid (${error.message}); ask again once it is fixed`,
+      );
+    }
   }
 
   /**
@@ -357,10 +384,7 @@ export class ConnectorService {
     const dir = await mkdtemp(join(this.#tempDir, "sync-"));
     let stage: "sync" | "upload" = "sync";
     try {
-      const { connector: syncer, concurrency } = loadSyncConnector(
-        connector,
-        this.#options.readEnv(),
-      );
+      const { connector: syncer, concurrency } = this.#upstream.syncer();
       const summary = await runLocalSync({
         connector: syncer,
         outFile: join(dir, `${syncId}.jsonl.gz`),

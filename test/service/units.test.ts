@@ -12,6 +12,7 @@ import {
   loadServiceConfig,
 } from "../../lib/service";
 import { ServiceState } from "../../lib/service/ServiceState";
+import { UpstreamConnectors } from "../../lib/service/UpstreamConnectors";
 import { makeTempDir } from "../helpers/tempDir";
 
 const NEXT = new Date("2026-11-23T11:00:00.000Z");
@@ -180,5 +181,30 @@ describe("the service's configuration", () => {
         "CONNECTOR_STATE_DIR",
       ]),
     );
+  });
+});
+
+describe("the upstream connectors of the service", () => {
+  it("are built again only when the settings change, a secret file's content included", async () => {
+    const dir = await makeTempDir();
+    const secretFile = join(dir, "secret");
+    await writeFile(secretFile, "the-first-client-secret\n");
+    const env = {
+      CONNECTOR_ACCOUNTING_BASE_URL: "http://127.0.0.1:9",
+      CONNECTOR_ACCOUNTING_CLIENT_ID: "id",
+      CONNECTOR_ACCOUNTING_CLIENT_SECRET_FILE: secretFile,
+      CONNECTOR_ACCOUNTING_USERNAME: "user",
+      CONNECTOR_ACCOUNTING_API_KEY: "an-api-key",
+      CONNECTOR_ACCOUNTING_SCOPE: "DataIngestionAPI instance_3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+    };
+    const upstream = new UpstreamConnectors("blackline", () => env);
+
+    const first = upstream.syncer();
+    const same = upstream.syncer();
+    await writeFile(secretFile, "the-rotated-client-secret\n");
+    const rotated = upstream.syncer();
+
+    expect(same).toBe(first);
+    expect(rotated).not.toBe(first);
   });
 });
