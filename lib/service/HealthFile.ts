@@ -21,9 +21,13 @@ export interface HealthReport {
   nextSyncAt?: string;
   lastSync?: { syncId: string; outcome: "uploaded" | "error"; at: string; detail?: string };
   platform: { reachable: boolean; problem?: string; since?: string };
+  /** The process's resident memory and V8 heap in use, in MiB: for watching it over months. */
+  memoryMiB: { rss: number; heapUsed: number };
 }
 
-export type HealthState = Omit<HealthReport, "updatedAt" | "staleAfter" | "pid">;
+export type HealthState = Omit<HealthReport, "updatedAt" | "staleAfter" | "pid" | "memoryMiB">;
+
+const mib = (bytes: number) => Math.round((bytes / 1_048_576) * 10) / 10;
 
 /** Writes the health file whole (temporary name, then rename), so a probe never reads half. */
 export class HealthFile {
@@ -36,8 +40,10 @@ export class HealthFile {
 
   /** Writes `state`; resolves false when the file cannot be written (a probe then sees it stale). */
   write(state: HealthState, now = Date.now()): Promise<boolean> {
+    const memory = process.memoryUsage();
     const report: HealthReport = {
       ...state,
+      memoryMiB: { rss: mib(memory.rss), heapUsed: mib(memory.heapUsed) },
       pid: process.pid,
       updatedAt: new Date(now).toISOString(),
       staleAfter: new Date(now + HEALTH_STALE_AFTER_MS).toISOString(),
