@@ -41,6 +41,7 @@ import {
 import { describeSyncFailure, describeUploadFailure } from "./describeFailure";
 import { HealthFile, type HealthState } from "./HealthFile";
 import type { JsonLogger } from "./jsonLogger";
+import { linkedSignal } from "./linkedSignal";
 import { type LabelReport, ServiceState } from "./ServiceState";
 import { startHeartbeats } from "./startHeartbeats";
 import { UpstreamConnectors } from "./UpstreamConnectors";
@@ -132,6 +133,16 @@ export class ConnectorService {
     this.#updateHealth({ status: "stopping", phase: "stopping" });
   }
 
+  /** Runs `work` with a signal that aborts on `stop` and lives only as long as the work. */
+  async #scoped<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const { signal, release } = linkedSignal(this.#stop.signal);
+    try {
+      return await work(signal);
+    } finally {
+      release();
+    }
+  }
+
   /** Runs until `stop`; never throws for a failure of the platform or the upstream. */
   async run(): Promise<void> {
     const { config } = this.#options;
@@ -159,7 +170,7 @@ export class ConnectorService {
     while (!signal.aborted) {
       try {
         if (!this.#connected) await this.#hello();
-        await this.#deliverReports(state, signal);
+        await this.#scoped((call) => this.#deliverReports(state, call));
         if (this.#pendingTask) {
           await this.#runTask(this.#pendingTask, state);
           continue;
@@ -168,7 +179,7 @@ export class ConnectorService {
           await this.#sync(state, undefined);
           continue;
         }
-        const task = await this.#platform.nextTask({ signal });
+        const task = await this.#scoped((call) => this.#platform.nextTask({ signal: call }));
         this.#reachable();
         if (task) {
           this.#pendingTask = task;
@@ -186,14 +197,12 @@ export class ConnectorService {
 
   async #hello(): Promise<void> {
     this.#updateHealth({ phase: "connecting" });
-    const answer = await this.#platform.hello(
-      {
-        connector: this.#config.connector,
-        version: this.#options.version,
-        capabilities: this.#config.capabilities,
-      },
-      { signal: this.#stop.signal },
-    );
+    const request = {
+      connector: this.#config.connector,
+      version: this.#options.version,
+      capabilities: this.#config.capabilities,
+    };
+    const answer = await this.#scoped((signal) => this.#platform.hello(request, { signal }));
     this.#pollMs = answer.pollIntervalSeconds * 1000;
     this.#connected = true;
     this.#everConnected = true;
@@ -282,7 +291,7 @@ export class ConnectorService {
     }
     await state.queueFinish({ taskId: task.id, outcome });
     this.#pendingTask = undefined;
-    if (!this.stopping) await this.#deliverReports(state, this.#stop.signal);
+    if (!this.stopping) await this.#scoped((signal) => this.#deliverReports(state, signal));
   }
 
   /**
@@ -385,14 +394,16 @@ export class ConnectorService {
     let stage: "sync" | "upload" = "sync";
     try {
       const { connector: syncer, concurrency } = this.#upstream.syncer();
-      const summary = await runLocalSync({
-        connector: syncer,
-        outFile: join(dir, `${syncId}.jsonl.gz`),
-        concurrency,
-        syncId,
-        connectorId: platform.hostId,
-        ctx: newRequestContext({ logger, signal: this.#stop.signal }),
-      });
+      const summary = await this.#scoped((signal) =>
+        runLocalSync({
+          connector: syncer,
+          outFile: join(dir, `${syncId}.jsonl.gz`),
+          concurrency,
+          syncId,
+          connectorId: platform.hostId,
+          ctx: newRequestContext({ logger, signal }),
+        }),
+      );
       stage = "upload";
       const upload = await this.#upload(syncId, summary.snapshot, logger);
       await this.#report(state, { label: "connected", delivered: false });
@@ -448,9 +459,9 @@ export class ConnectorService {
     const backoff = new Backoff(PLATFORM_BACKOFF);
     for (;;) {
       try {
-        const result = await this.#platform.uploadSnapshot(syncId, path, {
-          signal: this.#stop.signal,
-        });
+        const result = await this.#scoped((signal) =>
+          this.#platform.uploadSnapshot(syncId, path, { signal }),
+        );
         this.#reachable();
         return result;
       } catch (error) {
@@ -476,7 +487,7 @@ export class ConnectorService {
   async #report(state: ServiceState, label: LabelReport, required = false): Promise<void> {
     await state.setLabel(label);
     try {
-      await this.#deliverLabel(state, this.#stop.signal);
+      await this.#scoped((signal) => this.#deliverLabel(state, signal));
     } catch (error) {
       if (required) throw error;
       if (this.stopping) return;

@@ -11,6 +11,7 @@ import {
   describeSyncFailure,
   loadServiceConfig,
 } from "../../lib/service";
+import { linkedSignal } from "../../lib/service/linkedSignal";
 import { ServiceState } from "../../lib/service/ServiceState";
 import { UpstreamConnectors } from "../../lib/service/UpstreamConnectors";
 import { makeTempDir } from "../helpers/tempDir";
@@ -206,5 +207,21 @@ describe("the upstream connectors of the service", () => {
 
     expect(same).toBe(first);
     expect(rotated).not.toBe(first);
+  });
+});
+
+describe("linkedSignal", () => {
+  it("aborts with its parent while linked, and not after release", () => {
+    const parent = new AbortController();
+    const linked = linkedSignal(parent.signal);
+    const released = linkedSignal(parent.signal);
+
+    released.release();
+    parent.abort(new Error("stopping"));
+
+    expect(linked.signal.aborted).toBe(true);
+    expect((linked.signal.reason as Error).message).toBe("stopping");
+    expect(released.signal.aborted).toBe(false);
+    expect(linkedSignal(parent.signal).signal.aborted).toBe(true);
   });
 });
