@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { beforeAll, describe, test } from "vitest";
 import { startBlacklineSimulator } from "../../lib/simulators/blackline";
@@ -129,6 +129,16 @@ describe.concurrent("the container image, built by the Dockerfile's steps withou
       message: "service started",
       service: "access-connectors",
     });
+    // The same probe fails once the file is stale (a hung or dead process) or missing.
+    const stale = await makeTempDir("ac-stale-");
+    await writeFile(
+      join(stale, "health.json"),
+      JSON.stringify({ staleAfter: "2020-01-01T00:00:00Z" }),
+    );
+    for (const dir of [stale, join(stale, "missing")]) {
+      const probed = spawnSync(process.execPath, probeArgs, { env: { CONNECTOR_STATE_DIR: dir } });
+      expect(probed.status).toBe(1);
+    }
   });
 
   test("takes the connector from CONNECTOR_NAME when no argument is given", async (context) => {
