@@ -229,21 +229,26 @@ export class ConnectorService {
     } else {
       this.#logger.error("unexpected failure; trying again after a wait", fields);
     }
-    this.#updateHealth({
-      phase: "waiting",
-      platform: {
-        reachable: false,
-        problem: messageOf(error),
-        since: this.#healthState.platform.since ?? new Date().toISOString(),
-      },
-    });
+    this.#updateHealth(
+      isPlatformError(error)
+        ? {
+            phase: "waiting",
+            platform: {
+              reachable: false,
+              problem: messageOf(error),
+              since: this.#healthState.platform.since ?? new Date().toISOString(),
+            },
+          }
+        : { phase: "waiting", problem: messageOf(error) },
+    );
     await sleep(waitMs, undefined, { signal: this.#stop.signal }).catch(() => {});
   }
 
   #reachable(): void {
     this.#backoff.reset();
-    if (!this.#healthState.platform.reachable)
-      this.#updateHealth({ platform: { reachable: true } });
+    if (!this.#healthState.platform.reachable || this.#healthState.problem !== undefined) {
+      this.#updateHealth({ platform: { reachable: true }, problem: undefined });
+    }
   }
 
   #reloadPlatformCredentials(): void {
@@ -562,7 +567,10 @@ export class ConnectorService {
     const next = { ...this.#healthState, ...patch };
     if (next.platform.reachable) next.platform = { reachable: true };
     if (next.status !== "stopping" && next.status !== "stopped") {
-      const troubled = !next.platform.reachable || next.lastSync?.outcome === "error";
+      const troubled =
+        !next.platform.reachable ||
+        next.problem !== undefined ||
+        next.lastSync?.outcome === "error";
       next.status = !this.#everConnected ? "starting" : troubled ? "degraded" : "ok";
     }
     this.#healthState = next;
@@ -611,6 +619,16 @@ function syncTaskOutcome(outcome: SyncOutcome): TaskOutcome {
 function isPlatformUnavailable(error: unknown): boolean {
   if (NetworkError.is(error)) return true;
   return PlatformStatusError.is(error) && isRetryablePlatformStatus(error.status);
+}
+
+/** A failure of the platform itself (as opposed to this host's, such as a full disk). */
+function isPlatformError(error: unknown): boolean {
+  return (
+    isPlatformUnavailable(error) ||
+    PlatformCredentialsError.is(error) ||
+    PlatformStatusError.is(error) ||
+    PlatformResponseError.is(error)
+  );
 }
 
 /** The platform answered and refused for good (a 4xx other than 401, 403 and 429, a bad body). */

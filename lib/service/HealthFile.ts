@@ -21,6 +21,8 @@ export interface HealthReport {
   nextSyncAt?: string;
   lastSync?: { syncId: string; outcome: "uploaded" | "error"; at: string; detail?: string };
   platform: { reachable: boolean; problem?: string; since?: string };
+  /** A failure of this host that the loop is waiting out (e.g. the state file cannot be written). */
+  problem?: string;
   /** The process's resident memory and V8 heap in use, in MiB: for watching it over months. */
   memoryMiB: { rss: number; heapUsed: number };
 }
