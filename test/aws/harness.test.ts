@@ -261,17 +261,4 @@ describe("drainQueue", () => {
     }
     expect(await queueCount(stack.outputs.SyncJobsQueueUrl)).toBe(0);
   });
-
-  it("leaves a delay set by the handler alone when releaseFailedMessages is false", async () => {
-    await sqs.send(
-      new SendMessageCommand({
-        QueueUrl: stack.outputs.SyncJobsQueueUrl,
-        MessageBody: JSON.stringify({ id: "later" }),
-        DelaySeconds: 1,
-      }),
-    );
-    const stats = await stack.drainQueue("syncWorker", { releaseFailedMessages: false });
-    expect(stats.deleted).toBe(1);
-    expect(stats.ms).toBeGreaterThanOrEqual(900);
-  });
 });
