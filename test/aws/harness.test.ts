@@ -7,7 +7,6 @@ import { join } from "node:path";
 import {
   GetQueueAttributesCommand,
   SendMessageBatchCommand,
-  SendMessageCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
