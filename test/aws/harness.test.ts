@@ -4,11 +4,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  GetQueueAttributesCommand,
-  SendMessageBatchCommand,
-  SQSClient,
-} from "@aws-sdk/client-sqs";
+import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import yazl from "yazl";
 import {
