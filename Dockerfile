@@ -25,6 +25,7 @@ RUN npm run build
 RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund && mkdir -p state
 
 FROM ${NODE_IMAGE}
+# The package's version; `npm run image` (and scripts/container-build.mjs) pass it from package.json.
 ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="access-connectors" \
       org.opencontainers.image.description="Self-hosted connector service for BlackLine and Valimail" \

@@ -81,6 +81,9 @@ async function prepareOut() {
 }
 
 async function build() {
+  const version = JSON.parse(await readFile(join(context, "package.json"), "utf8")).version;
+  // As `npm run image` passes them to docker build.
+  const buildArgs = { VERSION: version };
   const instructions = parseDockerfile(await readFile(join(context, "Dockerfile"), "utf8"));
   const froms = instructions.filter((i) => i.instruction === "FROM").length;
   const globalArgs = {};
@@ -96,8 +99,9 @@ async function build() {
     switch (instruction) {
       case "ARG": {
         const [name, value = ""] = args.split("=");
-        if (stage) stage.args[name] = substitute(value, vars);
-        else globalArgs[name] = substitute(value, vars);
+        const given = buildArgs[name] ?? substitute(value, vars);
+        if (stage) stage.args[name] = given;
+        else globalArgs[name] = given;
         break;
       }
       case "FROM": {
@@ -178,7 +182,6 @@ async function build() {
   const json = (text) =>
     text?.startsWith("[") ? JSON.parse(text) : text ? ["sh", "-c", text] : [];
   const healthcheck = final.config.HEALTHCHECK;
-  const version = JSON.parse(await readFile(join(context, "package.json"), "utf8")).version;
   const image = {
     tags: ["access-connectors:latest", `access-connectors:${version}`],
     from: final.image,
