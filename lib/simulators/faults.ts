@@ -3,9 +3,15 @@
  * gets a fault when n is a multiple of the fault's `every`, so a run is repeatable and a test can
  * say how many faults it injected.
  */
+import type { QuotaSettings, RateLimitSettings } from "./throttle";
+
 export interface FaultSettings {
   /** Added to every answer. */
   latencyMs?: number;
+  /** The upstream's enforced rate limit (a sliding one-second window); see `Throttle`. */
+  limit?: RateLimitSettings;
+  /** The upstream's quota: a block of 429s without `Retry-After` after every N requests. */
+  quota?: QuotaSettings;
   /** Every Nth request is answered 429; `retryAfter` picks the header form. */
   rateLimit?: { every: number; retryAfter?: "seconds" | "date" | "none"; seconds?: number };
   /** Every Nth request starts a burst of `burst` answers of 502, 503 and 504 in turn. */

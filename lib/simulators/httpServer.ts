@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type FaultSettings, faultFor } from "./faults";
+import { Throttle } from "./throttle";
 
 export interface SimRequest {
   method: string;
@@ -27,6 +28,8 @@ export interface RunningSimulator {
   url: string;
   /** Requests received, faulted ones included. */
   readonly requests: number;
+  /** Requests answered 429 by the enforced rate limit or quota (`limit`, `quota`). */
+  readonly throttled: number;
   /** When each request arrived (epoch ms), in order: how tests see the rate a client kept. */
   readonly arrivals: readonly number[];
   close(): Promise<void>;
@@ -39,6 +42,7 @@ export async function startSimServer(
 ): Promise<RunningSimulator> {
   let requests = 0;
   const arrivals: number[] = [];
+  const throttle = new Throttle();
   const attempts = new Map<string, number>();
   /** For `perRequest` faults: a fixed offset per request, plus its attempt number. */
   const attemptNumber = (req: IncomingMessage) => {
@@ -50,12 +54,22 @@ export async function startSimServer(
   };
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const n = ++requests;
-    arrivals.push(Date.now());
+    const arrivedAt = Date.now();
+    arrivals.push(arrivedAt);
     try {
+      const settings = faults();
+      const limits = throttle.check(settings.limit, settings.quota, arrivedAt);
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
-      const settings = faults();
       if (settings.latencyMs) await sleep(settings.latencyMs);
+      if (!limits.accepted) {
+        send(res, {
+          status: 429,
+          headers: limits.headers,
+          body: { message: "rate limit exceeded" },
+        });
+        return;
+      }
       const fault = faultFor(settings.perRequest ? attemptNumber(req) : n, settings);
       if (fault?.kind === "drop") {
         req.socket.destroy();
@@ -76,12 +90,11 @@ export async function startSimServer(
         headers: req.headers,
         body: Buffer.concat(chunks).toString("utf8"),
       });
-      send(
-        res,
+      const answer: SimResponse =
         fault?.kind === "lost_answer"
           ? { status: 502, body: { message: "simulated lost answer" } }
-          : response,
-      );
+          : response;
+      send(res, { ...answer, headers: { ...limits.headers, ...answer.headers } });
     } catch (error) {
       send(res, { status: 500, body: { message: `simulator error: ${String(error)}` } });
     }
@@ -94,6 +107,9 @@ export async function startSimServer(
     url: `http://127.0.0.1:${port}`,
     get requests() {
       return requests;
+    },
+    get throttled() {
+      return throttle.refused;
     },
     arrivals,
     async close() {

@@ -45,6 +45,8 @@ export interface BlacklineSimulator {
   /** Requests per route (`token`, `users`, `teams`, `roles`, `team_users`, `user_teams`). */
   readonly stats: {
     requests: number;
+    /** Answered 429 by the enforced `limit` or `quota`. */
+    throttled: number;
     byRoute: Record<string, number>;
     /** When each request arrived (epoch ms). */
     arrivals: readonly number[];
@@ -214,6 +216,9 @@ export async function startBlacklineSimulator(
     stats: {
       get requests() {
         return server.requests;
+      },
+      get throttled() {
+        return server.throttled;
       },
       byRoute,
       arrivals: server.arrivals,

@@ -54,7 +54,13 @@ export interface ValimailSimulator {
   credentials: { clientId: string; appId: string };
   /** The account's users, live: tests read back what actions changed. */
   users: Map<string, ValimailSimUser>;
-  readonly stats: { requests: number; byRoute: Record<string, number>; writes: number };
+  readonly stats: {
+    requests: number;
+    /** Answered 429 by the enforced `limit` or `quota`. */
+    throttled: number;
+    byRoute: Record<string, number>;
+    writes: number;
+  };
   /** Every PATCH and POST body received on the SCIM paths, in order. */
   writeLog: Array<{ method: string; path: string; body: unknown }>;
   issuedTokens(): string[];
@@ -305,6 +311,9 @@ export async function startValimailSimulator(
     stats: {
       get requests() {
         return server.requests;
+      },
+      get throttled() {
+        return server.throttled;
       },
       byRoute,
       get writes() {
