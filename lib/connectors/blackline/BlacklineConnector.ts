@@ -1,8 +1,10 @@
 import { z } from "zod";
+import { describeIssues } from "../../errors";
 import type { RequestContext, UpstreamOptions } from "../../http";
 import {
   describeJob,
   firstPageCursor,
+  InvalidJobError,
   type Job,
   type JobSpec,
   nextPageCursor,
@@ -16,6 +18,7 @@ import {
   unknownJob,
   type ValidationReport,
 } from "../../sync";
+import { upstreamId } from "../upstreamId";
 import { BlacklineApi } from "./BlacklineApi";
 import type { BlacklineConfig } from "./config";
 import {
@@ -199,6 +202,13 @@ export class BlacklineConnector implements SyncConnector {
     const parent = job.parent;
     const side = membershipSide.safeParse(parent?.type);
     if (!parent || !side.success) throw unknownJob(this.name, job);
+    // The parent's id becomes a path segment: `..` from a queue message must not reach another endpoint.
+    const parentId = upstreamId.safeParse(parent.id);
+    if (!parentId.success) {
+      throw new InvalidJobError(
+        `${describeJob(job)}: bad parent id (${describeIssues(parentId.error.issues, "parent.id")})`,
+      );
+    }
     const cursor: PageCursor = job.cursor === undefined ? firstPage : parseCursor(pageCursor, job);
     const path = side.data === "team" ? teamUsersPath(parent.id) : userTeamsPath(parent.id);
     const page = await this.#api.listPage(path, idOnly, cursor.page, this.#pageSize, ctx);
