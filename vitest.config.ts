@@ -25,7 +25,8 @@ export default defineConfig({
           name: "aws",
           include: AWS_TESTS,
           globalSetup: ["test/aws/globalSetup.ts"],
-          testTimeout: 120_000,
+          // Generous: a test drains queues whose own guard is 240 s (harness/sqs.ts).
+          testTimeout: 600_000,
           hookTimeout: 180_000,
         },
       },
