@@ -10,6 +10,8 @@ export const ExitCode = {
   failure: 1,
   usage: 2,
   credentialsRejected: 3,
+  /** The mass-deletion guard held the new snapshot (README "The removal guard"). */
+  snapshotHeld: 4,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 

@@ -7,6 +7,7 @@ import { ExitCode, exitCodeOf } from "../errors";
 import { redact } from "../redact";
 import { actionCommand } from "./commands/action";
 import { DEMO_OUTPUT_DIR, runDemo } from "./commands/demo";
+import { releaseHeld } from "./commands/release";
 import { serviceCommand } from "./commands/service";
 import { syncToFile } from "./commands/sync";
 import { validateConnector } from "./commands/validate";
@@ -54,10 +55,41 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices
         "--out <file>",
         "snapshot file; a name ending in .gz is compressed (default: <connector>.sync.jsonl)",
       )
-      .option("--json", "print the summary as one JSON object"),
-  ).action(async (connector: string, options: CommonOptions & { out?: string; json?: boolean }) => {
-    await syncToFile(io, envFor(options), { ...options, connector: parseConnectorName(connector) });
-  });
+      .option("--json", "print the summary as one JSON object")
+      .option(
+        "--max-removal-percent <percent>",
+        "hold the snapshot when it removes more than this share of the previous one's users or grants, or off (default: CONNECTOR_MAX_REMOVAL_PERCENT, else 30)",
+      ),
+  ).action(
+    async (
+      connector: string,
+      options: CommonOptions & { out?: string; json?: boolean; maxRemovalPercent?: string },
+    ) => {
+      await syncToFile(io, envFor(options), {
+        ...options,
+        connector: parseConnectorName(connector),
+      });
+    },
+  );
+
+  withCommon(
+    program
+      .command("release")
+      .description("publish a snapshot the removal guard held, as it is, without syncing again")
+      .argument("[connector]", "blackline or valimail: the held sync's connector")
+      .option("--out <file>", "the held sync's --out (default: <connector>.sync.jsonl)")
+      .option(
+        "--service",
+        "the self-hosted service's held snapshot (in CONNECTOR_STATE_DIR): the running service uploads it",
+      ),
+  ).action(
+    async (
+      connector: string | undefined,
+      options: CommonOptions & { out?: string; service?: boolean },
+    ) => {
+      setExitCode(await releaseHeld(io, envFor(options), { ...options, connector }));
+    },
+  );
 
   withCommon(
     program

@@ -12,6 +12,13 @@ import {
 } from "../actions";
 import type { Environment } from "../config/environment";
 import { ConfigError } from "../errors";
+import {
+  digestSnapshotFile,
+  judgeRemoval,
+  MAX_REMOVAL_VARIABLE,
+  parseRemovalLimit,
+  type SnapshotDigest,
+} from "../guard";
 import { AbortedError, NetworkError, newRequestContext } from "../http";
 import {
   isRetryablePlatformStatus,
@@ -38,8 +45,9 @@ import {
   STATE_FILE_NAME,
   TEMP_DIR_NAME,
 } from "./constants";
-import { describeSyncFailure, describeUploadFailure } from "./describeFailure";
+import { describeHeldSync, describeSyncFailure, describeUploadFailure } from "./describeFailure";
 import { HealthFile, type HealthState } from "./HealthFile";
+import { HeldSnapshot } from "./HeldSnapshot";
 import type { JsonLogger } from "./jsonLogger";
 import { linkedSignal } from "./linkedSignal";
 import { type LabelReport, ServiceState } from "./ServiceState";
@@ -61,6 +69,7 @@ export interface ServiceOptions {
 type SyncOutcome =
   | { status: "uploaded"; syncId: string; summary: SyncSummary; upload: UploadResult }
   | { status: "error"; syncId: string; detail: string }
+  | { status: "held"; syncId: string; detail: string }
   | { status: "abandoned"; syncId: string };
 
 /** Poll interval until `hello` says otherwise. */
@@ -83,6 +92,8 @@ export class ConnectorService {
   readonly #health: HealthFile;
   readonly #tempDir: string;
   readonly #upstream: UpstreamConnectors;
+  /** The mass-deletion guard's files: the last upload's digest, a held snapshot, its release. */
+  readonly #held: HeldSnapshot;
   #healthState: HealthState;
   #healthTimer: NodeJS.Timeout | undefined;
   #healthWritable = true;
@@ -105,6 +116,7 @@ export class ConnectorService {
     this.#health = new HealthFile(options.config.healthFile);
     this.#tempDir = join(options.config.stateDir, TEMP_DIR_NAME);
     this.#upstream = new UpstreamConnectors(options.config.connector, options.readEnv);
+    this.#held = new HeldSnapshot(options.config.stateDir);
     this.#healthState = {
       status: "starting",
       phase: "connecting",
@@ -173,6 +185,11 @@ export class ConnectorService {
         await this.#scoped((call) => this.#deliverReports(state, call));
         if (this.#pendingTask) {
           await this.#runTask(this.#pendingTask, state);
+          continue;
+        }
+        const release = await this.#held.releaseRequested();
+        if (release) {
+          await this.#release(state, release.syncId);
           continue;
         }
         if (Date.now() >= this.#nextSyncAt) {
@@ -409,8 +426,30 @@ export class ConnectorService {
           ctx: newRequestContext({ logger, signal }),
         }),
       );
+      const digest = await this.#digestOf(summary.snapshot);
+      const limit = parseRemovalLimit(
+        this.#options.readEnv()[MAX_REMOVAL_VARIABLE],
+        MAX_REMOVAL_VARIABLE,
+      );
+      const verdict = judgeRemoval(await this.#held.published(), digest, limit);
+      if (verdict.held) {
+        await this.#held.hold(summary.snapshot, digest);
+        const detail = describeHeldSync(verdict, connector, nextSyncAt);
+        logger.warn("sync held: the snapshot removes too much; nothing was uploaded", {
+          users: verdict.users,
+          grants: verdict.grants,
+          limitPercent: verdict.limit,
+          heldSnapshot: this.#held.snapshotPath,
+        });
+        await this.#report(state, { label: "error", detail, delivered: false });
+        this.#updateHealth({
+          lastSync: { syncId, outcome: "held", at: new Date().toISOString(), detail },
+        });
+        return { status: "held", syncId, detail };
+      }
       stage = "upload";
       const upload = await this.#upload(syncId, summary.snapshot, logger);
+      await this.#held.recordPublished(digest);
       await this.#report(state, { label: "connected", delivered: false });
       this.#updateHealth({
         lastSync: { syncId, outcome: "uploaded", at: new Date().toISOString() },
@@ -425,6 +464,7 @@ export class ConnectorService {
         sha256: upload.sha256,
         uploadAttempts: upload.attempts,
         durationMs: Date.now() - startedAt,
+        guard: { basis: verdict.basis, users: verdict.users, grants: verdict.grants },
       });
       return { status: "uploaded", syncId, summary, upload };
     } catch (error) {
@@ -454,6 +494,60 @@ export class ConnectorService {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  async #digestOf(snapshot: string): Promise<SnapshotDigest> {
+    const result = await digestSnapshotFile(snapshot);
+    if ("digest" in result) return result.digest;
+    throw new Error(`the new snapshot cannot be read back: ${result.notSnapshot}`);
+  }
+
+  /**
+   * Uploads the held snapshot `syncId` as it is (asked by `release --service`), makes it the one
+   * the next sync is compared with, and sets the label `connected`. A request for a snapshot no
+   * longer held (a later sync replaced it) is answered `superseded`. While the platform cannot be
+   * reached the request stays and the loop tries again after its wait.
+   */
+  async #release(state: ServiceState, syncId: string): Promise<void> {
+    const logger = this.#logger.child({ syncId, connectorId: this.#config.platform.hostId });
+    const held = await this.#held.held();
+    if (held?.syncId !== syncId) {
+      const detail = held
+        ? `sync ${held.syncId} is held now, not ${syncId}; release again to upload it`
+        : `sync ${syncId} is no longer held: a later sync replaced it`;
+      logger.warn("release request for a snapshot not held", { detail });
+      await this.#held.answerRelease({ syncId, status: "superseded", detail });
+      return;
+    }
+    this.#updateHealth({ phase: "releasing" });
+    logger.info("releasing the held snapshot", {
+      users: held.users.length,
+      grants: held.grants.length,
+    });
+    let upload: UploadResult;
+    try {
+      upload = await this.#upload(syncId, this.#held.snapshotPath, logger);
+    } catch (error) {
+      if (this.stopping || isPlatformUnavailable(error)) throw error;
+      const detail = describeUploadFailure(error, new Date(this.#nextSyncAt));
+      logger.error("the held snapshot was not taken", { reason: detail, error });
+      await this.#held.answerRelease({ syncId, status: "failed", detail });
+      await this.#report(state, { label: "error", detail, delivered: false });
+      return;
+    }
+    await this.#held.recordPublished(held);
+    await this.#held.answerRelease({
+      syncId,
+      status: "uploaded",
+      detail: `uploaded ${upload.bytes} bytes (sha256 ${upload.sha256})`,
+    });
+    await this.#report(state, { label: "connected", delivered: false });
+    this.#updateHealth({ lastSync: { syncId, outcome: "uploaded", at: new Date().toISOString() } });
+    logger.info("held snapshot released and uploaded", {
+      bytes: upload.bytes,
+      sha256: upload.sha256,
+      uploadAttempts: upload.attempts,
+    });
   }
 
   /**
@@ -570,7 +664,8 @@ export class ConnectorService {
       const troubled =
         !next.platform.reachable ||
         next.problem !== undefined ||
-        next.lastSync?.outcome === "error";
+        next.lastSync?.outcome === "error" ||
+        next.lastSync?.outcome === "held";
       next.status = !this.#everConnected ? "starting" : troubled ? "degraded" : "ok";
     }
     this.#healthState = next;
@@ -602,6 +697,11 @@ function syncTaskOutcome(outcome: SyncOutcome): TaskOutcome {
       return {
         status: "failed",
         error: { code: "sync_failed", message: outcome.detail, retryable: true },
+      };
+    case "held":
+      return {
+        status: "failed",
+        error: { code: "snapshot_held", message: outcome.detail, retryable: false },
       };
     case "abandoned":
       return {

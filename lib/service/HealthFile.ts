@@ -19,7 +19,13 @@ export interface HealthReport {
   updatedAt: string;
   staleAfter: string;
   nextSyncAt?: string;
-  lastSync?: { syncId: string; outcome: "uploaded" | "error"; at: string; detail?: string };
+  lastSync?: {
+    syncId: string;
+    /** `held`: complete, but held by the mass-deletion guard until released. */
+    outcome: "uploaded" | "error" | "held";
+    at: string;
+    detail?: string;
+  };
   platform: { reachable: boolean; problem?: string; since?: string };
   /** A failure of this host that the loop is waiting out (e.g. the state file cannot be written). */
   problem?: string;

@@ -7,6 +7,7 @@ import { loadSyncConnector, parseConnectorName } from "../connectors/registry";
 import type { ConnectorName } from "../connectors/types";
 import { loadValimailConfig } from "../connectors/valimail";
 import { ConfigError, type ConfigIssue, UsageError } from "../errors";
+import { MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../guard";
 import { loadPlatformConfig, type PlatformConfig } from "../platform";
 import { HEALTH_FILE_NAME, SERVICE_VARIABLES } from "./constants";
 import { isLogLevel, LOG_LEVELS, type LogLevel } from "./jsonLogger";
@@ -70,6 +71,7 @@ export async function loadServiceConfig(
   const connector = connectorOf(argument, env, issues);
   const platform = collect(() => loadPlatformConfig(env));
   if (connector) collect(() => loadSyncConnector(connector, env));
+  collect(() => parseRemovalLimit(env[MAX_REMOVAL_VARIABLE], MAX_REMOVAL_VARIABLE));
 
   const level = blankToUndefined(env[SERVICE_VARIABLES.logLevel])?.trim().toLowerCase();
   if (level !== undefined && !isLogLevel(level)) {

@@ -15,6 +15,12 @@ export const SERVICE_VARIABLES = {
 export const STATE_FILE_NAME = "state.json";
 export const TEMP_DIR_NAME = "tmp";
 export const HEALTH_FILE_NAME = "health.json";
+/** The mass-deletion guard: the last upload's digest, the held snapshot, a release's answer. */
+export const PUBLISHED_DIGEST_NAME = "published.digest";
+export const HELD_DIR_NAME = "held";
+export const RELEASE_RESULT_NAME = "release.result.json";
+/** How long `release --service` waits for the running service to upload the held snapshot. */
+export const RELEASE_WAIT_MS = 120_000;
 
 /** While the platform cannot be reached: waits double from the base up to the cap, with jitter. */
 export const PLATFORM_BACKOFF = { baseMs: 1_000, maxMs: 120_000 } as const;

@@ -1,5 +1,6 @@
 import type { ConnectorName } from "../connectors/types";
 import { ConfigError, CredentialsRejectedError } from "../errors";
+import { describeVerdict, type GuardVerdict, MAX_REMOVAL_VARIABLE } from "../guard";
 import { HttpStatusError, NetworkError, RateLimitedError } from "../http";
 import { redact } from "../redact";
 
@@ -32,6 +33,22 @@ export function describeUploadFailure(error: unknown, nextSyncAt: Date): string 
     nextSyncAt,
   );
 }
+
+/** The detail for a complete snapshot the mass-deletion guard held: why, and how to release it. */
+export function describeHeldSync(
+  verdict: GuardVerdict,
+  connector: ConnectorName,
+  nextSyncAt: Date,
+): string {
+  const { display } = UPSTREAMS[connector];
+  return finish(
+    `The new snapshot was held, not uploaded: ${describeVerdict(verdict)} (${MAX_REMOVAL_VARIABLE}). If ${display} really lost them, publish it as it is: run \`${RELEASE_SERVICE_COMMAND}\` on the connector host (in the container: docker exec <container> node /app/bin/access-connectors.js release --service). If not, fix ${display}: a later sync within the limit replaces the held snapshot`,
+    nextSyncAt,
+  );
+}
+
+/** What a customer's administrator runs to upload the snapshot the service holds. */
+export const RELEASE_SERVICE_COMMAND = "access-connectors release --service";
 
 function reasonOf(error: unknown, connector: ConnectorName): string {
   const { display, app } = UPSTREAMS[connector];

@@ -8,12 +8,19 @@ export {
 } from "./config";
 export {
   HEALTH_STALE_AFTER_MS,
+  RELEASE_WAIT_MS,
   SERVICE_NAME,
   SERVICE_VARIABLES,
   SHUTDOWN_DEADLINE_MS,
 } from "./constants";
-export { describeSyncFailure, describeUploadFailure } from "./describeFailure";
+export {
+  describeHeldSync,
+  describeSyncFailure,
+  describeUploadFailure,
+  RELEASE_SERVICE_COMMAND,
+} from "./describeFailure";
 export type { HealthReport } from "./HealthFile";
+export { HeldSnapshot, type ReleaseResult } from "./HeldSnapshot";
 export {
   createJsonLogger,
   type JsonLogger,

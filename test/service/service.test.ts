@@ -152,7 +152,9 @@ describe.concurrent("access-connectors service (the built executable, as the con
     expect(stop.ms).toBeLessThan(10_000);
     expect((await health()).status).toBe("stopped");
     expect(
-      (await filesBelow(stateDir)).filter((f) => !/^(state|health|local|client)/.test(f)),
+      (await filesBelow(stateDir)).filter(
+        (f) => !/^(state|health|local|client|published\.digest)/.test(f),
+      ),
     ).toEqual([]);
     expectJsonLogs(service, expect);
     const secrets = [
@@ -336,7 +338,8 @@ describe.concurrent("access-connectors service (the built executable, as the con
     expect(stop.code).toBe(0);
     expect(stop.ms).toBeLessThan(10_000);
     expect(platform.uploads.size).toBe(1);
-    expect(await filesBelow(stateDir)).toEqual(["health.json", "state.json"]);
+    // published.digest: the removal guard's record of the first sync's upload
+    expect(await filesBelow(stateDir)).toEqual(["health.json", "published.digest", "state.json"]);
     expect(platform.finishedTasks.find((t) => t.id === taskId)).toMatchObject({
       status: "failed",
       error: { code: "shutting_down", retryable: true },

@@ -1,0 +1,115 @@
+import { lstat, rename } from "node:fs/promises";
+import { resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { blankToUndefined, type Environment } from "../../config/environment";
+import { parseConnectorName } from "../../connectors/registry";
+import type { ConnectorName } from "../../connectors/types";
+import { ExitCode, UsageError } from "../../errors";
+import { digestSnapshotFile } from "../../guard";
+import { defaultStateDir, HeldSnapshot, RELEASE_WAIT_MS, SERVICE_VARIABLES } from "../../service";
+import type { CliIo } from "../io";
+import { defaultSnapshotFile, heldPathFor } from "../snapshotPaths";
+
+export interface ReleaseOptions {
+  connector?: string;
+  out?: string;
+  service?: boolean;
+}
+
+/**
+ * `release <connector> [--out FILE]` (what `sync` held) or `release --service` (what the
+ * self-hosted service using this state directory holds): publishes the held snapshot as it is.
+ */
+export async function releaseHeld(
+  io: CliIo,
+  env: Environment,
+  options: ReleaseOptions,
+): Promise<number> {
+  if (options.service) {
+    if (options.out !== undefined || options.connector !== undefined) {
+      throw new UsageError(
+        "release --service takes no connector and no --out: it releases what the service in CONNECTOR_STATE_DIR holds",
+      );
+    }
+    return releaseInService(io, env);
+  }
+  if (options.connector === undefined) {
+    throw new UsageError(
+      "release: name the connector (release blackline [--out FILE]), or give --service for the self-hosted service",
+    );
+  }
+  await releaseHeldFile(io, { connector: parseConnectorName(options.connector), out: options.out });
+  return ExitCode.ok;
+}
+
+/**
+ * `release <connector> [--out FILE]`: moves the held snapshot onto --out as it is, without
+ * syncing again. Nothing held is bad usage (exit 2); a held file that is not a complete snapshot
+ * of that connector is refused and left where it is.
+ */
+export async function releaseHeldFile(
+  io: CliIo,
+  options: { connector: ConnectorName; out?: string },
+): Promise<void> {
+  const outFile = resolve(options.out ?? defaultSnapshotFile(options.connector));
+  const heldFile = heldPathFor(outFile);
+  const stats = await lstat(heldFile).catch(() => undefined);
+  if (!stats?.isFile()) {
+    throw new UsageError(
+      `--out: nothing is held for ${outFile} (no file at ${heldFile}); give the --out of the sync that was held`,
+    );
+  }
+  const held = await digestSnapshotFile(heldFile);
+  if (!("digest" in held) || held.digest.connector !== options.connector) {
+    const why = "digest" in held ? `it is a ${held.digest.connector} snapshot` : held.notSnapshot;
+    throw new UsageError(
+      `${heldFile} is not a complete ${options.connector} snapshot (${why}); it was left where it is`,
+    );
+  }
+  await rename(heldFile, outFile);
+  const { users, grants, syncId } = held.digest;
+  io.stdout.write(
+    `released ${options.connector} sync ${syncId}: ${heldFile} is now ${outFile} (${users.length} users, ${grants.length} grants)\n`,
+  );
+}
+
+/**
+ * Asks the running service to upload its held snapshot (a request file in its state directory:
+ * only the service talks to the platform and writes its state), and waits for its answer: 0 when
+ * uploaded; 1 when refused, replaced by a later sync, or not answered in time.
+ */
+async function releaseInService(io: CliIo, env: Environment): Promise<number> {
+  const stateDir = resolve(
+    blankToUndefined(env[SERVICE_VARIABLES.stateDir]) ?? defaultStateDir(env),
+  );
+  const files = new HeldSnapshot(stateDir);
+  const held = await files.held();
+  if (!held) {
+    throw new UsageError(
+      `${SERVICE_VARIABLES.stateDir}: nothing is held in ${stateDir}; run this where the service runs (in its container), with its state directory`,
+    );
+  }
+  await files.requestRelease(held.syncId);
+  io.stderr.write(
+    `asked the service to upload held sync ${held.syncId} (${held.users.length} users, ${held.grants.length} grants); waiting for it...\n`,
+  );
+  const deadline = Date.now() + RELEASE_WAIT_MS;
+  while (Date.now() < deadline) {
+    const answer = await files.releaseAnswer(held.syncId);
+    if (answer?.status === "uploaded") {
+      io.stdout.write(`released ${held.connector} sync ${held.syncId}: ${answer.detail}\n`);
+      return ExitCode.ok;
+    }
+    if (answer) {
+      io.stderr.write(
+        `error: sync ${held.syncId} was not released (${answer.status}): ${answer.detail}\n`,
+      );
+      return ExitCode.failure;
+    }
+    await sleep(250);
+  }
+  io.stderr.write(
+    `error: the service did not answer within ${RELEASE_WAIT_MS / 1000} s (is it running with ${stateDir}? a sync in progress finishes first); the request stays, and the service uploads the held snapshot when it takes it\n`,
+  );
+  return ExitCode.failure;
+}

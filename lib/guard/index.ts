@@ -1,0 +1,24 @@
+export {
+  DEFAULT_MAX_REMOVAL_PERCENT,
+  GUARD_OFF,
+  MAX_REMOVAL_FLAG,
+  MAX_REMOVAL_VARIABLE,
+} from "./constants";
+export { SnapshotHeldError } from "./errors";
+export { describeVerdict, type GuardVerdict, judgeRemoval, type Removal } from "./judgeRemoval";
+export {
+  type DigestResult,
+  digestSnapshotFile,
+  digestSnapshotLines,
+  openSnapshot,
+} from "./readSnapshotDigest";
+export { parseRemovalLimit, type RemovalLimit } from "./removalLimit";
+export {
+  decodeDigest,
+  encodeDigest,
+  HashList,
+  idHash,
+  type SnapshotDigest,
+  sharedCount,
+  userKey,
+} from "./SnapshotDigest";

@@ -1,0 +1,124 @@
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import { decodeDigest, encodeDigest, type SnapshotDigest } from "../guard";
+import { HELD_DIR_NAME, PUBLISHED_DIGEST_NAME, RELEASE_RESULT_NAME } from "./constants";
+
+/** What the service answers a release request with (the `release --service` command waits for it). */
+export const releaseResult = z.object({
+  syncId: z.string().min(1),
+  status: z.enum(["uploaded", "failed", "superseded"]),
+  detail: z.string(),
+  at: z.string(),
+});
+export type ReleaseResult = z.output<typeof releaseResult>;
+
+const releaseRequest = z.object({ syncId: z.string().min(1), requestedAt: z.string() });
+
+/**
+ * The mass-deletion guard's files in the service's state directory: the digest of the last
+ * uploaded snapshot (what the next one is compared with), the snapshot the guard held with its
+ * digest, a release request (written by `access-connectors release --service`, taken by the
+ * running service, so only the service talks to the platform and writes its state), and the
+ * answer to the last request. Every file is written to a temporary name and renamed.
+ */
+export class HeldSnapshot {
+  readonly #stateDir: string;
+  readonly #heldDir: string;
+
+  constructor(stateDir: string) {
+    this.#stateDir = stateDir;
+    this.#heldDir = join(stateDir, HELD_DIR_NAME);
+  }
+
+  /** Where a held snapshot waits for its release (gzip, as uploaded). */
+  get snapshotPath(): string {
+    return join(this.#heldDir, "snapshot.jsonl.gz");
+  }
+
+  /** The digest of the last snapshot uploaded; none before the first. A broken file throws. */
+  async published(): Promise<SnapshotDigest | undefined> {
+    return this.#readDigest(join(this.#stateDir, PUBLISHED_DIGEST_NAME));
+  }
+
+  /** After an upload: its digest is what the next snapshot is compared with; any held one is superseded. */
+  async recordPublished(digest: SnapshotDigest): Promise<void> {
+    await writeAtomically(join(this.#stateDir, PUBLISHED_DIGEST_NAME), encodeDigest(digest));
+    await rm(this.#heldDir, { recursive: true, force: true });
+  }
+
+  /** Keeps `snapshotFile` (moved, same file system) as the held snapshot, replacing any held before. */
+  async hold(snapshotFile: string, digest: SnapshotDigest): Promise<void> {
+    await rm(this.#heldDir, { recursive: true, force: true });
+    await mkdir(this.#heldDir, { recursive: true });
+    await rename(snapshotFile, this.snapshotPath);
+    await writeAtomically(join(this.#heldDir, "snapshot.digest"), encodeDigest(digest));
+  }
+
+  /** The held snapshot's digest (its sync id, its counts), if one is held. */
+  async held(): Promise<SnapshotDigest | undefined> {
+    return this.#readDigest(join(this.#heldDir, "snapshot.digest"));
+  }
+
+  /** Asks the running service to upload the held snapshot `syncId`. */
+  async requestRelease(syncId: string): Promise<void> {
+    await rm(join(this.#stateDir, RELEASE_RESULT_NAME), { force: true });
+    const request = { syncId, requestedAt: new Date().toISOString() };
+    await writeAtomically(this.#requestPath, `${JSON.stringify(request)}\n`);
+  }
+
+  /** The release asked for, if any; an unreadable request is dropped. */
+  async releaseRequested(): Promise<{ syncId: string } | undefined> {
+    const text = await readFile(this.#requestPath, "utf8").catch(() => undefined);
+    if (text === undefined) return undefined;
+    const parsed = releaseRequest.safeParse(safeJson(text));
+    if (parsed.success) return parsed.data;
+    await rm(this.#requestPath, { force: true });
+    return undefined;
+  }
+
+  /** Answers the release request: it is dropped, and the answer written for the command. */
+  async answerRelease(result: Omit<ReleaseResult, "at">): Promise<void> {
+    const answer: ReleaseResult = { ...result, at: new Date().toISOString() };
+    await writeAtomically(join(this.#stateDir, RELEASE_RESULT_NAME), `${JSON.stringify(answer)}\n`);
+    await rm(this.#requestPath, { force: true });
+  }
+
+  /** The service's answer to the release of `syncId`, once there is one. */
+  async releaseAnswer(syncId: string): Promise<ReleaseResult | undefined> {
+    const text = await readFile(join(this.#stateDir, RELEASE_RESULT_NAME), "utf8").catch(
+      () => undefined,
+    );
+    const parsed = releaseResult.safeParse(text === undefined ? undefined : safeJson(text));
+    return parsed.success && parsed.data.syncId === syncId ? parsed.data : undefined;
+  }
+
+  get #requestPath(): string {
+    return join(this.#heldDir, "release.request");
+  }
+
+  async #readDigest(path: string): Promise<SnapshotDigest | undefined> {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
+    return decodeDigest(bytes, path);
+  }
+}
+
+async function writeAtomically(path: string, data: string | Buffer): Promise<void> {
+  const temp = `${path}.${process.pid}.tmp`;
+  await writeFile(temp, data, { mode: 0o600 });
+  await rename(temp, path);
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
