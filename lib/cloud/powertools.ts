@@ -7,7 +7,7 @@ import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { Context } from "aws-lambda";
 import type { Logger as CoreLogger } from "../logging";
-import { redact } from "../redact";
+import { redact, redactValue } from "../redact";
 import type { Telemetry } from "./observability";
 
 /**
@@ -36,8 +36,7 @@ export const telemetry: Telemetry = {
 };
 
 function redactFields(fields: Record<string, unknown> | undefined): Record<string, unknown> {
-  if (!fields) return {};
-  return JSON.parse(redact(JSON.stringify(fields))) as Record<string, unknown>;
+  return fields ? (redactValue(fields) as Record<string, unknown>) : {};
 }
 
 /** Wraps a handler with middy and the three Powertools middlewares. */

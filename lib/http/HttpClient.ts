@@ -312,7 +312,9 @@ const MAX_QUOTED_CHARS = 200;
  * Upstream text made safe to quote in a message or a log line: control characters (terminal
  * escapes, line breaks that would forge log lines) shown as `\uXXXX`, and at most 200 characters.
  */
-export function printable(text: string): string {
+export function printable(upstreamText: string): string {
+  // Redacted before it is cut: a secret echoed across the cut would otherwise leave its start.
+  const text = redact(upstreamText);
   const short = text.length <= MAX_QUOTED_CHARS ? text : `${text.slice(0, MAX_QUOTED_CHARS)}...`;
   return short.replace(
     // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point

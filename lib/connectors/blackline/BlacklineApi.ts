@@ -12,6 +12,7 @@ import {
   type UpstreamOptions,
   upstreamClient,
 } from "../../http";
+import { registerSecret } from "../../redact";
 import type { BlacklineConfig } from "./config";
 import {
   type ClientAuthMethod,
@@ -128,7 +129,10 @@ export class BlacklineApi {
  */
 export function basicAuthorization(clientId: string, clientSecret: string): string {
   const pair = `${formEncode(clientId)}:${formEncode(clientSecret)}`;
-  return `Basic ${Buffer.from(pair, "utf8").toString("base64")}`;
+  const credentials = Buffer.from(pair, "utf8").toString("base64");
+  // The secret in this form is not in the registry yet: a header echoed back must not show it.
+  registerSecret(credentials);
+  return `Basic ${credentials}`;
 }
 
 /** application/x-www-form-urlencoded, as a form body encodes a value (a space is `+`). */
