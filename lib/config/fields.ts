@@ -47,3 +47,51 @@ export function integerSetting(min: number, max: number) {
 export const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const DURATION = /^(\d+)\s*(ms|[smh]?)$/i;
+const DURATION_UNIT_MS: Readonly<Record<string, number>> = {
+  ms: 1,
+  "": 1_000,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+};
+
+/** A duration as people write it: `90s`, `30m`, `6h`, `500ms`, or seconds. */
+export function formatDuration(ms: number): string {
+  for (const [unit, size] of [
+    ["h", 3_600_000],
+    ["m", 60_000],
+    ["s", 1_000],
+  ] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+/**
+ * A duration from an environment variable: a whole number of seconds, or a whole number followed
+ * by `ms`, `s`, `m` or `h` (`90s`, `30m`, `6h`), within bounds. Yields milliseconds.
+ */
+export function durationSetting(minMs: number, maxMs: number) {
+  const range = `from ${formatDuration(minMs)} to ${formatDuration(maxMs)}`;
+  return z.string().transform((value, ctx) => {
+    const match = DURATION.exec(value.trim());
+    if (!match) {
+      ctx.addIssue({
+        code: "custom",
+        message: `"${value}" is not a duration; write a whole number of seconds, or a whole number followed by ms, s, m or h (e.g. 90s, 30m, 6h), ${range}`,
+      });
+      return z.NEVER;
+    }
+    const ms = Number(match[1]) * (DURATION_UNIT_MS[(match[2] ?? "").toLowerCase()] ?? 1_000);
+    if (ms < minMs || ms > maxMs) {
+      ctx.addIssue({
+        code: "custom",
+        message: `"${value}" is ${ms < minMs ? "too short" : "too long"}; give a duration ${range}`,
+      });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}

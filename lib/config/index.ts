@@ -1,3 +1,17 @@
+export {
+  BOUND_DEFAULTS,
+  type Bound,
+  boundSettings,
+  type UpstreamBounds,
+  upstreamBounds,
+} from "./bounds";
 export { type Environment, loadEnvironment, resolveSecrets } from "./environment";
-export { baseUrl, DNS_LABEL, integerSetting, UUID } from "./fields";
+export {
+  baseUrl,
+  DNS_LABEL,
+  durationSetting,
+  formatDuration,
+  integerSetting,
+  UUID,
+} from "./fields";
 export { CREDENTIALS_ISSUE, parseSettings } from "./parseSettings";

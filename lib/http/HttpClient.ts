@@ -3,11 +3,13 @@ import { redact } from "../redact";
 import { newRequestContext, type RequestContext } from "./context";
 import {
   AbortedError,
+  type HttpBoundVariables,
   HttpStatusError,
   NetworkError,
   RateLimitedError,
   type RequestSummary,
   ResponseTooLargeError,
+  timeoutReason,
 } from "./errors";
 import type { RateLimiter } from "./RateLimiter";
 import {
@@ -29,6 +31,8 @@ export interface HttpClientOptions {
   timeoutMs?: number;
   /** The largest answer read, counted after decompression; default 64 MiB. */
   maxResponseBytes?: number;
+  /** The variables that raise those bounds, named in the errors they cause. */
+  boundVariables?: HttpBoundVariables;
   retry?: Partial<RetrySettings>;
   /** The context of calls that pass none (a long-lived client with counters of its own). */
   context?: RequestContext;
@@ -219,6 +223,7 @@ export class HttpClient {
         response,
         this.#options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
         summary,
+        this.#options.boundVariables,
       );
       return {
         status: response.status,
@@ -228,7 +233,8 @@ export class HttpClient {
     } catch (error) {
       throwIfAborted(ctx, summary);
       if (ResponseTooLargeError.is(error)) throw error;
-      throw new NetworkError(summary, networkReason(error, timeoutMs), error);
+      const variable = this.#options.boundVariables?.requestTimeout;
+      throw new NetworkError(summary, networkReason(error, timeoutMs, variable), error);
     } finally {
       release();
     }
@@ -243,6 +249,7 @@ async function readCapped(
   response: Response,
   maxBytes: number,
   summary: RequestSummary,
+  variables: HttpBoundVariables | undefined,
 ): Promise<string> {
   if (!response.body) return "";
   const chunks: Uint8Array[] = [];
@@ -251,9 +258,7 @@ async function readCapped(
     total += chunk.byteLength;
     if (total > maxBytes) {
       await response.body.cancel().catch(() => {});
-      throw new ResponseTooLargeError(
-        `${summary.method} ${summary.path}: the answer is larger than ${maxBytes} bytes (the response size cap), so it was not read; a list page this large means a page size too big for this upstream: lower the connector's PAGE_SIZE`,
-      );
+      throw new ResponseTooLargeError(summary, maxBytes, variables);
     }
     chunks.push(chunk);
   }
@@ -278,9 +283,9 @@ function parseBody(text: string, response: Response): unknown {
   return text;
 }
 
-function networkReason(error: unknown, timeoutMs: number): string {
+function networkReason(error: unknown, timeoutMs: number, timeoutVariable?: string): string {
   if (error instanceof DOMException && error.name === "TimeoutError") {
-    return `no complete answer within ${timeoutMs} ms`;
+    return timeoutReason(timeoutMs, timeoutVariable);
   }
   const cause =
     error instanceof Error ? (error.cause as { code?: string; message?: string }) : undefined;

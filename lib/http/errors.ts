@@ -65,6 +65,12 @@ export class RateLimitedError extends ConnectorError {
   }
 }
 
+/** Why a request timed out: the bound, its value, and the variable that raises it. */
+export function timeoutReason(timeoutMs: number, variable?: string): string {
+  const raise = variable ? `; raise ${variable} for a slow upstream (e.g. 60s)` : "";
+  return `no complete answer within ${timeoutMs} ms, the per-request timeout${raise}`;
+}
+
 /** No answer: connection refused or dropped, DNS failure, or the per-request timeout. */
 export class NetworkError extends ConnectorError {
   override name = "NetworkError";
@@ -97,10 +103,45 @@ export class UnexpectedResponseError extends ConnectorError {
   override readonly code: string = "unexpected_response";
 }
 
+/**
+ * The variables that set the HTTP layer's bounds, named by the failures they cause so a person
+ * knows what to change (an HTTP client without them, such as a test's, says only the bound).
+ */
+export interface HttpBoundVariables {
+  /** Raises the response size cap, e.g. `CONNECTOR_ACCOUNTING_MAX_RESPONSE_MIB`. */
+  maxResponse?: string;
+  /** Raises the per-request timeout, e.g. `CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT`. */
+  requestTimeout?: string;
+  /** Makes list pages smaller, e.g. `CONNECTOR_ACCOUNTING_PAGE_SIZE`. */
+  pageSize?: string;
+}
+
+const MIB = 2 ** 20;
+
 /** An answer larger than the response size cap: read no further, and do not try again. */
 export class ResponseTooLargeError extends UnexpectedResponseError {
   override name = "ResponseTooLargeError";
   override readonly code: string = "response_too_large";
+  /** The cap that was passed, in bytes. */
+  readonly maxBytes: number;
+
+  constructor(request: RequestSummary, maxBytes: number, variables: HttpBoundVariables = {}) {
+    const cap = maxBytes % MIB === 0 ? `${maxBytes / MIB} MiB` : `${maxBytes} bytes`;
+    const { maxResponse, pageSize } = variables;
+    const bound = maxResponse
+      ? `the response size cap (${maxResponse}, now ${cap})`
+      : "the response size cap";
+    const fix =
+      maxResponse && pageSize
+        ? `a list page this large wants smaller pages: lower ${pageSize}, or raise ${maxResponse} (at most 1024 MiB)`
+        : "a list page this large means a page size too big for this upstream: lower the connector's PAGE_SIZE";
+    super(
+      redact(
+        `${request.method} ${request.path}: the answer is larger than ${cap}, ${bound}, so it was not read; ${fix}`,
+      ),
+    );
+    this.maxBytes = maxBytes;
+  }
 
   static override is(error: unknown): error is ResponseTooLargeError {
     return error instanceof ResponseTooLargeError;

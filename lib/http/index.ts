@@ -2,11 +2,13 @@ export { newRequestContext, type RequestContext } from "./context";
 export { type HttpCounters, newCounters } from "./counters";
 export {
   AbortedError,
+  type HttpBoundVariables,
   HttpStatusError,
   NetworkError,
   RateLimitedError,
   type RequestSummary,
   ResponseTooLargeError,
+  timeoutReason,
   UnexpectedResponseError,
 } from "./errors";
 export {

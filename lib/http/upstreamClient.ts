@@ -1,3 +1,4 @@
+import type { UpstreamBounds } from "../config";
 import { HttpClient } from "./HttpClient";
 import { RateLimiter } from "./RateLimiter";
 import type { RetrySettings } from "./retryPolicy";
@@ -8,13 +9,13 @@ export interface UpstreamSettings {
   baseUrl: string;
   maxConcurrency: number;
   requestsPerSecond: number;
+  bounds: UpstreamBounds;
 }
 
 /** How a connector's upstream client is built: shorter timeouts and backoff for tests and Lambdas. */
 export interface UpstreamOptions {
+  /** The runtime's per-request timeout, when the connector's REQUEST_TIMEOUT is not set. */
   timeoutMs?: number;
-  /** The largest answer read, after decompression; default 64 MiB. */
-  maxResponseBytes?: number;
   retry?: Partial<RetrySettings>;
 }
 
@@ -24,6 +25,7 @@ export function upstreamClient(
   tokens: TokenCache,
   options: UpstreamOptions = {},
 ): HttpClient {
+  const { bounds } = settings;
   return new HttpClient({
     baseUrl: settings.baseUrl,
     limiter: new RateLimiter({
@@ -32,5 +34,12 @@ export function upstreamClient(
     }),
     tokens,
     ...options,
+    timeoutMs: bounds.requestTimeoutMs.value ?? options.timeoutMs,
+    maxResponseBytes: bounds.maxResponseBytes.value,
+    boundVariables: {
+      maxResponse: bounds.maxResponseBytes.variable,
+      requestTimeout: bounds.requestTimeoutMs.variable,
+      pageSize: bounds.pageSizeVariable,
+    },
   });
 }

@@ -12,6 +12,7 @@ import {
   type SyncEndRecord,
   type SyncStartRecord,
 } from "./records";
+import { registerTempFile, unregisterTempFile } from "./tempFiles";
 
 export interface AssembledSnapshot {
   counts: SyncEndRecord["counts"];
@@ -64,6 +65,7 @@ export class SnapshotAssembler {
     this.#syncId = options.syncId;
     this.#spoolPath = join(options.spoolDir, `.grants.${options.syncId}.${process.pid}.jsonl`);
     this.#spool = createWriteStream(this.#spoolPath, { flags: "wx" });
+    registerTempFile(this.#spoolPath);
     for (const stream of [this.#out, this.#spool]) {
       stream.on("error", (error: Error) => {
         this.#streamError ??= error;
@@ -124,6 +126,7 @@ export class SnapshotAssembler {
     await endStream(this.#out);
     this.#throwIfFailed();
     await rm(this.#spoolPath, { force: true });
+    unregisterTempFile(this.#spoolPath);
     return { counts: end.counts, skipped: end.skipped };
   }
 
@@ -134,6 +137,7 @@ export class SnapshotAssembler {
     this.#spool.destroy();
     this.#out.destroy();
     await rm(this.#spoolPath, { force: true });
+    unregisterTempFile(this.#spoolPath);
   }
 
   #throwIfFailed(): void {

@@ -4,10 +4,12 @@ import { rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Writable } from "node:stream";
 import { createGzip } from "node:zlib";
+import { registerTempFile, unregisterTempFile } from "./tempFiles";
 
 /**
  * The file sink of a snapshot: a temporary file beside `path` (gzip when `path` ends in `.gz`),
- * renamed onto `path` only by `commit`, so a failed sync never replaces a good snapshot.
+ * renamed onto `path` only by `commit`, so a failed sync never replaces a good snapshot. The
+ * temporary file is registered (`tempFiles`) while it exists, so a signal removes it too.
  */
 export class SnapshotFile {
   readonly path: string;
@@ -20,6 +22,7 @@ export class SnapshotFile {
     this.path = path;
     this.tempPath = join(dirname(path), `.${basename(path)}.${tag}.partial`);
     this.#file = createWriteStream(this.tempPath, { flags: "wx" });
+    registerTempFile(this.tempPath);
     if (path.endsWith(".gz")) {
       const gzip = createGzip();
       gzip.pipe(this.#file);
@@ -42,6 +45,7 @@ export class SnapshotFile {
     if (!this.#file.closed) await once(this.#file, "close");
     if (this.#file.errored) throw this.#file.errored;
     await rename(this.tempPath, this.path);
+    unregisterTempFile(this.tempPath);
   }
 
   /** Removes the temporary file; whatever is at `path` stays as it was. */
@@ -49,5 +53,6 @@ export class SnapshotFile {
     this.stream.destroy();
     this.#file.destroy();
     await rm(this.tempPath, { force: true });
+    unregisterTempFile(this.tempPath);
   }
 }

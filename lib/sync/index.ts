@@ -1,3 +1,4 @@
+export { SyncDeadlineError } from "./errors";
 export {
   describeJob,
   followUpJobs,
@@ -20,6 +21,7 @@ export {
   pageCursor,
   pageFingerprint,
   RepeatedPageError,
+  TooManyPagesError,
 } from "./paging";
 export * from "./records";
 export {
@@ -42,4 +44,12 @@ export {
   SnapshotAssembler,
 } from "./SnapshotAssembler";
 export { SnapshotFile } from "./SnapshotFile";
+export {
+  registerTempFile,
+  removeTempFiles,
+  removeTempFilesOnExit,
+  SIGNAL_EXIT_CODES,
+  tempFiles,
+  unregisterTempFile,
+} from "./tempFiles";
 export type { SyncConnector, ValidationReport } from "./types";

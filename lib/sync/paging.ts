@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { BOUND_DEFAULTS, type Bound } from "../config";
 import { ConnectorError } from "../errors";
 
 /**
@@ -15,16 +16,26 @@ export class RepeatedPageError extends ConnectorError {
   override readonly code: string = "repeated_page";
 }
 
+/** A list ran past the page cap (CONNECTOR_<APP>_MAX_PAGES_PER_LIST) without an end. */
+export class TooManyPagesError extends ConnectorError {
+  override name = "TooManyPagesError";
+  override readonly code: string = "too_many_pages";
+
+  constructor(what: string, maxPages: Bound) {
+    super(
+      `${what}: more than ${maxPages.value} pages, the most one list may have (${maxPages.variable}), and no end in sight; stopped rather than grow without end. If the list really is that long, raise ${maxPages.variable} or the page size; otherwise the server does not page as expected`,
+    );
+  }
+
+  static override is(error: unknown): error is TooManyPagesError {
+    return error instanceof TooManyPagesError;
+  }
+}
+
 /** A short digest of a page's ids. */
 export function pageFingerprint(ids: readonly string[]): string {
   return createHash("sha256").update(ids.join("\n")).digest("base64url");
 }
-
-/**
- * The most pages one list may have. A list longer than this is taken for a server that never
- * stops (no page is ever empty or short); the run fails rather than grow without end.
- */
-export const MAX_PAGES_PER_LIST = 100_000;
 
 const seenSoFar = {
   /** Items read by the pages before this one. */
@@ -42,23 +53,17 @@ type SeenSoFar = { seen: number; previous?: string; pages?: number; anchor?: str
  * Tracks a list's pages in constant space: a page equal to any earlier one (A, B, A, B as well as
  * A, A) is found by comparing each page with an anchor page that moves to the current page
  * whenever the count of pages reaches a power of two (Brent's cycle detection): for a cycle of
- * `c` pages after `r` others, within 2 * max(r, c) + c pages. Throws
- * when the list passes `MAX_PAGES_PER_LIST` pages. Returns the fields of the next cursor.
+ * `c` pages after `r` others, within 2 * max(r, c) + c pages. Returns the fields of the next
+ * cursor.
  */
 function trackPages(
   cursor: SeenSoFar,
   fingerprint: string,
   seen: number,
   onRepeat: () => never,
-  what: string,
 ): SeenSoFar {
   if (fingerprint === cursor.anchor) onRepeat();
   const pages = (cursor.pages ?? 0) + 1;
-  if (pages >= MAX_PAGES_PER_LIST) {
-    throw new RepeatedPageError(
-      `${what}: more than ${MAX_PAGES_PER_LIST} pages (the most one list may have) and no end in sight; the server does not page as expected`,
-    );
-  }
   const isPowerOfTwo = (pages & (pages - 1)) === 0;
   return {
     seen,
@@ -66,6 +71,24 @@ function trackPages(
     pages,
     anchor: isPowerOfTwo ? fingerprint : cursor.anchor,
   };
+}
+
+/** The page cap of a caller that names none (a connector passes its own). */
+const DEFAULT_MAX_PAGES: Bound = {
+  value: BOUND_DEFAULTS.maxPagesPerList,
+  variable: "CONNECTOR_<APP>_MAX_PAGES_PER_LIST",
+};
+
+/**
+ * A list longer than `maxPages` is taken for a server that never stops (no page is ever empty or
+ * short): the run fails rather than grow without end.
+ */
+function requireAnotherPage(
+  tracked: SeenSoFar,
+  what: string,
+  maxPages: Bound = DEFAULT_MAX_PAGES,
+): void {
+  if ((tracked.pages ?? 0) >= maxPages.value) throw new TooManyPagesError(what, maxPages);
 }
 
 /** Page-number paging (`page`, `pageSize`). */
@@ -87,6 +110,8 @@ export function nextPageCursor(options: {
   ids: readonly string[];
   totalItems: number | undefined;
   pageSize: number;
+  /** The page cap and its variable (the connector's MAX_PAGES_PER_LIST). */
+  maxPages?: Bound;
   what: string;
   hint: string;
 }): PageCursor | undefined {
@@ -99,18 +124,13 @@ export function nextPageCursor(options: {
     );
   }
   const seen = cursor.seen + ids.length;
-  const tracked = trackPages(
-    cursor,
-    fingerprint,
-    seen,
-    () => {
-      throw new RepeatedPageError(
-        `${what}: page ${cursor.page} repeated an earlier page, so the server's pages go round in a cycle; stopped instead of looping. ${options.hint}`,
-      );
-    },
-    what,
-  );
+  const tracked = trackPages(cursor, fingerprint, seen, () => {
+    throw new RepeatedPageError(
+      `${what}: page ${cursor.page} repeated an earlier page, so the server's pages go round in a cycle; stopped instead of looping. ${options.hint}`,
+    );
+  });
   if (totalItems !== undefined ? seen >= totalItems : ids.length < pageSize) return undefined;
+  requireAnotherPage(tracked, what, options.maxPages);
   return { page: cursor.page + 1, ...tracked };
 }
 
@@ -134,6 +154,8 @@ export function nextIndexCursor(options: {
   cursor: IndexCursor;
   ids: readonly string[];
   totalResults: number | undefined;
+  /** The page cap and its variable (the connector's MAX_PAGES_PER_LIST). */
+  maxPages?: Bound;
   what: string;
 }): IndexCursor | undefined {
   const { cursor, ids, totalResults, what } = options;
@@ -148,17 +170,12 @@ export function nextIndexCursor(options: {
     return undefined;
   }
   const seen = cursor.seen + ids.length;
-  const tracked = trackPages(
-    cursor,
-    fingerprint,
-    seen,
-    () => {
-      throw new RepeatedPageError(
-        `${what}: the page at startIndex ${cursor.startIndex} repeated an earlier page after ${cursor.seen} resources, so the server's pages go round in a cycle; the list cannot be read whole`,
-      );
-    },
-    what,
-  );
+  const tracked = trackPages(cursor, fingerprint, seen, () => {
+    throw new RepeatedPageError(
+      `${what}: the page at startIndex ${cursor.startIndex} repeated an earlier page after ${cursor.seen} resources, so the server's pages go round in a cycle; the list cannot be read whole`,
+    );
+  });
   if (totalResults !== undefined && seen >= totalResults) return undefined;
+  requireAnotherPage(tracked, what, options.maxPages);
   return { startIndex: cursor.startIndex + ids.length, ...tracked };
 }

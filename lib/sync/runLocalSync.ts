@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { dirname } from "node:path";
 import { newRequestContext, type RequestContext } from "../http";
+import { SyncDeadlineError } from "./errors";
 import { type Job, makeJob } from "./job";
 import type { SyncEndRecord } from "./records";
 import { runJob } from "./runJob";
@@ -47,11 +48,17 @@ export interface LocalSyncOptions {
 /**
  * The embedded runtime: an in-process queue of jobs, run with bounded concurrency, records
  * streamed through the assembler to a snapshot file. The first failing job stops the sync and no
- * snapshot replaces the previous one.
+ * snapshot replaces the previous one. When the connector's `syncDeadline` passes, the requests in
+ * flight are aborted and the sync fails with `SyncDeadlineError`.
  */
 export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSummary> {
   const { connector } = options;
-  const ctx = options.ctx ?? newRequestContext();
+  const outer = options.ctx ?? newRequestContext();
+  const stop = new AbortController();
+  const ctx: RequestContext = {
+    ...outer,
+    signal: outer.signal ? AbortSignal.any([outer.signal, stop.signal]) : stop.signal,
+  };
   const startedAt = new Date();
   const syncId = options.syncId ?? randomUUID();
   const run = {
@@ -67,6 +74,20 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
   let jobsDone = 0;
   let records = 0;
   let failure: { error: unknown } | undefined;
+  /** Ends the wait for the jobs: when they are all done, or at once when the deadline passes. */
+  let settle = () => {};
+  let expired: SyncDeadlineError | undefined;
+  const deadline = connector.syncDeadline;
+  const timer =
+    deadline &&
+    setTimeout(() => {
+      if (!failure) {
+        expired = new SyncDeadlineError(deadline);
+        failure = { error: expired };
+      }
+      stop.abort();
+      settle();
+    }, deadline.value);
 
   const report = () =>
     options.onProgress?.({
@@ -87,6 +108,7 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
     assembler = snapshot;
     await snapshot.write(connector.resourceTypes());
     await new Promise<void>((resolve) => {
+      settle = resolve;
       const pump = () => {
         while (!failure && active < options.concurrency && queue.length > 0) {
           const job = queue.shift() as Job;
@@ -114,6 +136,7 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
     });
     if (failure) throw failure.error;
     const result = await snapshot.complete();
+    if (expired) throw expired;
     await file.commit();
     const { counters } = ctx;
     return {
@@ -133,6 +156,8 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
   } catch (error) {
     await assembler?.abort();
     await file.abort();
-    throw error;
+    throw expired ?? error;
+  } finally {
+    clearTimeout(timer);
   }
 }

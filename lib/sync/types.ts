@@ -1,3 +1,4 @@
+import type { Bound } from "../config";
 import type { RequestContext } from "../http";
 import type { Job, JobSpec, Page } from "./job";
 import type { ResourceTypeRecord } from "./records";
@@ -15,6 +16,8 @@ export interface ValidationReport {
 export interface SyncConnector {
   /** The connector kind, e.g. `blackline`; the snapshot's `connector`. */
   readonly name: string;
+  /** The most a whole sync may take (CONNECTOR_<APP>_SYNC_DEADLINE); none when absent. */
+  readonly syncDeadline?: Bound;
   resourceTypes(): ResourceTypeRecord[];
   /** The jobs a sync starts with. */
   rootJobs(): JobSpec[];

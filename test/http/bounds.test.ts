@@ -50,7 +50,7 @@ describe("the response size cap", () => {
 
     expect(error).toBeInstanceOf(ResponseTooLargeError);
     expect((error as Error).message).toMatch(
-      /^GET \/big: the answer is larger than 1000000 bytes \(the response size cap\)/,
+      /^GET \/big: the answer is larger than 1000000 bytes, the response size cap, so it was not read/,
     );
     expect(isRetryableError(error)).toBe(false);
     expect(ctx.counters.requests).toBe(1);
@@ -120,7 +120,9 @@ describe("the per-request deadline", () => {
       .catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(NetworkError);
-    expect((error as Error).message).toMatch(/no complete answer within 400 ms/);
+    expect((error as Error).message).toMatch(
+      /no complete answer within 400 ms, the per-request timeout/,
+    );
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 });

@@ -16,7 +16,7 @@ import {
   SnapshotHeldError,
 } from "../../guard";
 import { newRequestContext, type UpstreamOptions } from "../../http";
-import { runLocalSync, type SyncSummary } from "../../sync";
+import { removeTempFilesOnExit, runLocalSync, type SyncSummary } from "../../sync";
 import type { CliIo } from "../io";
 import { createCliLogger } from "../logger";
 import { createProgressReporter } from "../progress";
@@ -44,6 +44,7 @@ export async function syncToFile(
   options: SyncOptions,
   upstreamOptions: UpstreamOptions = {},
 ): Promise<SyncSummary> {
+  removeTempFilesOnExit();
   const outFile = resolve(options.out ?? defaultSnapshotFile(options.connector));
   const heldFile = heldPathFor(outFile);
   const limit =

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Bound } from "../../config";
 import { describeIssues } from "../../errors";
 import type { RequestContext, UpstreamOptions } from "../../http";
 import {
@@ -64,10 +65,14 @@ export class BlacklineConnector implements SyncConnector {
   readonly name = "blackline";
   readonly #api: BlacklineApi;
   readonly #pageSize: number;
+  readonly #maxPages: Bound;
+  readonly syncDeadline: Bound;
 
   constructor(config: BlacklineConfig, options: UpstreamOptions = {}) {
     this.#api = new BlacklineApi(config, options);
     this.#pageSize = config.pageSize;
+    this.#maxPages = config.bounds.maxPagesPerList;
+    this.syncDeadline = config.bounds.syncDeadlineMs;
   }
 
   resourceTypes(): ResourceTypeRecord[] {
@@ -181,6 +186,7 @@ export class BlacklineConnector implements SyncConnector {
       ids,
       totalItems,
       pageSize: this.#pageSize,
+      maxPages: this.#maxPages,
       what: describeJob(job),
       hint: repeatedPageHint(totalItems),
     });
@@ -223,6 +229,7 @@ export class BlacklineConnector implements SyncConnector {
       ids,
       totalItems: page.totalItems,
       pageSize: this.#pageSize,
+      maxPages: this.#maxPages,
       what: describeJob(job),
       hint: repeatedPageHint(page.totalItems),
     });

@@ -1,13 +1,16 @@
 import { z } from "zod";
 import {
   baseUrl,
+  boundSettings,
   CREDENTIALS_ISSUE,
   DNS_LABEL,
   type Environment,
   integerSetting,
   parseSettings,
   resolveSecrets,
+  type UpstreamBounds,
   UUID,
+  upstreamBounds,
 } from "../../config";
 import {
   baseUrlFor,
@@ -33,6 +36,8 @@ export interface BlacklineConfig {
   maxConcurrency: number;
   requestsPerSecond: number;
   pageSize: number;
+  /** Response size, request timeout, pages per list, sync deadline, and their variables. */
+  bounds: UpstreamBounds;
 }
 
 export const BLACKLINE_SECRET_VARIABLES = [
@@ -57,6 +62,10 @@ const HINTS = {
   CONNECTOR_ACCOUNTING_MAX_CONCURRENCY: "optional",
   CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "optional",
   CONNECTOR_ACCOUNTING_PAGE_SIZE: "optional",
+  CONNECTOR_ACCOUNTING_MAX_RESPONSE_MIB: "optional",
+  CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT: "optional",
+  CONNECTOR_ACCOUNTING_MAX_PAGES_PER_LIST: "optional",
+  CONNECTOR_ACCOUNTING_SYNC_DEADLINE: "optional",
 } as const;
 
 const environmentLabel = z.string().superRefine((value, ctx) => {
@@ -119,6 +128,10 @@ const schema = z
       DEFAULT_REQUESTS_PER_SECOND,
     ),
     CONNECTOR_ACCOUNTING_PAGE_SIZE: integerSetting(1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+    CONNECTOR_ACCOUNTING_MAX_RESPONSE_MIB: boundSettings.maxResponseMiB(),
+    CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT: boundSettings.requestTimeout(),
+    CONNECTOR_ACCOUNTING_MAX_PAGES_PER_LIST: boundSettings.maxPagesPerList(),
+    CONNECTOR_ACCOUNTING_SYNC_DEADLINE: boundSettings.syncDeadline(),
   })
   .refine((v) => Boolean(v.CONNECTOR_ACCOUNTING_ENVIRONMENT || v.CONNECTOR_ACCOUNTING_BASE_URL), {
     path: ["CONNECTOR_ACCOUNTING_ENVIRONMENT"],
@@ -138,6 +151,12 @@ const schema = z
       maxConcurrency: v.CONNECTOR_ACCOUNTING_MAX_CONCURRENCY,
       requestsPerSecond: v.CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND,
       pageSize: v.CONNECTOR_ACCOUNTING_PAGE_SIZE,
+      bounds: upstreamBounds("CONNECTOR_ACCOUNTING", {
+        maxResponseMiB: v.CONNECTOR_ACCOUNTING_MAX_RESPONSE_MIB,
+        requestTimeoutMs: v.CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT,
+        maxPagesPerList: v.CONNECTOR_ACCOUNTING_MAX_PAGES_PER_LIST,
+        syncDeadlineMs: v.CONNECTOR_ACCOUNTING_SYNC_DEADLINE,
+      }),
     }),
   );
 

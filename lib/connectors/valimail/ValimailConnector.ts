@@ -1,3 +1,4 @@
+import type { Bound } from "../../config";
 import type { RequestContext, UpstreamOptions } from "../../http";
 import { FIRST_INDEX } from "../../scim";
 import {
@@ -30,10 +31,14 @@ export class ValimailConnector implements SyncConnector {
   readonly name = "valimail";
   readonly #api: ValimailApi;
   readonly #pageSize: number;
+  readonly #maxPages: Bound;
+  readonly syncDeadline: Bound;
 
   constructor(config: ValimailConfig, options: UpstreamOptions = {}) {
     this.#api = new ValimailApi(config, options);
     this.#pageSize = config.pageSize;
+    this.#maxPages = config.bounds.maxPagesPerList;
+    this.syncDeadline = config.bounds.syncDeadlineMs;
   }
 
   resourceTypes(): ResourceTypeRecord[] {
@@ -59,6 +64,7 @@ export class ValimailConnector implements SyncConnector {
       cursor,
       ids: users.map((u) => u.id),
       totalResults,
+      maxPages: this.#maxPages,
       what: "Valimail users",
     });
     return {

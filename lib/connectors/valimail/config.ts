@@ -1,10 +1,13 @@
 import { z } from "zod";
 import {
   baseUrl,
+  boundSettings,
   type Environment,
   integerSetting,
   parseSettings,
   resolveSecrets,
+  type UpstreamBounds,
+  upstreamBounds,
 } from "../../config";
 import {
   DEFAULT_BASE_URL,
@@ -26,6 +29,8 @@ export interface ValimailConfig {
   maxConcurrency: number;
   requestsPerSecond: number;
   pageSize: number;
+  /** Response size, request timeout, pages per list, sync deadline, and their variables. */
+  bounds: UpstreamBounds;
 }
 
 export const VALIMAIL_SECRET_VARIABLES = [
@@ -45,6 +50,10 @@ const HINTS = {
   CONNECTOR_EMAILAUTH_MAX_CONCURRENCY: "optional",
   CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND: "optional",
   CONNECTOR_EMAILAUTH_PAGE_SIZE: "optional",
+  CONNECTOR_EMAILAUTH_MAX_RESPONSE_MIB: "optional",
+  CONNECTOR_EMAILAUTH_REQUEST_TIMEOUT: "optional",
+  CONNECTOR_EMAILAUTH_MAX_PAGES_PER_LIST: "optional",
+  CONNECTOR_EMAILAUTH_SYNC_DEADLINE: "optional",
 } as const;
 
 /** Assumption (UPSTREAM.md): the slug is one path segment, as in https://app.valimail.com/app/{slug}/. */
@@ -76,6 +85,10 @@ const schema = z
       DEFAULT_REQUESTS_PER_SECOND,
     ),
     CONNECTOR_EMAILAUTH_PAGE_SIZE: integerSetting(1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+    CONNECTOR_EMAILAUTH_MAX_RESPONSE_MIB: boundSettings.maxResponseMiB(),
+    CONNECTOR_EMAILAUTH_REQUEST_TIMEOUT: boundSettings.requestTimeout(),
+    CONNECTOR_EMAILAUTH_MAX_PAGES_PER_LIST: boundSettings.maxPagesPerList(),
+    CONNECTOR_EMAILAUTH_SYNC_DEADLINE: boundSettings.syncDeadline(),
   })
   .transform(
     (v): ValimailConfig => ({
@@ -88,6 +101,12 @@ const schema = z
       maxConcurrency: v.CONNECTOR_EMAILAUTH_MAX_CONCURRENCY,
       requestsPerSecond: v.CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND,
       pageSize: v.CONNECTOR_EMAILAUTH_PAGE_SIZE,
+      bounds: upstreamBounds("CONNECTOR_EMAILAUTH", {
+        maxResponseMiB: v.CONNECTOR_EMAILAUTH_MAX_RESPONSE_MIB,
+        requestTimeoutMs: v.CONNECTOR_EMAILAUTH_REQUEST_TIMEOUT,
+        maxPagesPerList: v.CONNECTOR_EMAILAUTH_MAX_PAGES_PER_LIST,
+        syncDeadlineMs: v.CONNECTOR_EMAILAUTH_SYNC_DEADLINE,
+      }),
     }),
   );
 
