@@ -3,6 +3,7 @@ import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
+import { HashedIdSet } from "./HashedIdSet";
 import { endStream, jsonLine, readLines, writeJsonLine, writeText } from "./jsonLines";
 import {
   type GrantRecord,
@@ -34,9 +35,10 @@ export interface AssemblerOptions {
  * `sync_start` first, each record once (a redelivered job or a page served twice is written
  * once), and `sync_end` with the counts last.
  *
- * Memory holds only the sets of written ids. Grants are spooled to a temporary file and copied
- * after every other record, so each grant is checked against the complete set of entitlements and
- * principals (referential integrity); a grant naming anything missing is left out and counted as
+ * Memory holds only the sets of written ids, as 128-bit hashes (`HashedIdSet`: about 25 bytes an
+ * id), and the page in hand. Grants are spooled to a temporary file and copied after every other
+ * record, so each grant is checked against the complete set of entitlements and principals
+ * (referential integrity); a grant naming anything missing is left out and counted as
  * `dangling_grant`.
  */
 export class SnapshotAssembler {
@@ -44,10 +46,10 @@ export class SnapshotAssembler {
   readonly #spoolPath: string;
   readonly #spool: WriteStream;
   readonly #syncId: string;
-  readonly #resources = new Set<string>();
-  readonly #entitlements = new Set<string>();
-  readonly #resourceTypes = new Set<string>();
-  readonly #grants = new Set<string>();
+  readonly #resources = new HashedIdSet();
+  readonly #entitlements = new HashedIdSet();
+  readonly #resourceTypes = new HashedIdSet(8);
+  readonly #grants = new HashedIdSet();
   readonly #counts: Record<RecordKind, number> = {
     resource_type: 0,
     resource: 0,
@@ -90,7 +92,7 @@ export class SnapshotAssembler {
   write(records: readonly SnapshotRecord[]): Promise<void> {
     this.#chain = this.#chain.then(async () => {
       if (this.#closed) throw new Error("the snapshot is closed");
-      for (const record of records) await this.#writeOne(record);
+      await this.#writePage(records);
     });
     return this.#chain;
   }
@@ -102,18 +104,25 @@ export class SnapshotAssembler {
     this.#throwIfFailed();
     await endStream(this.#spool);
     let dangling = 0;
+    let chunk = "";
     for await (const line of readLines(createReadStream(this.#spoolPath, "utf8"))) {
+      // The spool is this assembler's own file, written by #writePage.
       const record = JSON.parse(line) as GrantRecord;
       if (
         this.#entitlements.has(record.entitlement) &&
         this.#resources.has(resourceKey(record.principal))
       ) {
         this.#counts.grant++;
-        await writeText(this.#out, `${line}\n`);
+        chunk += `${line}\n`;
+        if (chunk.length >= COPY_CHUNK_CHARS) {
+          await writeText(this.#out, chunk);
+          chunk = "";
+        }
       } else {
         dangling++;
       }
     }
+    if (chunk.length > 0) await writeText(this.#out, chunk);
     const end: SyncEndRecord = {
       kind: "sync_end",
       syncId: this.#syncId,
@@ -148,32 +157,36 @@ export class SnapshotAssembler {
     }
   }
 
-  async #writeOne(record: SnapshotRecord): Promise<void> {
-    switch (record.kind) {
-      case "resource_type":
-        if (!addNew(this.#resourceTypes, record.id)) return;
-        break;
-      case "resource":
-        if (!addNew(this.#resources, resourceKey(record))) return;
-        break;
-      case "entitlement":
-        if (!addNew(this.#entitlements, record.id)) return;
-        break;
-      case "grant":
-        if (addNew(this.#grants, record.id)) await writeJsonLine(this.#spool, record);
-        return;
+  /** Writes a page's new records with one write to each stream (a write a record cost a third of the CPU). */
+  async #writePage(records: readonly SnapshotRecord[]): Promise<void> {
+    let out = "";
+    let spool = "";
+    for (const record of records) {
+      switch (record.kind) {
+        case "resource_type":
+          if (!this.#resourceTypes.add(record.id)) continue;
+          break;
+        case "resource":
+          if (!this.#resources.add(resourceKey(record))) continue;
+          break;
+        case "entitlement":
+          if (!this.#entitlements.add(record.id)) continue;
+          break;
+        case "grant":
+          if (this.#grants.add(record.id)) spool += jsonLine(record);
+          continue;
+      }
+      this.#counts[record.kind]++;
+      out += jsonLine(record);
     }
-    this.#counts[record.kind]++;
-    await writeJsonLine(this.#out, record);
+    if (spool.length > 0) await writeText(this.#spool, spool);
+    if (out.length > 0) await writeText(this.#out, out);
   }
 }
 
+/** Grants are copied from the spool in writes of about this many characters. */
+const COPY_CHUNK_CHARS = 64 * 1024;
+
 function resourceKey(ref: { type: string; id: string }): string {
   return `${ref.type}\u0000${ref.id}`;
-}
-
-function addNew(set: Set<string>, key: string): boolean {
-  if (set.has(key)) return false;
-  set.add(key);
-  return true;
 }
