@@ -17,6 +17,7 @@ export {
   type HttpClientOptions,
   type HttpRequest,
   type HttpResponse,
+  printable,
 } from "./HttpClient";
 export { parseResponse } from "./parseResponse";
 export { RateLimiter, type RateLimiterSettings } from "./RateLimiter";

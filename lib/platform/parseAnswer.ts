@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { describeIssues } from "../errors";
 import type { RequestSummary } from "../http/errors";
+import { printable } from "../http/HttpClient";
 import { parseRetryAfter } from "../http/retryPolicy";
 import { PlatformResponseError, PlatformStatusError } from "./errors";
 import type { PlatformAnswer } from "./sendWithRetry";
@@ -52,14 +53,14 @@ function errorBody(answer: PlatformAnswer): unknown {
 /** A short reading of an error body: OAuth `error` and `error_description`, or `message`. */
 export function describeAnswer(answer: PlatformAnswer): string | undefined {
   const body = errorBody(answer);
-  if (typeof body === "string")
-    return body.length <= 200 ? body || undefined : `${body.slice(0, 200)}...`;
+  // Upstream text: redacted before it is cut, control characters escaped.
+  if (typeof body === "string") return body ? printable(body) : undefined;
   if (typeof body !== "object" || body === null) return undefined;
   const fields = body as Record<string, unknown>;
   const parts = [fields.error, fields.error_description, fields.message].filter(
     (part): part is string => typeof part === "string" && part.length > 0,
   );
-  return parts.length > 0 ? parts.join(": ") : undefined;
+  return parts.length > 0 ? printable(parts.join(": ")) : undefined;
 }
 
 /** The token endpoint refused the client: 401, 403, or 400 with an OAuth client error. */

@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { vi } from "vitest";
 
@@ -9,6 +9,7 @@ export interface ReceivedRequest {
   /** The request target exactly as sent, e.g. `/v1/teams/a%2Fb/users?page=1`. */
   target: string;
   host: string | undefined;
+  headers: IncomingHttpHeaders;
   body: string;
 }
 
@@ -68,6 +69,7 @@ export async function startRecordingServer(): Promise<RecordingServer> {
       method: req.method ?? "",
       target: req.url ?? "",
       host: req.headers.host,
+      headers: req.headers,
       body: Buffer.concat(chunks).toString("utf8"),
     };
     received.push(request);

@@ -6,6 +6,7 @@ import {
   type HttpResponse,
   HttpStatusError,
   parseResponse,
+  printable,
   type RequestContext,
   TokenCache,
   UnexpectedResponseError,
@@ -145,7 +146,8 @@ function tokenError(error: unknown, clientAuth: ClientAuthMethod): unknown {
   const parsed = oauthError.safeParse(error.body);
   const code = parsed.success ? parsed.data.error : `HTTP ${error.status}`;
   const description = parsed.success ? parsed.data.error_description : undefined;
-  const quoted = description ? `${code}: ${description}` : code;
+  // Upstream text: redacted, control characters escaped, cut short.
+  const quoted = printable(description ? `${code}: ${description}` : code);
   let fix: string;
   if (code === "invalid_grant" && description?.includes(INVALID_INSTANCE_GUID)) {
     fix =

@@ -4,6 +4,7 @@ import {
   type HttpClient,
   HttpStatusError,
   parseResponse,
+  printable,
   type RequestContext,
   TokenCache,
   type UpstreamOptions,
@@ -114,7 +115,8 @@ export class ValimailApi {
     } catch (error) {
       if (HttpStatusError.is(error) && [400, 401, 403, 422].includes(error.status)) {
         const parsed = authError.safeParse(error.body);
-        const said = parsed.success && parsed.data.message ? `: ${parsed.data.message}` : "";
+        const said =
+          parsed.success && parsed.data.message ? `: ${printable(parsed.data.message)}` : "";
         throw new CredentialsRejectedError(
           `Valimail rejected the API key (/auth answered ${error.status}${said}). Check CONNECTOR_EMAILAUTH_CLIENT_ID and CONNECTOR_EMAILAUTH_APP_ID: both come from one Configuration Only key.`,
           { cause: error },
