@@ -15,6 +15,12 @@ export function parseResponse<Schema extends z.ZodType>(
 ): z.output<Schema> {
   const result = schema.safeParse(response.body);
   if (result.success) return result.data;
+  if (typeof response.body === "string") {
+    // The HTTP layer hands over text when a body does not parse as JSON: say so, not "a string".
+    throw new UnexpectedResponseError(
+      `${what}: unexpected response body (not valid JSON: ${response.body.length} characters of text; the answer was cut short or is not JSON)`,
+    );
+  }
   const problems = describeIssues(result.error.issues, "(body)");
   throw new UnexpectedResponseError(redact(`${what}: unexpected response body (${problems})`));
 }

@@ -3,6 +3,7 @@
  * gets a fault when n is a multiple of the fault's `every`, so a run is repeatable and a test can
  * say how many faults it injected.
  */
+import type { DataChange, FaultSchedule, PagingFault } from "./faultSchedule";
 import type { QuotaSettings, RateLimitSettings } from "./throttle";
 
 export interface FaultSettings {
@@ -28,6 +29,12 @@ export interface FaultSettings {
    * concurrent requests interleave, and a test with many clients at once is repeatable.
    */
   perRequest?: boolean;
+  /** Faults decided per request from a seed (see `faultSchedule.ts`); applied after the above. */
+  schedule?: FaultSchedule;
+  /** Lists whose pages repeat items or go round in a cycle. */
+  pages?: PagingFault;
+  /** A user added or removed while the users list is read. */
+  change?: DataChange;
 }
 
 export type Fault =

@@ -2,7 +2,10 @@ import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
+import { breakSchema, oversizeBody, type ScheduledFault, scheduledFault } from "./faultSchedule";
 import { type FaultSettings, faultFor } from "./faults";
 import { Throttle } from "./throttle";
 
@@ -44,14 +47,16 @@ export async function startSimServer(
   const arrivals: number[] = [];
   const throttle = new Throttle();
   const attempts = new Map<string, number>();
-  /** For `perRequest` faults: a fixed offset per request, plus its attempt number. */
-  const attemptNumber = (req: IncomingMessage) => {
+  /** The request's key (`METHOD /path?query`) and its attempt number (from 1). */
+  const attemptOf = (req: IncomingMessage) => {
     const key = `${req.method} ${req.url}`;
     const attempt = (attempts.get(key) ?? 0) + 1;
     attempts.set(key, attempt);
-    const offset = createHash("sha256").update(key).digest().readUInt32BE(0) % 10_007;
-    return offset + attempt;
+    return { key, attempt };
   };
+  /** For `perRequest` faults: a fixed offset per request, plus its attempt number. */
+  const perRequestNumber = ({ key, attempt }: { key: string; attempt: number }) =>
+    (createHash("sha256").update(key).digest().readUInt32BE(0) % 10_007) + attempt;
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const n = ++requests;
     const arrivedAt = Date.now();
@@ -70,7 +75,8 @@ export async function startSimServer(
         });
         return;
       }
-      const fault = faultFor(settings.perRequest ? attemptNumber(req) : n, settings);
+      const attempt = attemptOf(req);
+      const fault = faultFor(settings.perRequest ? perRequestNumber(attempt) : n, settings);
       if (fault?.kind === "drop") {
         req.socket.destroy();
         return;
@@ -84,6 +90,10 @@ export async function startSimServer(
         });
         return;
       }
+      const scheduled = settings.schedule
+        ? scheduledFault(settings.schedule, attempt.key, attempt.attempt)
+        : undefined;
+      if (scheduled && (await answerBeforeHandler(req, res, scheduled, attempt.attempt))) return;
       const response = await handler({
         method: req.method ?? "GET",
         url: new URL(req.url ?? "/", "http://127.0.0.1"),
@@ -94,7 +104,9 @@ export async function startSimServer(
         fault?.kind === "lost_answer"
           ? { status: 502, body: { message: "simulated lost answer" } }
           : response;
-      send(res, { ...answer, headers: { ...limits.headers, ...answer.headers } });
+      const headed = { ...answer, headers: { ...limits.headers, ...answer.headers } };
+      if (scheduled) sendFaulty(req, res, headed, scheduled);
+      else send(res, headed);
     } catch (error) {
       send(res, { status: 500, body: { message: `simulator error: ${String(error)}` } });
     }
@@ -128,4 +140,86 @@ function send(res: ServerResponse, response: SimResponse): void {
     ...response.headers,
   });
   res.end(body);
+}
+
+/**
+ * A scheduled fault that replaces the answer (a status, a drop, an oversized body) or delays it;
+ * true when the answer has been given.
+ */
+async function answerBeforeHandler(
+  req: IncomingMessage,
+  res: ServerResponse,
+  fault: ScheduledFault,
+  attempt: number,
+): Promise<boolean> {
+  switch (fault.kind) {
+    case "status429":
+      send(res, {
+        status: 429,
+        headers:
+          fault.retryAfterSeconds === undefined
+            ? {}
+            : { "retry-after": String(fault.retryAfterSeconds) },
+        body: { message: "simulated rate limit" },
+      });
+      return true;
+    case "status5xx":
+      send(res, {
+        status: [502, 503, 504][attempt % 3] as number,
+        body: { message: "simulated server error" },
+      });
+      return true;
+    case "drop":
+      req.socket.destroy();
+      return true;
+    case "slow":
+      await sleep(fault.delayMs);
+      return false;
+    case "oversize":
+      res.writeHead(200, {
+        "content-type": "application/json; charset=utf-8",
+        "content-length": String(fault.bytes),
+      });
+      // The client stops reading at its cap and drops the connection: that ends the stream.
+      await pipeline(Readable.from(oversizeBody(fault.bytes)), res).catch(() => {});
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The handler's answer, spoiled by a scheduled fault that acts on the body. */
+function sendFaulty(
+  req: IncomingMessage,
+  res: ServerResponse,
+  response: SimResponse,
+  fault: ScheduledFault,
+): void {
+  const ok = response.status >= 200 && response.status < 300;
+  if (!ok || res.destroyed) {
+    send(res, response);
+    return;
+  }
+  if (fault.kind === "schema") {
+    const broken = breakSchema(response.body, fault.breaks);
+    send(res, broken === undefined ? response : { ...response, body: broken });
+    return;
+  }
+  if (fault.kind !== "cutBody" && fault.kind !== "truncatedJson") {
+    send(res, response);
+    return;
+  }
+  const body = Buffer.from(JSON.stringify(response.body ?? {}), "utf8");
+  const half = body.subarray(0, Math.floor(body.length / 2));
+  res.writeHead(response.status, {
+    "content-type": response.contentType ?? "application/json; charset=utf-8",
+    ...response.headers,
+    "content-length": String(fault.kind === "cutBody" ? body.length : half.length),
+  });
+  if (fault.kind === "truncatedJson") {
+    res.end(half);
+    return;
+  }
+  // The connection drops once the half is on its way: the client sees a body cut short.
+  res.write(half, () => req.socket.destroy());
 }

@@ -15,6 +15,7 @@ export {
   firstPageCursor,
   type IndexCursor,
   indexCursor,
+  ListChangedError,
   nextIndexCursor,
   nextPageCursor,
   type PageCursor,

@@ -32,6 +32,23 @@ export class TooManyPagesError extends ConnectorError {
   }
 }
 
+/** The list's size changed between its pages: items shifted, so one could be missed. */
+export class ListChangedError extends ConnectorError {
+  override name = "ListChangedError";
+  override readonly code: string = "list_changed";
+}
+
+/**
+ * The list's total as the first page gave it; a later page giving another total means items were
+ * added or removed mid-list, and page boundaries moved (an item can slip between two pages).
+ */
+function checkTotal(cursor: { total?: number }, total: number | undefined, what: string) {
+  if (cursor.total === undefined || total === undefined || total === cursor.total) return;
+  throw new ListChangedError(
+    `${what}: the list changed while it was read (${cursor.total} items on its first page, ${total} now), so an item may have been skipped; nothing is published: run the sync again`,
+  );
+}
+
 /** A short digest of a page's ids. */
 export function pageFingerprint(ids: readonly string[]): string {
   return createHash("sha256").update(ids.join("\n")).digest("base64url");
@@ -45,9 +62,17 @@ const seenSoFar = {
   /** Pages read so far, and the repeat detector's anchor page (Brent's cycle detection). */
   pages: z.number().int().nonnegative().optional(),
   anchor: z.string().optional(),
+  /** The list's total as its first page gave it. */
+  total: z.number().int().nonnegative().optional(),
 };
 
-type SeenSoFar = { seen: number; previous?: string; pages?: number; anchor?: string };
+type SeenSoFar = {
+  seen: number;
+  previous?: string;
+  pages?: number;
+  anchor?: string;
+  total?: number;
+};
 
 /**
  * Tracks a list's pages in constant space: a page equal to any earlier one (A, B, A, B as well as
@@ -61,7 +86,11 @@ function trackPages(
   fingerprint: string,
   seen: number,
   onRepeat: () => never,
+  what: string,
+  total: number | undefined,
 ): SeenSoFar {
+  checkTotal(cursor, total, what);
+  const known = cursor.total ?? total;
   if (fingerprint === cursor.anchor) onRepeat();
   const pages = (cursor.pages ?? 0) + 1;
   const isPowerOfTwo = (pages & (pages - 1)) === 0;
@@ -70,6 +99,7 @@ function trackPages(
     previous: fingerprint,
     pages,
     anchor: isPowerOfTwo ? fingerprint : cursor.anchor,
+    ...(known === undefined ? {} : { total: known }),
   };
 }
 
@@ -100,10 +130,12 @@ export function firstPageCursor(page: number): PageCursor {
 }
 
 /**
- * After a page-number page: done on an empty page, on the running count reaching `totalItems`,
- * or (without `totalItems`) on a page shorter than asked for. A short page before `totalItems`
- * means the server caps the page size: go on. A repeated page fails rather than loops; `hint`
- * says how to read the list anyway.
+ * After a page-number page: done on an empty page, or on a page shorter than asked for once the
+ * running count reaches `totalItems` (or without `totalItems`). A short page before `totalItems`
+ * means the server caps the page size: go on. A full page never ends the list, even when the
+ * count reaches `totalItems`: an item served twice counts twice, and stopping on the count would
+ * leave the last items unread. A repeated page fails rather than loops; `hint` says how to read
+ * the list anyway. A `totalItems` that changes between pages fails the list (`ListChangedError`).
  */
 export function nextPageCursor(options: {
   cursor: PageCursor;
@@ -124,12 +156,19 @@ export function nextPageCursor(options: {
     );
   }
   const seen = cursor.seen + ids.length;
-  const tracked = trackPages(cursor, fingerprint, seen, () => {
-    throw new RepeatedPageError(
-      `${what}: page ${cursor.page} repeated an earlier page, so the server's pages go round in a cycle; stopped instead of looping. ${options.hint}`,
-    );
-  });
-  if (totalItems !== undefined ? seen >= totalItems : ids.length < pageSize) return undefined;
+  const tracked = trackPages(
+    cursor,
+    fingerprint,
+    seen,
+    () => {
+      throw new RepeatedPageError(
+        `${what}: page ${cursor.page} repeated an earlier page, so the server's pages go round in a cycle; stopped instead of looping. ${options.hint}`,
+      );
+    },
+    what,
+    totalItems,
+  );
+  if (ids.length < pageSize && (totalItems === undefined || seen >= totalItems)) return undefined;
   requireAnotherPage(tracked, what, options.maxPages);
   return { page: cursor.page + 1, ...tracked };
 }
@@ -170,11 +209,18 @@ export function nextIndexCursor(options: {
     return undefined;
   }
   const seen = cursor.seen + ids.length;
-  const tracked = trackPages(cursor, fingerprint, seen, () => {
-    throw new RepeatedPageError(
-      `${what}: the page at startIndex ${cursor.startIndex} repeated an earlier page after ${cursor.seen} resources, so the server's pages go round in a cycle; the list cannot be read whole`,
-    );
-  });
+  const tracked = trackPages(
+    cursor,
+    fingerprint,
+    seen,
+    () => {
+      throw new RepeatedPageError(
+        `${what}: the page at startIndex ${cursor.startIndex} repeated an earlier page after ${cursor.seen} resources, so the server's pages go round in a cycle; the list cannot be read whole`,
+      );
+    },
+    what,
+    totalResults,
+  );
   if (totalResults !== undefined && seen >= totalResults) return undefined;
   requireAnotherPage(tracked, what, options.maxPages);
   return { startIndex: cursor.startIndex + ids.length, ...tracked };

@@ -1,7 +1,8 @@
+import { faultyPage } from "../faultSchedule";
 import type { FaultSettings } from "../faults";
 import { type SimRequest, type SimResponse, startSimServer } from "../httpServer";
 import { SimTokens, type TokenSettings } from "../tokens";
-import { generateTenant, type Tenant, type TenantSize } from "./tenant";
+import { generateTenant, type SimUser, type Tenant, type TenantSize } from "./tenant";
 
 export interface BlacklineSimCredentials {
   clientId: string;
@@ -102,7 +103,9 @@ export async function startBlacklineSimulator(
 
     if (path === "/v1/users") {
       count("users");
-      return list(request, tenant.users);
+      const answer = list(request, tenant.users);
+      changeUsers(answer);
+      return answer;
     }
     if (path === "/v1/teams") {
       count("teams");
@@ -200,10 +203,33 @@ export async function startBlacklineSimulator(
     const asked = Number(request.url.searchParams.get("pageSize") ?? 100);
     const size = Math.min(Math.max(1, asked), maxPageSize);
     const start = (page - 1) * size;
+    const total = items.length;
     return {
       status: 200,
-      body: { items: items.slice(start, start + size), totalItems: items.length },
+      body: { items: faultyPage(items, start, size, simulator.faults.pages), totalItems: total },
     };
+  }
+
+  let changed = false;
+  /** The `change` fault: once the first page of users (more than one) has been read. */
+  function changeUsers(answer: SimResponse): void {
+    const change = simulator.faults.change;
+    const served = (answer.body as { items: SimUser[] }).items;
+    if (!change || changed || served.length < 2) return;
+    changed = true;
+    if (change === "add_user") {
+      const last = tenant.users.at(-1) as SimUser;
+      const id = Math.max(...tenant.users.map((u) => u.id)) + 1;
+      const login = `added.${id}@example.com`;
+      tenant.users.unshift({ ...last, id, loginId: login, email: login, roles: undefined });
+      tenant.userTeams.set(id, []);
+      usersById.set(id, tenant.users[0] as SimUser);
+      return;
+    }
+    const removed = served.find((u) => (tenant.userTeams.get(u.id) ?? []).length === 0);
+    if (!removed) throw new Error("change remove_user: no user without teams on the first page");
+    tenant.users.splice(tenant.users.indexOf(removed), 1);
+    tenant.userTeams.delete(removed.id);
   }
 
   const server = await startSimServer(handler, () => simulator.faults);

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { faultyPage } from "../faultSchedule";
 import type { FaultSettings } from "../faults";
 import { type SimRequest, type SimResponse, startSimServer } from "../httpServer";
 import { asciiSlug, FAMILY_NAMES, GIVEN_NAMES, SeededRandom } from "../random";
@@ -195,13 +196,33 @@ export async function startValimailSimulator(
         : Math.max(1, Number(request.url.searchParams.get("startIndex") ?? 1));
       const asked = Number(request.url.searchParams.get("count") ?? matching.length);
       const size = Math.min(Math.max(0, asked), options.maxCount ?? 1000);
-      page = matching.slice(startIndex - 1, startIndex - 1 + size);
+      page = faultyPage(matching, startIndex - 1, size, simulator.faults.pages);
     }
-    return scimOk(200, {
+    const answer = scimOk(200, {
       schemas: ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
       totalResults: matching.length,
       Resources: page.map(toScim),
     });
+    if (!filter) changeUsers(page);
+    return answer;
+  }
+
+  let changed = false;
+  /** The `change` fault: once the first page of users (more than one) has been read. */
+  function changeUsers(served: readonly ValimailSimUser[]): void {
+    const change = simulator.faults.change;
+    if (!change || changed || served.length < 2) return;
+    changed = true;
+    const removed = served[0] as ValimailSimUser;
+    if (change === "remove_user") {
+      users.delete(removed.id);
+      return;
+    }
+    const before = [...users.values()];
+    const id = newId();
+    users.clear();
+    users.set(id, { ...removed, id, userName: `added.${id}@example.com` });
+    for (const user of before) users.set(user.id, user);
   }
 
   function create(request: SimRequest): SimResponse {

@@ -1,0 +1,29 @@
+// The fault matrix on the CLI and the self-hosted service (the cloud's cells are in
+// matrix.aws.test.ts): every fault of the catalogue, both connectors, seeded. `npm test` runs the
+// bounded form; `npm run test:faults` (FAULT_MATRIX=full) runs more seeds and writes
+// RELIABILITY.md from the cells both files leave in .build/faults.
+import { describe, expect, it } from "vitest";
+import { CONNECTORS, FAULTS } from "./catalogue";
+import { type CellResult, pool, problem, runCell, saveResults } from "./matrix";
+import { seedsFor } from "./seeds";
+
+const runtimes = ["cli", "service"] as const;
+
+describe("the fault matrix: CLI and service", () => {
+  for (const runtime of runtimes) {
+    it(`${runtime}: every fault, both connectors: exact or failed loudly with the cause, nothing wrong published`, async () => {
+      const seeds = seedsFor(runtime);
+      const tasks = FAULTS.flatMap((fault) =>
+        CONNECTORS.flatMap((connector) =>
+          seeds.map((seed) => () => runCell(runtime, fault, connector, seed)),
+        ),
+      );
+      // Each cell has its own simulators; the service's cells are child processes.
+      const cells: CellResult[] = await pool(runtime === "cli" ? 8 : 6, tasks);
+      await saveResults(runtime, cells);
+
+      expect(cells.map(problem).filter((p) => p !== undefined)).toEqual([]);
+      expect(cells.reduce((sum, cell) => sum + cell.lost, 0)).toBe(0);
+    }, 600_000);
+  }
+});
