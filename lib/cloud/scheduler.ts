@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { ConfigError } from "../errors";
 import { redact } from "../redact";
+import { SyncDeadlineError } from "../sync";
 import type { CloudConfig } from "./config";
+import { openInstance } from "./instanceRuntime";
 import { connectorIdSchema } from "./instanceSettings";
 import { InstanceRegistry, isDue } from "./instances";
 import { failRun, type StartAnswer, startRun } from "./lifecycle";
@@ -88,9 +90,11 @@ async function settleCurrentRun(
   }
   if (run?.status === "finalizing") return settleFinalizing(config, run, now, telemetry);
   const quietMs = run ? now.getTime() - Date.parse(run.lastProgressAt) : Number.POSITIVE_INFINITY;
-  if (run?.status !== "error" && quietMs <= config.runStallSeconds * 1000) return false;
+  const overdue = run?.status === "error" ? undefined : await pastDeadline(config, run, now);
+  if (run?.status !== "error" && quietMs <= config.runStallSeconds * 1000 && !overdue) return false;
   const reason =
     run?.error ??
+    overdue ??
     `the run made no progress for ${Math.round(quietMs / 1000)} s (limit ${config.runStallSeconds} s); nothing was uploaded, and the next sync starts on schedule`;
   const startedAt = run?.startedAt ?? now.toISOString();
   await failRun(config, { syncId, connectorId, startedAt }, reason, telemetry);
@@ -125,4 +129,22 @@ async function settleFinalizing(
     detail: reason,
   });
   return true;
+}
+
+/**
+ * A run older than its instance's sync deadline (CONNECTOR_<APP>_SYNC_DEADLINE) ends as a local
+ * sync does at its deadline, with the same reason. Unreadable settings leave it to the stall check.
+ */
+async function pastDeadline(
+  config: CloudConfig,
+  run: RunItem | undefined,
+  now: Date,
+): Promise<string | undefined> {
+  if (!run) return undefined;
+  const deadline = await openInstance(config, run.connectorId).then(
+    (instance) => instance.loaded.connector.syncDeadline,
+    () => undefined,
+  );
+  if (!deadline || now.getTime() - Date.parse(run.startedAt) <= deadline.value) return undefined;
+  return `${new SyncDeadlineError(deadline).message}; the next sync starts on schedule`;
 }

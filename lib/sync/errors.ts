@@ -12,7 +12,7 @@ export class SyncDeadlineError extends ConnectorError {
 
   constructor(deadline: Bound) {
     super(
-      `the sync did not finish within ${formatDuration(deadline.value)}, its deadline (${deadline.variable}); its requests were stopped and nothing was published, so the previous snapshot stands. If the tenant is that large or the upstream that slow, raise ${deadline.variable} (at most 168h)`,
+      `the sync did not finish within ${formatDuration(deadline.value)}, its deadline (${deadline.variable}), so it was stopped and nothing was published: the previous snapshot stands. If the tenant is that large or the upstream that slow, raise ${deadline.variable} (at most 168h)`,
     );
     this.deadline = deadline;
   }

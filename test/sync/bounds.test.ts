@@ -198,7 +198,7 @@ describe("the sync deadline (CONNECTOR_<APP>_SYNC_DEADLINE)", () => {
 
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      /\nerror: the sync did not finish within 1s, its deadline \(CONNECTOR_ACCOUNTING_SYNC_DEADLINE\); its requests were stopped and nothing was published, so the previous snapshot stands\. If the tenant is that large or the upstream that slow, raise CONNECTOR_ACCOUNTING_SYNC_DEADLINE \(at most 168h\)\n$/,
+      /\nerror: the sync did not finish within 1s, its deadline \(CONNECTOR_ACCOUNTING_SYNC_DEADLINE\), so it was stopped and nothing was published: the previous snapshot stands\. If the tenant is that large or the upstream that slow, raise CONNECTOR_ACCOUNTING_SYNC_DEADLINE \(at most 168h\)\n$/,
     );
     await expectUntouched(dir, out);
   });
