@@ -1,0 +1,134 @@
+/**
+ * One BlackLine sync through the cloud runtime on moto_server, with test/aws's harness: the
+ * packaged stack deployed, the instance registered with the operator command, the scheduler
+ * invoked, and the packaged worker and finalize handlers fed from the real queues the way Lambda
+ * feeds them (moto cannot run Lambda code). The upstream simulator runs in a process of its own.
+ */
+import { RunStore } from "../lib/cloud";
+import { startPlatformSimulator } from "../lib/simulators/platform";
+import { awsEnv, deployStack, type Stack, startMoto } from "../test/aws/harness";
+import { cli } from "../test/helpers/cli";
+import type { BenchPaths } from "./cliSync";
+import { startHostedSimulator } from "./processes";
+import type { Scenario } from "./scenarios";
+import type { MinimumRequests, SimulatorStats } from "./simulatorHost";
+
+/** Lambda on arm64 (us-east-1): per GB-second of handler time, and per request. */
+export const LAMBDA_ARM64_USD_PER_GB_SECOND = 0.0000133334;
+export const LAMBDA_USD_PER_REQUEST = 0.0000002;
+
+export interface CloudRun {
+  ok: boolean;
+  /** From `cloud sync` to the end of finalize. */
+  syncMs: number;
+  requests: number;
+  server: SimulatorStats;
+  minimum: MinimumRequests;
+  records: number;
+  jobs: number;
+  messages: number;
+  shards: number;
+  invocations: { scheduler: number; syncWorker: number; finalize: number };
+  handlerMs: { scheduler: number; syncWorker: number; finalize: number };
+  memoryMb: { scheduler: number; syncWorker: number; finalize: number };
+  gbSeconds: number;
+  lambdaUsd: number;
+  error?: string;
+}
+
+export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promise<CloudRun> {
+  const moto = await startMoto();
+  const closers: (() => Promise<unknown>)[] = [() => moto.stop()];
+  try {
+    const stack = await deployStack(moto, { stage: "bench" });
+    closers.push(() => stack.close());
+    Object.assign(process.env, awsEnv(moto.endpoint));
+    const platform = await startPlatformSimulator();
+    closers.push(() => platform.close());
+    const upstream = await startHostedSimulator(paths.simulatorHost, scenario.simulator);
+    let server: SimulatorStats | undefined;
+    closers.push(async () => {
+      server ??= await upstream.stop();
+    });
+
+    const invoke = (functionName: string, event: unknown) => {
+      const key = Object.entries(stack.functions).find(([, f]) => f.name === functionName)?.[0];
+      if (!key) throw new Error(`no function named ${functionName} in the stack`);
+      return stack.invoke(key, event);
+    };
+    const operator = (argv: string[], env: Record<string, string> = {}) =>
+      cli(["cloud", ...argv, "--stage", "bench"], env, { invoke });
+
+    const env = { ...upstream.ready.env, ...platform.env() };
+    const put = await operator(["put-instance", "bench", "blackline", "--no-sync"], env);
+    if (put.code !== 0) throw new Error(`put-instance: ${put.stderr.trim()}`);
+
+    const started = performance.now();
+    const schedulerStarted = performance.now();
+    const sync = await operator(["sync", "bench"]);
+    const schedulerMs = performance.now() - schedulerStarted;
+    const { syncId } = JSON.parse(sync.stdout.trim().split("\n").at(-1) ?? "{}") as {
+      syncId?: string;
+    };
+    if (!syncId) throw new Error(`cloud sync: ${sync.stderr.trim() || sync.stdout.trim()}`);
+    const worker = await stack.drainQueue("syncWorker");
+    const finalize = await stack.drainQueue("finalize");
+    const syncMs = performance.now() - started;
+    server = await upstream.stop();
+
+    const runs = new RunStore(stack.outputs.RunsTableName as string);
+    const run = await runs.get(syncId);
+    const shards = (await runs.markers(syncId)).filter((m) => m.shardKey).length;
+    const text = platform.uploads.get(syncId)?.text ?? "";
+    const records = text.split("\n").filter((line) => line.length > 0).length - 2;
+    const memoryMb = memoryOf(stack);
+    const handlerMs = {
+      scheduler: schedulerMs,
+      syncWorker: worker.handlerMs,
+      finalize: finalize.handlerMs,
+    };
+    const invocations = {
+      scheduler: 1,
+      syncWorker: worker.invocations,
+      finalize: finalize.invocations,
+    };
+    const gbSeconds = (Object.keys(handlerMs) as (keyof typeof handlerMs)[]).reduce(
+      (sum, key) => sum + (handlerMs[key] / 1000) * (memoryMb[key] / 1024),
+      0,
+    );
+    const invocationCount = invocations.scheduler + invocations.syncWorker + invocations.finalize;
+    const ok = run?.status === "complete" && records > 0;
+    return {
+      ok,
+      syncMs,
+      requests: run?.requests ?? 0,
+      server,
+      minimum: upstream.ready.minimum,
+      records,
+      jobs: run?.jobsDone ?? 0,
+      messages: worker.messages,
+      shards,
+      invocations,
+      handlerMs,
+      memoryMb,
+      gbSeconds,
+      lambdaUsd:
+        gbSeconds * LAMBDA_ARM64_USD_PER_GB_SECOND + invocationCount * LAMBDA_USD_PER_REQUEST,
+      ...(ok
+        ? {}
+        : {
+            error: `run ${run?.status ?? "missing"}: ${[...worker.errors, ...finalize.errors].slice(0, 3).join(" | ")}`,
+          }),
+    };
+  } finally {
+    for (const close of closers.reverse()) await close().catch(() => {});
+  }
+}
+
+function memoryOf(stack: Stack) {
+  return {
+    scheduler: stack.functions.scheduler?.memoryMb ?? 0,
+    syncWorker: stack.functions.syncWorker?.memoryMb ?? 0,
+    finalize: stack.functions.finalize?.memoryMb ?? 0,
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * `npm run bench`: the scenarios of issue 8 against the simulators on loopback, each sync in a
+ * fresh process; one JSON line per scenario on stdout, and BENCHMARKS.md. `-- --quick` runs the
+ * small ones without their concurrency-1 runs (under a minute), `-- --only a,b` the named
+ * scenarios; both write .build/BENCHMARKS.partial.md instead. It measures and asserts nothing.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { type Artifacts, measureArtifacts } from "./artifacts";
+import { type BenchPaths, runCliSync } from "./cliSync";
+import { runCloudSync } from "./cloudSync";
+import { renderReport, thisMachine } from "./report";
+import { checkTargets, type ScenarioResult, scenarioResult } from "./results";
+import { SCENARIOS, type Scenario } from "./scenarios";
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    only: { type: "string" },
+    root: { type: "string" },
+  },
+});
+const root = values.root ?? process.cwd();
+const only = values.only?.split(",");
+const unknown = only?.filter((name) => !SCENARIOS.some((s) => s.name === name)) ?? [];
+if (unknown.length > 0) {
+  throw new Error(
+    `--only: no scenario ${unknown.join(", ")}; there are ${SCENARIOS.map((s) => s.name).join(", ")}`,
+  );
+}
+const chosen = SCENARIOS.filter((s) => (only ? only.includes(s.name) : !values.quick || s.quick));
+
+const work = await mkdtemp(join(tmpdir(), "ac-bench-"));
+const paths: BenchPaths = {
+  root,
+  simulatorHost: join(root, "dist", "bench", "simulatorHost.mjs"),
+  peakRssProbe: join(root, "bench", "peakRss.mjs"),
+  work,
+};
+
+async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
+  process.stderr.write(`bench: ${scenario.name}\n`);
+  if (scenario.runtime === "cloud")
+    return scenarioResult(scenario, await runCloudSync(scenario, paths));
+  const run = await runCliSync(scenario, paths, { concurrencyOne: false, tag: scenario.name });
+  if (values.quick) return scenarioResult(scenario, run);
+  process.stderr.write(`bench: ${scenario.name} at concurrency 1\n`);
+  const sequential = await runCliSync(scenario, paths, {
+    concurrencyOne: true,
+    tag: `${scenario.name}-c1`,
+  });
+  return scenarioResult(scenario, run, sequential.ok ? sequential : undefined);
+}
+
+const results: ScenarioResult[] = [];
+let artifacts: Artifacts | undefined;
+try {
+  for (const scenario of chosen) {
+    const result = await runScenario(scenario);
+    results.push(result);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    for (const tag of [scenario.name, `${scenario.name}-c1`]) {
+      await rm(join(work, `${tag}.jsonl`), { force: true });
+    }
+  }
+  if (!only) {
+    process.stderr.write("bench: bundles and start times\n");
+    artifacts = await measureArtifacts(root);
+    process.stdout.write(`${JSON.stringify({ artifacts })}\n`);
+  }
+} finally {
+  await rm(work, { recursive: true, force: true });
+}
+
+const report = renderReport({
+  machine: thisMachine(),
+  date: new Date(),
+  quick: values.quick,
+  results,
+  ...(artifacts ? { artifacts } : {}),
+  targets: checkTargets(results, artifacts),
+});
+const target =
+  values.quick || only
+    ? join(root, ".build", "BENCHMARKS.partial.md")
+    : join(root, "BENCHMARKS.md");
+await mkdir(join(root, ".build"), { recursive: true });
+await writeFile(target, report);
+process.stderr.write(`bench: wrote ${target}\n`);

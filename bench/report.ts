@@ -1,0 +1,176 @@
+/** BENCHMARKS.md: the machine, the date, the scenarios' table, the cloud run, the bundles, the targets. */
+import { availableParallelism, cpus, totalmem } from "node:os";
+import type { Artifacts } from "./artifacts";
+import type { ScenarioResult, TargetCheck } from "./results";
+
+export interface Machine {
+  cpu: string;
+  cores: number;
+  memoryGiB: number;
+  node: string;
+  platform: string;
+}
+
+export function thisMachine(): Machine {
+  return {
+    cpu: cpus()[0]?.model.trim() ?? "unknown",
+    cores: availableParallelism(),
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+  };
+}
+
+const cell = (value: number | string | undefined) => (value === undefined ? "–" : String(value));
+const fixed = (value: number | undefined, digits = 1) =>
+  value === undefined ? "–" : value.toFixed(digits);
+const grouped = (value: number) => value.toLocaleString("en-US");
+
+function table(header: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
+  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+}
+
+export function renderReport(options: {
+  machine: Machine;
+  date: Date;
+  quick: boolean;
+  results: ScenarioResult[];
+  artifacts?: Artifacts;
+  targets: TargetCheck[];
+}): string {
+  const { machine, results, artifacts } = options;
+  const parts: string[] = [];
+  parts.push(
+    "# Benchmarks",
+    "",
+    `Written by \`npm run bench${options.quick ? " -- --quick" : ""}\` on ${options.date.toISOString().slice(0, 16).replace("T", " ")} UTC. Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.platform}, Node ${machine.node}.`,
+    "",
+    "Each sync runs the command line (`bin/access-connectors.js sync`) in a fresh process with no",
+    "setting but the simulator's address and credentials, so the defaults are measured; the simulator",
+    "runs in another process on loopback. *Minimum* is what the tenant needs at the server's largest",
+    "page (pages of each list plus membership pages from the smaller side), computed from the tenant;",
+    "*requests* are the simulator's count, 429s included. *Floor* is max(minimum / rate limit,",
+    "minimum x latency / default concurrency). *Wall* is the sync's own duration (its summary); *conc. 1*",
+    "is the same sync with the concurrency set to 1. *Peak RSS* is the sync process's VmHWM.",
+    "",
+  );
+  parts.push(
+    table(
+      [
+        "scenario",
+        "tenant",
+        "simulator",
+        "wall s",
+        "requests (429s)",
+        "minimum",
+        "req / min",
+        "floor s",
+        "wall / floor",
+        "conc. 1 s",
+        "speed-up",
+        "peak RSS MiB",
+        "records / s",
+      ],
+      results.map((r) => [
+        r.ok ? r.scenario : `${r.scenario} (failed)`,
+        r.tenant,
+        r.upstream,
+        fixed(r.wallSeconds),
+        `${grouped(r.requests)} (${r.throttled})`,
+        grouped(r.minimumRequests),
+        fixed(r.requestsPerMinimum, 3),
+        fixed(r.floorSeconds),
+        fixed(r.wallPerFloor, 2),
+        fixed(r.concurrencyOneWallSeconds),
+        r.speedup === undefined ? "–" : `${r.speedup.toFixed(1)} x`,
+        fixed(r.peakRssMiB),
+        r.ok ? grouped(r.recordsPerSecond) : "–",
+      ]),
+    ),
+  );
+  const failed = results.filter((r) => !r.ok);
+  if (failed.length > 0) {
+    parts.push("", ...failed.map((r) => `- ${r.scenario} failed: ${r.error ?? "unknown"}`));
+  }
+  const quota = results.find((r) => r.quotaAllowsSeconds !== undefined);
+  if (quota) {
+    parts.push(
+      "",
+      `What the quota allows (${quota.scenario}): the blocks the minimum runs into plus the floor, ${fixed(quota.quotaAllowsSeconds)} s.`,
+    );
+  }
+  const cloud = results.find((r) => r.cloud);
+  if (cloud?.cloud) {
+    const c = cloud.cloud;
+    parts.push(
+      "",
+      `## ${cloud.scenario}`,
+      "",
+      "The packaged stack on moto_server (test/aws/harness): the scheduler invoked by `cloud sync`, the",
+      "packaged worker and finalize handlers fed from the real queues. Wall is from `cloud sync` to the",
+      "end of finalize. Cost: summed handler time at each function's configured memory, at the arm64",
+      "price ($0.0000133334 per GB-second, $0.20 per million requests); SQS, DynamoDB and S3 not counted.",
+      "",
+      table(
+        [
+          "jobs",
+          "messages",
+          "shards",
+          "invocations (scheduler, worker, finalize)",
+          "handler s (worker, finalize)",
+          "memory MB (worker, finalize)",
+          "GB-s",
+          "Lambda $",
+        ],
+        [
+          [
+            grouped(c.jobs),
+            grouped(c.messages),
+            grouped(c.shards),
+            `${c.invocations.scheduler}, ${c.invocations.syncWorker}, ${c.invocations.finalize}`,
+            `${fixed(c.handlerMs.syncWorker / 1000)}, ${fixed(c.handlerMs.finalize / 1000)}`,
+            `${c.memoryMb.syncWorker}, ${c.memoryMb.finalize}`,
+            fixed(c.gbSeconds, 1),
+            c.lambdaUsd.toFixed(6),
+          ],
+        ],
+      ),
+    );
+  }
+  if (artifacts) {
+    parts.push(
+      "",
+      "## Starting",
+      "",
+      "Each Lambda function's bundle (`.build/functions/<name>/handler.mjs`, minified) and a fresh",
+      "`node` importing it (the import alone), best of 5; the command line's `--version`, spawn to exit,",
+      `best of 5: ${Math.round(artifacts.cliStartMs)} ms.`,
+      "",
+      table(
+        ["function", "bundle KiB", "zip KiB", "cold load ms"],
+        artifacts.functions.map((f) => [
+          f.name,
+          cell(Math.round(f.bundleBytes / 1024)),
+          cell(Math.round(f.zipBytes / 1024)),
+          cell(Math.round(f.coldLoadMs)),
+        ]),
+      ),
+    );
+  }
+  parts.push(
+    "",
+    "## Targets (issue 8)",
+    "",
+    table(
+      ["target", "measured", "met"],
+      options.targets.map((t) => [
+        t.target,
+        t.measured,
+        t.met === undefined ? "not run" : t.met ? "yes" : "**no**",
+      ]),
+    ),
+    "",
+  );
+  return parts.join("\n");
+}

@@ -1,0 +1,167 @@
+/** A scenario's figures from its runs, and the issue's targets held against them. */
+import { DEFAULT_MAX_CONCURRENCY as BLACKLINE_CONCURRENCY } from "../lib/connectors/blackline/constants";
+import { DEFAULT_MAX_CONCURRENCY as VALIMAIL_CONCURRENCY } from "../lib/connectors/valimail/constants";
+import type { Artifacts } from "./artifacts";
+import type { SyncRun } from "./cliSync";
+import type { CloudRun } from "./cloudSync";
+import type { Scenario } from "./scenarios";
+
+const MIB = 2 ** 20;
+
+export interface ScenarioResult {
+  scenario: string;
+  runtime: Scenario["runtime"];
+  tenant: string;
+  upstream: string;
+  ok: boolean;
+  error?: string;
+  wallSeconds: number;
+  /** As the simulator counted them, 429s included. */
+  requests: number;
+  throttled: number;
+  minimumRequests: number;
+  requestsPerMinimum: number;
+  /** max(minimum / rate limit, minimum x latency / default concurrency). */
+  floorSeconds: number;
+  wallPerFloor: number;
+  /** For a quota: the blocks the minimum runs into, plus the floor. */
+  quotaAllowsSeconds?: number;
+  defaultConcurrency: number;
+  concurrencyOneWallSeconds?: number;
+  speedup?: number;
+  peakRssMiB?: number;
+  records: number;
+  recordsPerSecond: number;
+  cloud?: Omit<CloudRun, "ok" | "syncMs" | "requests" | "server" | "minimum" | "records" | "error">;
+}
+
+const round = (value: number, digits = 2) => Number(value.toFixed(digits));
+
+export function defaultConcurrency(scenario: Scenario): number {
+  return scenario.simulator.connector === "blackline"
+    ? BLACKLINE_CONCURRENCY
+    : VALIMAIL_CONCURRENCY;
+}
+
+/** The issue's floor: the rate limit or the latency at the default concurrency, whichever binds. */
+export function floorSeconds(scenario: Scenario, minimum: number): number {
+  const { upstream } = scenario.simulator;
+  const byRate = upstream.limit ? minimum / upstream.limit.requestsPerSecond : 0;
+  const byLatency = (minimum * upstream.latencyMs) / 1000 / defaultConcurrency(scenario);
+  return Math.max(byRate, byLatency);
+}
+
+function quotaAllows(scenario: Scenario, minimum: number, floor: number): number | undefined {
+  const { quota } = scenario.simulator.upstream;
+  if (!quota) return undefined;
+  return Math.floor((minimum - 1) / quota.requests) * quota.blockSeconds + floor;
+}
+
+export function scenarioResult(
+  scenario: Scenario,
+  run: SyncRun | CloudRun,
+  concurrencyOne?: SyncRun,
+): ScenarioResult {
+  const minimum = run.minimum.total;
+  const wallSeconds = run.syncMs / 1000;
+  const floor = floorSeconds(scenario, minimum);
+  const allows = quotaAllows(scenario, minimum, floor);
+  const result: ScenarioResult = {
+    scenario: scenario.name,
+    runtime: scenario.runtime,
+    tenant: scenario.tenantText,
+    upstream: scenario.upstreamText,
+    ok: run.ok,
+    ...(run.error ? { error: run.error } : {}),
+    wallSeconds: round(wallSeconds),
+    requests: run.server.requests,
+    throttled: run.server.throttled,
+    minimumRequests: minimum,
+    requestsPerMinimum: round(run.server.requests / minimum, 3),
+    floorSeconds: round(floor),
+    wallPerFloor: round(wallSeconds / floor),
+    ...(allows !== undefined ? { quotaAllowsSeconds: round(allows) } : {}),
+    defaultConcurrency: defaultConcurrency(scenario),
+    records: run.records,
+    recordsPerSecond: Math.round(run.records / wallSeconds),
+  };
+  if ("peakRssBytes" in run) result.peakRssMiB = round(run.peakRssBytes / MIB, 1);
+  if (concurrencyOne) {
+    result.concurrencyOneWallSeconds = round(concurrencyOne.syncMs / 1000);
+    result.speedup = round(concurrencyOne.syncMs / run.syncMs);
+  }
+  if ("shards" in run) {
+    const { ok, syncMs, requests, server, minimum: _, records, error, ...cloud } = run;
+    result.cloud = cloud;
+  }
+  return result;
+}
+
+export interface TargetCheck {
+  target: string;
+  met: boolean | undefined;
+  measured: string;
+}
+
+/** The targets of issue 8; `met` is undefined when the scenario was not run. */
+export function checkTargets(results: ScenarioResult[], artifacts?: Artifacts): TargetCheck[] {
+  const of = (name: string) => results.find((r) => r.scenario === name);
+  const checks: TargetCheck[] = [];
+  for (const name of ["blackline-10k", "blackline-100k"]) {
+    const r = of(name);
+    checks.push({
+      target: `${name}: wall / floor <= 1.10`,
+      met: r?.ok && r.wallPerFloor <= 1.1,
+      measured: r ? `${r.wallPerFloor}` : "not run",
+    });
+    checks.push({
+      target: `${name}: requests <= 1.02 x minimum (429s count)`,
+      met: r?.ok && r.requestsPerMinimum <= 1.02,
+      measured: r ? `${r.requestsPerMinimum} (${r.requests} / ${r.minimumRequests})` : "not run",
+    });
+  }
+  const quota = of("blackline-quota");
+  checks.push({
+    target: "blackline-quota: completes; wall <= 1.2 x what the quota allows",
+    met: quota?.ok && quota.wallSeconds <= 1.2 * (quota.quotaAllowsSeconds ?? 0),
+    measured: quota
+      ? quota.ok
+        ? `${quota.wallSeconds} s / ${quota.quotaAllowsSeconds} s = ${round(quota.wallSeconds / (quota.quotaAllowsSeconds ?? 1))}`
+        : `failed: ${quota.error}`
+      : "not run",
+  });
+  const unlimited = of("blackline-100k-unlimited");
+  checks.push({
+    target: "blackline-100k-unlimited: >= 10 x faster than concurrency 1",
+    met: unlimited?.ok && (unlimited.speedup ?? 0) >= 10,
+    measured: unlimited ? `${unlimited.speedup} x` : "not run",
+  });
+  const small = of("blackline-10k");
+  const large = of("blackline-100k");
+  checks.push({
+    target: "peak RSS at 100k users <= 128 MiB",
+    met: large?.peakRssMiB === undefined ? undefined : large.peakRssMiB <= 128,
+    measured: large?.peakRssMiB === undefined ? "not run" : `${large.peakRssMiB} MiB`,
+  });
+  checks.push({
+    target: "peak RSS at 100k users <= 1.2 x at 10k",
+    met:
+      large?.peakRssMiB === undefined || small?.peakRssMiB === undefined
+        ? undefined
+        : large.peakRssMiB <= 1.2 * small.peakRssMiB,
+    measured:
+      large?.peakRssMiB === undefined || small?.peakRssMiB === undefined
+        ? "not run"
+        : `${large.peakRssMiB} / ${small.peakRssMiB} = ${round(large.peakRssMiB / small.peakRssMiB)}`,
+  });
+  if (artifacts) {
+    for (const f of artifacts.functions) {
+      checks.push({
+        target: `${f.name}: bundle < 1 MB minified; cold load < 300 ms`,
+        met: f.bundleBytes < 1_000_000 && f.coldLoadMs < 300,
+        measured: `${(f.bundleBytes / 1e6).toFixed(2)} MB, ${Math.round(f.coldLoadMs)} ms`,
+      });
+    }
+  }
+  return checks;
+}

@@ -1,0 +1,107 @@
+/**
+ * The scenarios of issue 8's table: a tenant, what the simulator enforces, and how the sync runs.
+ * Nothing is configured on the connector's side: its defaults are what is measured.
+ */
+import type { TenantSize } from "../lib/simulators/blackline";
+import type { QuotaSettings, RateLimitSettings } from "../lib/simulators/throttle";
+
+/** What the simulator does: latency, its enforced limit and quota, its largest page. */
+export interface UpstreamSpec {
+  latencyMs: number;
+  limit?: RateLimitSettings;
+  quota?: QuotaSettings;
+  /** BlackLine's `maxPageSize`, Valimail's `maxCount`; the simulator's default (1000) otherwise. */
+  maxPageSize?: number;
+}
+
+export type SimulatorSpec =
+  | { connector: "blackline"; size: TenantSize; upstream: UpstreamSpec }
+  | { connector: "valimail"; users: number; upstream: UpstreamSpec };
+
+export interface Scenario {
+  name: string;
+  /** In `npm run bench -- --quick`. */
+  quick: boolean;
+  runtime: "cli" | "cloud";
+  simulator: SimulatorSpec;
+  /** The tenant and the simulator, as the table says them. */
+  tenantText: string;
+  upstreamText: string;
+}
+
+/** 10,000 users, 500 teams, 50 roles; each user in 0 to 6 teams, about 3 on average. */
+const BLACKLINE_10K: TenantSize = { users: 10_000, teams: 500, roles: 50, maxTeamsPerUser: 6 };
+const BLACKLINE_100K: TenantSize = { users: 100_000, teams: 2_000, roles: 50, maxTeamsPerUser: 6 };
+const LIMIT_50: RateLimitSettings = { requestsPerSecond: 50 };
+
+export const SCENARIOS: Scenario[] = [
+  {
+    name: "blackline-10k",
+    quick: true,
+    runtime: "cli",
+    simulator: {
+      connector: "blackline",
+      size: BLACKLINE_10K,
+      upstream: { latencyMs: 40, limit: LIMIT_50, maxPageSize: 137 },
+    },
+    tenantText: "10,000 users, 500 teams, 50 roles, ~3 teams per user",
+    upstreamText: "40 ms, 50 req/s, page cap 137",
+  },
+  {
+    name: "blackline-100k",
+    quick: false,
+    runtime: "cli",
+    simulator: {
+      connector: "blackline",
+      size: BLACKLINE_100K,
+      upstream: { latencyMs: 40, limit: LIMIT_50 },
+    },
+    tenantText: "100,000 users, 2,000 teams, 50 roles, ~3 teams per user",
+    upstreamText: "40 ms, 50 req/s",
+  },
+  {
+    name: "blackline-100k-unlimited",
+    quick: false,
+    runtime: "cli",
+    simulator: { connector: "blackline", size: BLACKLINE_100K, upstream: { latencyMs: 40 } },
+    tenantText: "as blackline-100k",
+    upstreamText: "40 ms, no rate limit",
+  },
+  {
+    name: "blackline-quota",
+    quick: false,
+    runtime: "cli",
+    simulator: {
+      connector: "blackline",
+      size: BLACKLINE_10K,
+      // Pages of 25 make the sync need about 2,000 requests, so the quota blocks it (at 1,000).
+      upstream: { latencyMs: 40, quota: { requests: 1_000, blockSeconds: 90 }, maxPageSize: 25 },
+    },
+    tenantText: "as blackline-10k",
+    upstreamText: "40 ms, page cap 25, 429 without Retry-After for 90 s after every 1,000 requests",
+  },
+  {
+    name: "valimail-5k",
+    quick: true,
+    runtime: "cli",
+    simulator: {
+      connector: "valimail",
+      users: 5_000,
+      upstream: { latencyMs: 40, limit: { requestsPerSecond: 20 } },
+    },
+    tenantText: "5,000 users",
+    upstreamText: "40 ms, 20 req/s",
+  },
+  {
+    name: "blackline-10k-cloud",
+    quick: false,
+    runtime: "cloud",
+    simulator: {
+      connector: "blackline",
+      size: BLACKLINE_10K,
+      upstream: { latencyMs: 40, limit: LIMIT_50, maxPageSize: 137 },
+    },
+    tenantText: "as blackline-10k, through the cloud runtime on moto_server",
+    upstreamText: "as blackline-10k",
+  },
+];
