@@ -67,7 +67,6 @@ export class SnapshotAssembler {
     this.#syncId = options.syncId;
     this.#spoolPath = join(options.spoolDir, `.grants.${options.syncId}.${process.pid}.jsonl`);
     this.#spool = createWriteStream(this.#spoolPath, { flags: "wx" });
-    registerTempFile(this.#spoolPath);
     for (const stream of [this.#out, this.#spool]) {
       stream.on("error", (error: Error) => {
         this.#streamError ??= error;
@@ -78,6 +77,7 @@ export class SnapshotAssembler {
   static async open(options: AssemblerOptions): Promise<SnapshotAssembler> {
     const assembler = new SnapshotAssembler(options);
     await once(assembler.#spool, "open");
+    registerTempFile(assembler.#spoolPath);
     const start: SyncStartRecord = {
       kind: "sync_start",
       syncId: options.syncId,

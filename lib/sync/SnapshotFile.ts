@@ -22,7 +22,6 @@ export class SnapshotFile {
     this.path = path;
     this.tempPath = join(dirname(path), `.${basename(path)}.${tag}.partial`);
     this.#file = createWriteStream(this.tempPath, { flags: "wx" });
-    registerTempFile(this.tempPath);
     if (path.endsWith(".gz")) {
       const gzip = createGzip();
       gzip.pipe(this.#file);
@@ -37,6 +36,8 @@ export class SnapshotFile {
   static async open(path: string, tag: string): Promise<SnapshotFile> {
     const file = new SnapshotFile(path, tag);
     await once(file.#file, "open");
+    // Created by this open ("wx"), so ours to remove on any way out.
+    registerTempFile(file.tempPath);
     return file;
   }
 
