@@ -215,7 +215,7 @@ interface StageOptions {
   region?: string;
 }
 
-/** `cloud put-instance | list | remove | sync | action` (CONTRACTS.md section 6). */
+/** `cloud put-instance | list | remove | sync | release | action` (CONTRACTS.md section 6). */
 function addCloudCommands(
   program: Command,
   withCommon: (command: Command) => Command,
@@ -272,6 +272,16 @@ function addCloudCommands(
     cloud.command("sync").description("start a sync of an instance now").argument("<connectorId>"),
   ).action(async (connectorId: string, options: StageOptions) => {
     await (await commands()).syncInstance(io, connectorId, cloudOptions(options));
+  });
+  staged(
+    cloud
+      .command("release")
+      .description(
+        "publish the snapshot the removal guard held for an instance, as it is, without syncing again",
+      )
+      .argument("<connectorId>"),
+  ).action(async (connectorId: string, options: StageOptions) => {
+    setExitCode(await (await commands()).releaseInstance(io, connectorId, cloudOptions(options)));
   });
   staged(
     cloud

@@ -3,12 +3,20 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGzip } from "node:zlib";
+import {
+  digestSnapshotFile,
+  judgeRemoval,
+  MAX_REMOVAL_VARIABLE,
+  parseRemovalLimit,
+} from "../guard";
 import { redact } from "../redact";
 import { readLines, SnapshotAssembler, type SnapshotRecord } from "../sync";
 import type { CloudConfig } from "./config";
+import { GuardStore } from "./guardStore";
 import { openInstance } from "./instanceRuntime";
+import { readInstanceSettings, secretName } from "./instanceSettings";
 import { InstanceRegistry } from "./instances";
-import { failRun, reportLabel } from "./lifecycle";
+import { failRun, holdRun, reportLabel } from "./lifecycle";
 import { type FinalizeMessage, finalizeMessage } from "./messages";
 import type { Telemetry } from "./observability";
 import { FINALIZE_LEASE_SECONDS, RunStore } from "./runs";
@@ -16,16 +24,10 @@ import { ShardStore } from "./shards";
 
 export interface FinalizeOutcome {
   syncId: string;
-  status: "complete" | "error" | "skipped";
+  status: "complete" | "error" | "skipped" | "held";
   counts?: Record<string, number>;
 }
 
-/**
- * Publishes a run whose jobs are all done: takes the run (once), streams the committed shards
- * through the same assembler as the CLI into a gzip file, checks that every job is done, uploads
- * the snapshot with the platform client, and sets the label `connected`. Any failure ends the run
- * `error` with the reason, and nothing is uploaded.
- */
 /** One message of the finalize queue; one that is not a finalize message is logged and dropped. */
 export async function finalizeRecord(
   body: string,
@@ -44,6 +46,13 @@ export async function finalizeRecord(
   return finalizeRun(message, config, telemetry);
 }
 
+/**
+ * Publishes a run whose jobs are all done: takes the run (once), streams the committed shards
+ * through the same assembler as the CLI into a gzip file, checks that every job is done, has the
+ * mass-deletion guard compare it with the last published snapshot (a snapshot that removes too
+ * much is held: see `holdRun`), uploads the snapshot with the platform client, and sets the label
+ * `connected`. Any failure ends the run `error` with the reason, and nothing is uploaded.
+ */
 export async function finalizeRun(
   message: FinalizeMessage,
   config: CloudConfig,
@@ -97,7 +106,24 @@ export async function finalizeRun(
     }
     const snapshot = await assembler.complete();
     await closed;
+    const assembled = await digestSnapshotFile(path);
+    if (!("digest" in assembled)) {
+      throw new Error(`the assembled snapshot cannot be read back: ${assembled.notSnapshot}`);
+    }
+    const { digest } = assembled;
+    const settings = await readInstanceSettings(
+      secretName(config.secretsPrefix, run.connectorId),
+      instance.row.connector,
+    );
+    const limit = parseRemovalLimit(settings[MAX_REMOVAL_VARIABLE], MAX_REMOVAL_VARIABLE);
+    const guard = new GuardStore(config.shardsBucket, run.connectorId);
+    const verdict = judgeRemoval(await guard.published(), digest, limit);
+    if (verdict.held) {
+      await holdRun(config, run, { path, digest, verdict }, instance.platform, telemetry);
+      return { syncId, status: "held", counts: snapshot.counts };
+    }
     const upload = await instance.platform.uploadSnapshot(syncId, path);
+    await guard.recordPublished(digest);
     if (!(await runs.complete(syncId))) throw new Error("the run was ended while it was finalized");
     await new InstanceRegistry(config.instancesTable).endRun(run.connectorId, syncId, {
       status: "complete",
@@ -113,6 +139,7 @@ export async function finalizeRun(
       counts: snapshot.counts,
       skipped: snapshot.skipped,
       bytes: upload.bytes,
+      guard: { basis: verdict.basis, users: verdict.users, grants: verdict.grants },
       jobs: markers.length,
       durationMs,
     });

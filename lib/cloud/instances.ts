@@ -126,6 +126,36 @@ export class InstanceRegistry {
     );
   }
 
+  /**
+   * A held run `syncId` was released and published: the instance is `connected` with it as its
+   * last complete sync, unless another run has started or ended since (false then; that run's
+   * outcome stands).
+   */
+  async recordRelease(connectorId: string, syncId: string, startedAt: string): Promise<boolean> {
+    try {
+      await awsClients().dynamo.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { connectorId },
+          UpdateExpression:
+            "SET label = :connected, lastSyncStatus = :complete, lastSuccessStartedAt = :started, updatedAt = :now REMOVE labelDetail",
+          ConditionExpression: "lastSyncId = :id AND attribute_not_exists(currentSyncId)",
+          ExpressionAttributeValues: {
+            ":connected": "connected",
+            ":complete": "complete",
+            ":started": startedAt,
+            ":now": new Date().toISOString(),
+            ":id": syncId,
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
   /** Ends the current run `syncId` with its outcome and the label users see. */
   async endRun(
     connectorId: string,

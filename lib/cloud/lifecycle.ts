@@ -1,14 +1,32 @@
 import { randomUUID } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ConfigError } from "../errors";
+import {
+  describeVerdict,
+  type GuardVerdict,
+  MAX_REMOVAL_VARIABLE,
+  type SnapshotDigest,
+} from "../guard";
 import { redact } from "../redact";
 import { makeJob } from "../sync";
 import type { CloudConfig } from "./config";
+import { GuardStore } from "./guardStore";
 import { openInstance, UnknownInstanceError } from "./instanceRuntime";
 import { InstanceRegistry } from "./instances";
 import { sendJobs } from "./messages";
 import type { Telemetry } from "./observability";
-import { RunStore } from "./runs";
+import { type RunItem, RunStore } from "./runs";
 import { jobId } from "./shards";
+
+/** The scheduler's answer to a release. */
+export interface ReleaseAnswer {
+  connectorId: string;
+  status: "released" | "nothing_held";
+  syncId?: string;
+  detail?: string;
+}
 
 export interface StartAnswer {
   connectorId: string;
@@ -80,6 +98,92 @@ export async function failRun(
       connectorId: run.connectorId,
       error: redact(error instanceof Error ? error.message : String(error)),
     });
+  }
+}
+
+/**
+ * Ends a finalizing run `held` by the mass-deletion guard: the assembled snapshot and its digest
+ * kept under the instance's `guard/` prefix, the run `held`, the instance released for its next
+ * run with the label `error` saying why and how to release it, and nothing uploaded.
+ */
+export async function holdRun(
+  config: CloudConfig,
+  run: RunItem,
+  held: { path: string; digest: SnapshotDigest; verdict: GuardVerdict },
+  platform: Parameters<typeof reportLabel>[0],
+  telemetry: Telemetry,
+): Promise<void> {
+  const { connectorId, syncId } = run;
+  const detail = redact(
+    `The new snapshot was held, not published: ${describeVerdict(held.verdict)} (${MAX_REMOVAL_VARIABLE} in the instance's settings). If these removals are real, publish it as it is: access-connectors cloud release ${connectorId} --stage ${config.stage} (or invoke the scheduler with {"connectorId":"${connectorId}","release":true}). If not, fix the upstream: a later sync within the limit replaces the held snapshot; the next sync starts on schedule.`,
+  );
+  await new GuardStore(config.shardsBucket, connectorId).hold(held.path, held.digest);
+  if (!(await new RunStore(config.runsTable).hold(syncId, detail))) {
+    throw new Error("the run was ended while it was finalized");
+  }
+  await new InstanceRegistry(config.instancesTable).endRun(connectorId, syncId, {
+    status: "error",
+    startedAt: run.startedAt,
+    detail,
+  });
+  telemetry.count("runsHeld", 1);
+  telemetry.logger.warn("run held: the snapshot removes too much; nothing was uploaded", {
+    syncId,
+    connectorId,
+    users: held.verdict.users,
+    grants: held.verdict.grants,
+    limitPercent: held.verdict.limit,
+  });
+  await reportLabel(platform, "error", detail, telemetry);
+}
+
+/**
+ * Publishes the instance's held snapshot as it was assembled (no sync): uploads it under its run's
+ * sync id, makes it the one the next run is compared with, marks the run complete and, unless
+ * another run has started or ended since, the instance `connected`. Released once: the held
+ * objects are removed, so a second release finds nothing held.
+ */
+export async function releaseHeld(
+  config: CloudConfig,
+  connectorId: string,
+  telemetry: Telemetry,
+): Promise<ReleaseAnswer> {
+  const guard = new GuardStore(config.shardsBucket, connectorId);
+  const held = await guard.held();
+  if (!held) {
+    return {
+      connectorId,
+      status: "nothing_held",
+      detail: `no snapshot of ${connectorId} is held (never, already released, or replaced by a later sync within the limit)`,
+    };
+  }
+  const instance = await openInstance(config, connectorId);
+  const dir = await mkdtemp(join(tmpdir(), "release-"));
+  try {
+    const path = join(dir, `${held.syncId}.jsonl.gz`);
+    await guard.downloadHeld(path);
+    const upload = await instance.platform.uploadSnapshot(held.syncId, path);
+    await guard.recordPublished(held);
+    const runs = new RunStore(config.runsTable);
+    await runs.release(held.syncId);
+    const run = await runs.get(held.syncId);
+    const current = await new InstanceRegistry(config.instancesTable).recordRelease(
+      connectorId,
+      held.syncId,
+      run?.startedAt ?? new Date().toISOString(),
+    );
+    if (current) await reportLabel(instance.platform, "connected", undefined, telemetry);
+    telemetry.count("runsReleased", 1);
+    telemetry.logger.info("held snapshot released and uploaded", {
+      syncId: held.syncId,
+      connectorId,
+      users: held.users.length,
+      grants: held.grants.length,
+      bytes: upload.bytes,
+    });
+    return { connectorId, syncId: held.syncId, status: "released" };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -31,7 +31,8 @@ export const runItem = z.object({
   syncId: z.string(),
   connectorId: z.string(),
   connector: z.string(),
-  status: z.enum(["running", "finalizing", "complete", "error"]),
+  /** `held`: assembled, and held by the mass-deletion guard (its reason in `error`) until released. */
+  status: z.enum(["running", "finalizing", "complete", "error", "held"]),
   outstanding: z.number().int(),
   jobsDone: z.number().int(),
   records: z.number().int(),
@@ -285,6 +286,20 @@ export class RunStore {
       error: reason,
       finishedAt: new Date().toISOString(),
     });
+  }
+
+  /** Ends a finalizing run `held` by the mass-deletion guard; true when this call ended it. */
+  async hold(syncId: string, reason: string): Promise<boolean> {
+    return this.#transition(syncId, ["finalizing"], {
+      status: "held",
+      error: reason,
+      finishedAt: new Date().toISOString(),
+    });
+  }
+
+  /** A held run whose snapshot was released and published: complete. */
+  async release(syncId: string): Promise<boolean> {
+    return this.#transition(syncId, ["held"], { status: "complete" });
   }
 
   /**

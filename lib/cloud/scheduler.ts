@@ -6,13 +6,18 @@ import type { CloudConfig } from "./config";
 import { openInstance } from "./instanceRuntime";
 import { connectorIdSchema } from "./instanceSettings";
 import { InstanceRegistry, isDue } from "./instances";
-import { failRun, type StartAnswer, startRun } from "./lifecycle";
+import { failRun, type ReleaseAnswer, releaseHeld, type StartAnswer, startRun } from "./lifecycle";
 import { sendFinalize } from "./messages";
 import type { Telemetry } from "./observability";
 import { FINALIZE_ATTEMPTS, FINALIZE_LEASE_SECONDS, type RunItem, RunStore } from "./runs";
 
 /** A direct invoke: sync this instance now (how the platform and `cloud sync` ask). */
 export const syncNowRequest = z.object({ connectorId: connectorIdSchema }).strict();
+
+/** A direct invoke: publish the snapshot the removal guard holds for this instance, as it is. */
+export const releaseRequest = z
+  .object({ connectorId: connectorIdSchema, release: z.literal(true) })
+  .strict();
 
 /** An EventBridge scheduled event (only its shape matters: it carries no instance). */
 const scheduledEvent = z.object({ "detail-type": z.literal("Scheduled Event") }).loose();
@@ -28,15 +33,17 @@ export async function schedule(
   event: unknown,
   config: CloudConfig,
   telemetry: Telemetry,
-): Promise<StartAnswer | SweepAnswer> {
+): Promise<StartAnswer | SweepAnswer | ReleaseAnswer> {
   const direct = syncNowRequest.safeParse(event);
   if (direct.success) return startRun(config, direct.data.connectorId, telemetry);
+  const release = releaseRequest.safeParse(event);
+  if (release.success) return releaseHeld(config, release.data.connectorId, telemetry);
   if (scheduledEvent.safeParse(event).success) return sweep(config, telemetry);
   throw new ConfigError([
     {
       variable: "event",
       message:
-        'the scheduler takes {"connectorId": "<id>"} (sync that instance now) or an EventBridge scheduled event',
+        'the scheduler takes {"connectorId": "<id>"} (sync that instance now), {"connectorId": "<id>", "release": true} (publish its held snapshot) or an EventBridge scheduled event',
     },
   ]);
 }
@@ -86,6 +93,15 @@ async function settleCurrentRun(
   const run = await new RunStore(config.runsTable).get(syncId);
   if (run?.status === "complete") {
     await registry.endRun(connectorId, syncId, { status: "complete", startedAt: run.startedAt });
+    return false;
+  }
+  if (run?.status === "held") {
+    // Held by the guard, the finalizer gone before it released the instance: it is not current.
+    await registry.endRun(connectorId, syncId, {
+      status: "error",
+      startedAt: run.startedAt,
+      detail: run.error,
+    });
     return false;
   }
   if (run?.status === "finalizing") return settleFinalizing(config, run, now, telemetry);

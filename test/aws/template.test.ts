@@ -223,6 +223,7 @@ describe("packaged template", () => {
   it("grants named resources only", () => {
     const allowedWildcards = [
       /^\$\{ShardsBucket\.Arn\}\/runs\/\*$/,
+      /^\$\{ShardsBucket\.Arn\}\/guard\/\*$/,
       new RegExp(`:secretsmanager:[^*]+:secret:access-connectors/${STAGE}/\\*$`),
       /:logs:[^*]+:log-group:\/aws\/lambda\/[^*:]+:\*$/,
     ];

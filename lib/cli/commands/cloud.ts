@@ -11,8 +11,10 @@ import {
 import { type FunctionInvoker, lambdaInvoker } from "../../cloud/invoker";
 import { readStackOutputs } from "../../cloud/stack";
 import type { Environment } from "../../config";
+import { blankToUndefined } from "../../config/environment";
 import { parseConnectorName } from "../../connectors/registry";
-import { UsageError } from "../../errors";
+import { ExitCode, UsageError } from "../../errors";
+import { MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../../guard";
 import { parseInterval } from "../../platform";
 import type { CliIo } from "../io";
 import { printReply } from "./action";
@@ -36,6 +38,11 @@ export async function putInstance(
   const connector = parseConnectorName(args.connector);
   const intervalSeconds = Math.round(parseInterval(args.interval) / 1000);
   const settings = collectInstanceSettings(connector, env);
+  const limit = blankToUndefined(env[MAX_REMOVAL_VARIABLE])?.trim();
+  if (limit !== undefined) {
+    parseRemovalLimit(limit, MAX_REMOVAL_VARIABLE);
+    settings[MAX_REMOVAL_VARIABLE] = limit;
+  }
   useRegion(options);
   const stack = await readStackOutputs(options.stage, options.region);
   const secret = secretName(stack.secretsPrefix, connectorId);
@@ -94,6 +101,28 @@ export async function syncInstance(io: CliIo, connectorIdArg: string, options: C
   useRegion(options);
   const stack = await readStackOutputs(options.stage, options.region);
   await startSync(io, connectorId, options, stack.schedulerFunctionName);
+}
+
+/**
+ * `cloud release <connectorId>`: the scheduler publishes the snapshot the removal guard holds for
+ * the instance, as it is. Exit 0 when released, 2 when nothing is held.
+ */
+export async function releaseInstance(
+  io: CliIo,
+  connectorIdArg: string,
+  options: CloudOptions,
+): Promise<number> {
+  const connectorId = parseConnectorId(connectorIdArg);
+  useRegion(options);
+  const stack = await readStackOutputs(options.stage, options.region);
+  const answer = (await invoker(options)(stack.schedulerFunctionName, {
+    connectorId,
+    release: true,
+  })) as { status?: string; detail?: string };
+  io.stdout.write(`${JSON.stringify(answer)}\n`);
+  if (answer.status === "released") return ExitCode.ok;
+  io.stderr.write(`error: ${answer.detail ?? "the scheduler did not release it"}\n`);
+  return ExitCode.usage;
 }
 
 /** Sends one action request to the action function; returns the exit code its reply calls for. */

@@ -1,0 +1,98 @@
+import { createReadStream, createWriteStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { decodeDigest, encodeDigest, type SnapshotDigest } from "../guard";
+import { awsClients } from "./clients";
+
+/**
+ * The mass-deletion guard's objects of one instance in the shards bucket, under
+ * `guard/<connectorId>/` (kept: the bucket's lifecycle rule expires `runs/` only): the digest of
+ * the last published snapshot (what the next run is compared with, 8 bytes an id), and the
+ * snapshot the guard held, as assembled, with its digest (its sync id and counts).
+ */
+export class GuardStore {
+  readonly #bucket: string;
+  readonly #prefix: string;
+
+  constructor(bucket: string, connectorId: string) {
+    this.#bucket = bucket;
+    this.#prefix = `guard/${connectorId}/`;
+  }
+
+  get heldSnapshotKey(): string {
+    return `${this.#prefix}held.jsonl.gz`;
+  }
+
+  /** The last published snapshot's digest; none before the first. */
+  async published(): Promise<SnapshotDigest | undefined> {
+    return this.#digest("published.digest");
+  }
+
+  /** After an upload: its digest becomes the comparison; a held snapshot is superseded. */
+  async recordPublished(digest: SnapshotDigest): Promise<void> {
+    await this.#put("published.digest", encodeDigest(digest));
+    await this.#delete("held.digest");
+    await this.#delete("held.jsonl.gz");
+  }
+
+  /** Keeps a held snapshot (the gzip file as assembled) and its digest, replacing any held before. */
+  async hold(snapshotFile: string, digest: SnapshotDigest): Promise<void> {
+    const { size } = await stat(snapshotFile);
+    await awsClients().s3.send(
+      new PutObjectCommand({
+        Bucket: this.#bucket,
+        Key: this.heldSnapshotKey,
+        Body: createReadStream(snapshotFile),
+        ContentLength: size,
+        ContentType: "application/gzip",
+      }),
+    );
+    // The digest last: a held snapshot counts only once both are there.
+    await this.#put("held.digest", encodeDigest(digest));
+  }
+
+  /** The held snapshot's digest, if one is held. */
+  async held(): Promise<SnapshotDigest | undefined> {
+    return this.#digest("held.digest");
+  }
+
+  /** Downloads the held snapshot to `path`. */
+  async downloadHeld(path: string): Promise<void> {
+    const { Body } = await awsClients().s3.send(
+      new GetObjectCommand({ Bucket: this.#bucket, Key: this.heldSnapshotKey }),
+    );
+    if (!Body) throw new Error(`s3://${this.#bucket}/${this.heldSnapshotKey} has no body`);
+    await pipeline(Body as Readable, createWriteStream(path));
+  }
+
+  async #digest(name: string): Promise<SnapshotDigest | undefined> {
+    const key = `${this.#prefix}${name}`;
+    try {
+      const { Body } = await awsClients().s3.send(
+        new GetObjectCommand({ Bucket: this.#bucket, Key: key }),
+      );
+      if (!Body) return undefined;
+      return decodeDigest(
+        Buffer.from(await Body.transformToByteArray()),
+        `s3://${this.#bucket}/${key}`,
+      );
+    } catch (error) {
+      if ((error as { name?: string }).name === "NoSuchKey") return undefined;
+      throw error;
+    }
+  }
+
+  async #put(name: string, body: Buffer): Promise<void> {
+    await awsClients().s3.send(
+      new PutObjectCommand({ Bucket: this.#bucket, Key: `${this.#prefix}${name}`, Body: body }),
+    );
+  }
+
+  async #delete(name: string): Promise<void> {
+    await awsClients().s3.send(
+      new DeleteObjectCommand({ Bucket: this.#bucket, Key: `${this.#prefix}${name}` }),
+    );
+  }
+}

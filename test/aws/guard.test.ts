@@ -1,0 +1,150 @@
+// The mass-deletion guard in the cloud runtime, on moto_server: an instance whose tenant shrinks
+// between two runs has its second run held (nothing uploaded, label error with the reason and the
+// release command, the instance free for its next run, the assembled snapshot kept in S3), and
+// `cloud release` publishes it once. The upstream and the platform are the simulators on loopback.
+import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InstanceRegistry, RunStore } from "../../lib/cloud";
+import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
+import { type PlatformSimulator, startPlatformSimulator } from "../../lib/simulators/platform";
+import { cli } from "../helpers/cli";
+import { awsClientConfig, awsEnv, deployStack, type Moto, type Stack, startMoto } from "./harness";
+
+let moto: Moto;
+let stack: Stack;
+let full: BlacklineSimulator;
+let shrunk: BlacklineSimulator;
+let platform: PlatformSimulator;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  stack = await deployStack(moto, { stage: "dev" });
+  Object.assign(process.env, awsEnv(moto.endpoint));
+  const size = { teams: 20, roles: 6 };
+  full = await startBlacklineSimulator({ seed: 5, size: { users: 300, ...size } });
+  // The same seed with 200 users: 100 of the 300 are gone (33.3%).
+  shrunk = await startBlacklineSimulator({ seed: 5, size: { users: 200, ...size } });
+  platform = await startPlatformSimulator();
+});
+
+afterAll(async () => {
+  await full?.close();
+  await shrunk?.close();
+  await platform?.close();
+  await stack?.close();
+  await moto?.stop();
+});
+
+const invoke = (functionName: string, event: unknown) => {
+  const key = Object.entries(stack.functions).find(([, f]) => f.name === functionName)?.[0];
+  if (!key) throw new Error(`no function named ${functionName} in the stack`);
+  return stack.invoke(key, event);
+};
+const operator = (argv: string[], env: Record<string, string> = {}) =>
+  cli(["cloud", ...argv, "--stage", "dev"], env, { invoke });
+const lastJson = (stdout: string) =>
+  JSON.parse(stdout.trim().split("\n").at(-1) as string) as Record<string, unknown>;
+const envOf = (sim: BlacklineSimulator) => ({
+  ...sim.env(),
+  ...platform.env(),
+  CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
+});
+
+async function runQueues() {
+  await stack.drainQueue("syncWorker");
+  await stack.drainQueue("finalize");
+}
+
+/**
+ * New settings for the instance: a warm function trusts a secret it read for five minutes, so the
+ * functions are made cold here, as they would be after that time.
+ */
+async function putSettings(sim: BlacklineSimulator) {
+  const put = await operator(["put-instance", "bl-guard", "blackline", "--no-sync"], envOf(sim));
+  expect(put.code).toBe(0);
+  for (const fn of ["scheduler", "syncWorker", "finalize"]) await stack.updateEnvironment(fn, {});
+}
+
+const usersIn = (text: string | undefined) =>
+  (text ?? "").split("\n").filter((line) => line.includes('"kind":"resource","type":"user"'))
+    .length;
+
+describe("the removal guard in the cloud runtime", () => {
+  it("holds a run that removes a third of the users, and `cloud release` publishes it once", async () => {
+    const registry = new InstanceRegistry(stack.outputs.InstancesTableName as string);
+    const runs = new RunStore(stack.outputs.RunsTableName as string);
+
+    const wrong = await operator(["put-instance", "bl-guard", "blackline"], {
+      ...envOf(full),
+      CONNECTOR_MAX_REMOVAL_PERCENT: "thirty",
+    });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('CONNECTOR_MAX_REMOVAL_PERCENT: "thirty" is not a limit');
+    expect(await registry.get("bl-guard")).toBeUndefined();
+
+    const put = await operator(["put-instance", "bl-guard", "blackline"], envOf(full));
+    expect(put.code).toBe(0);
+    const first = lastJson(put.stdout).syncId as string;
+    await runQueues();
+    expect([...platform.uploads.keys()]).toEqual([first]);
+
+    await putSettings(shrunk);
+    const second = lastJson((await operator(["sync", "bl-guard"])).stdout).syncId as string;
+    await runQueues();
+
+    // Held: nothing uploaded, the reason and the release command on the label and the row.
+    expect([...platform.uploads.keys()]).toEqual([first]);
+    const label = platform.labels.at(-1);
+    expect(label?.label).toBe("error");
+    expect(label?.detail).toMatch(
+      /^The new snapshot was held, not published: it removes 100 of 300 users \(33\.3%\) and [\d,]+ of [\d,]+ grants \([\d.]+%\); the limit is 30% \(CONNECTOR_MAX_REMOVAL_PERCENT in the instance's settings\)\. If these removals are real, publish it as it is: access-connectors cloud release bl-guard --stage dev \(or invoke the scheduler with \{"connectorId":"bl-guard","release":true\}\)\./,
+    );
+    expect(await runs.get(second)).toMatchObject({ status: "held", error: label?.detail });
+    const row = await registry.get("bl-guard");
+    expect(row).toMatchObject({ label: "error", lastSyncId: second, lastSyncStatus: "error" });
+    // Not current any more: the next scheduled run is not blocked by the held one.
+    expect(row?.currentSyncId).toBeUndefined();
+    const s3 = new S3Client({ ...awsClientConfig(moto.endpoint), forcePathStyle: true });
+    const bucket = stack.outputs.ShardsBucketName as string;
+    const heldKey = "guard/bl-guard/held.jsonl.gz";
+    expect(
+      (await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: heldKey }))).ContentLength,
+    ).toBeGreaterThan(0);
+    const list = await operator(["list"]);
+    expect(list.stdout).toContain("bl-guard\tblackline\terror (The new snapshot was held");
+
+    // Released as it is, under the held run's sync id, once.
+    const release = await operator(["release", "bl-guard"]);
+    expect(release.stderr).toBe("");
+    expect(release.code).toBe(0);
+    expect(lastJson(release.stdout)).toEqual({
+      connectorId: "bl-guard",
+      syncId: second,
+      status: "released",
+    });
+    expect([...platform.uploads.keys()]).toEqual([first, second]);
+    expect(platform.uploads.get(second)?.accepted).toBe(1);
+    expect(usersIn(platform.uploads.get(second)?.text)).toBe(200);
+    expect(platform.labels.at(-1)?.label).toBe("connected");
+    expect(await registry.get("bl-guard")).toMatchObject({
+      label: "connected",
+      lastSyncStatus: "complete",
+    });
+    expect((await runs.get(second))?.status).toBe("complete");
+    await expect(
+      s3.send(new HeadObjectCommand({ Bucket: bucket, Key: heldKey })),
+    ).rejects.toThrow();
+
+    const again = await operator(["release", "bl-guard"]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain("error: no snapshot of bl-guard is held");
+    expect(platform.uploads.size).toBe(2);
+
+    // The released snapshot is the one the next run is compared with: nothing removed, published.
+    const third = lastJson((await operator(["sync", "bl-guard"])).stdout).syncId as string;
+    await runQueues();
+    expect([...platform.uploads.keys()]).toEqual([first, second, third]);
+    expect(platform.labels.at(-1)?.label).toBe("connected");
+    s3.destroy();
+  });
+});
