@@ -19,9 +19,9 @@ import { isConditionFailure } from "./instances";
 export function sharedRatePermit(
   table: string,
   connectorId: string,
-  requestsPerSecond: number,
+  requestsPerSecond: number | undefined,
 ): ((signal?: AbortSignal) => Promise<void>) | undefined {
-  if (requestsPerSecond <= 0) return undefined;
+  if (!requestsPerSecond) return undefined;
   const limit = Math.max(1, Math.floor(requestsPerSecond));
   return async (signal) => {
     const started = Date.now();

@@ -123,7 +123,11 @@ function parseMessage(record: SQSRecord, telemetry: Telemetry): Job | undefined 
   }
 }
 
-function optionalPermit(config: CloudConfig, connectorId: string, requestsPerSecond: number) {
+function optionalPermit(
+  config: CloudConfig,
+  connectorId: string,
+  requestsPerSecond: number | undefined,
+) {
   const permit = sharedRatePermit(config.runsTable, connectorId, requestsPerSecond);
   return permit ? { permit } : {};
 }

@@ -23,8 +23,11 @@ export interface LoadedConnector {
   connector: SyncConnector;
   /** Jobs run at once by the local runner. */
   concurrency: number;
-  /** The configured request rate (0: none), which the cloud runtime shares among its workers. */
-  requestsPerSecond: number;
+  /**
+   * The configured request rate (unset: learned; 0: no ceiling), which the cloud runtime shares
+   * among its workers.
+   */
+  requestsPerSecond: number | undefined;
 }
 
 export function parseConnectorName(value: string): ConnectorName {

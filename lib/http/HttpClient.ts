@@ -11,15 +11,17 @@ import {
   ResponseTooLargeError,
   timeoutReason,
 } from "./errors";
-import type { RateLimiter } from "./RateLimiter";
+import type { Permit, RateLimiter } from "./RateLimiter";
 import {
   backoffDelayMs,
+  DEFAULT_RATE_LIMIT_WAIT_SECONDS,
   DEFAULT_RETRY,
   isRetryableStatus,
   parseRetryAfter,
+  type RateLimitWait,
   type RetrySettings,
 } from "./retryPolicy";
-import type { TokenCache } from "./TokenCache";
+import type { AccessToken, TokenCache } from "./TokenCache";
 
 export interface HttpClientOptions {
   /** Scheme, host and optional path prefix, e.g. `https://us.api.blackline.com`. */
@@ -34,6 +36,8 @@ export interface HttpClientOptions {
   /** The variables that raise those bounds, named in the errors they cause. */
   boundVariables?: HttpBoundVariables;
   retry?: Partial<RetrySettings>;
+  /** How long a request answered 429 keeps waiting and trying; default 300 s. */
+  rateLimitWait?: RateLimitWait;
   /** The context of calls that pass none (a long-lived client with counters of its own). */
   context?: RequestContext;
 }
@@ -61,21 +65,38 @@ export interface HttpResponse {
   body: unknown;
 }
 
+/** An answer as the retry loop sees it: a 429 carries when this request may try again. */
+interface Answer extends HttpResponse {
+  retryAfterMs: number | undefined;
+  retryAt?: number;
+}
+
+/** How an attempt waits for its start: after a 429, not before `notBefore`, within the budget. */
+interface AttemptWait {
+  notBefore?: number;
+  rateLimitedSince?: number;
+}
+
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 64 * 2 ** 20;
 
 /**
  * The one HTTP layer for every upstream: timeouts, the retry rules of `retryPolicy`,
- * `Retry-After`, the token cache (with one refresh on 401), the rate limiter and counters.
+ * `Retry-After`, the token cache (with one refresh on 401), the adaptive rate limiter (a 429 is
+ * waited out within `rateLimitWait`, not counted against the attempts) and counters.
  */
 export class HttpClient {
   readonly #options: HttpClientOptions;
   readonly #retry: RetrySettings;
+  readonly #rateLimitWait: RateLimitWait;
   readonly #defaultContext: RequestContext;
 
   constructor(options: HttpClientOptions) {
     this.#options = options;
     this.#retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.#rateLimitWait = options.rateLimitWait ?? {
+      budgetMs: DEFAULT_RATE_LIMIT_WAIT_SECONDS * 1000,
+    };
     this.#defaultContext = options.context ?? newRequestContext();
   }
 
@@ -92,22 +113,28 @@ export class HttpClient {
       path: redact(url.pathname + url.search),
     };
     let refreshedAfter401 = false;
+    const wait: AttemptWait = {};
 
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1; ; ) {
       throwIfAborted(ctx, summary);
-      const token = authenticate ? await this.#token(ctx) : undefined;
-      let response: HttpResponse;
+      // The wait a 429 asked for comes first, holding nothing, so the token is taken fresh after it.
+      if (wait.notBefore !== undefined) await this.#waitUntil(wait.notBefore, ctx, summary);
+      const access = authenticate ? await this.#token(ctx) : undefined;
+      const token = access?.value;
+      let response: Answer | "token_expired";
       try {
-        response = await this.#send(request, url, token, summary, ctx);
+        response = await this.#send(request, url, access, summary, ctx, wait);
       } catch (error) {
         if (!(error instanceof NetworkError) || !idempotent || attempt >= this.#retry.maxAttempts) {
           throw error;
         }
-        await this.#backoff(ctx, attempt, summary, error.message);
+        await this.#backoff(ctx, attempt++, summary, error.message);
         continue;
       }
 
-      const { status } = response;
+      // The token died while the request waited for its turn: take a fresh one, and the turn again.
+      if (response === "token_expired") continue;
+      const { status, retryAfterMs } = response;
       if (status < 400) return response;
 
       if (status === 401 && token !== undefined && !refreshedAfter401) {
@@ -119,7 +146,24 @@ export class HttpClient {
         continue;
       }
 
-      const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
+      if (status === 429 && response.retryAt !== undefined) {
+        // Waiting, not failing: within the request's own time budget, whatever the attempts.
+        const now = Date.now();
+        const waitMs = Math.max(0, response.retryAt - now);
+        if (ctx.onRateLimit === "throw") {
+          throw new RateLimitedError(summary, retryAfterMs ?? waitMs);
+        }
+        wait.rateLimitedSince ??= now;
+        wait.notBefore = response.retryAt;
+        if (response.retryAt > wait.rateLimitedSince + this.#rateLimitWait.budgetMs) {
+          throw this.#budgetSpent(summary, wait.rateLimitedSince, waitMs);
+        }
+        counters.rateLimitWaits++;
+        counters.retries++;
+        logger.debug("rate limited, waiting", { ...summary, waitMs, attempt });
+        continue;
+      }
+
       const error = new HttpStatusError({
         status,
         request: summary,
@@ -132,20 +176,24 @@ export class HttpClient {
         attempt < this.#retry.maxAttempts &&
         (retryAfterMs === undefined || retryAfterMs <= this.#retry.maxRetryAfterMs);
       if (!canRetry) throw error;
-
-      if (status === 429) {
-        const waitMs = retryAfterMs ?? backoffDelayMs(attempt, this.#retry);
-        if (ctx.onRateLimit === "throw") throw new RateLimitedError(summary, waitMs);
-        counters.rateLimitWaits++;
-        counters.rateLimitWaitMs += waitMs;
-        // Everyone waits, not only this request: the upstream asked us to slow down.
-        this.#options.limiter.pauseFor(waitMs);
-        counters.retries++;
-        logger.debug("rate limited, waiting", { ...summary, waitMs, attempt });
-        continue;
-      }
-      await this.#backoff(ctx, attempt, summary, `status ${status}`, retryAfterMs);
+      await this.#backoff(ctx, attempt++, summary, `status ${status}`, retryAfterMs);
     }
+  }
+
+  /** The request waited for the upstream's limit as long as it may: say so, and which setting. */
+  #budgetSpent(summary: RequestSummary, since: number, nextWaitMs?: number): RateLimitedError {
+    const { budgetMs, variable } = this.#rateLimitWait;
+    const waited = Math.round((Date.now() - since) / 1000);
+    const next =
+      nextWaitMs === undefined
+        ? ""
+        : ` (the upstream asked for ${Math.ceil(nextWaitMs / 1000)} s more)`;
+    const setting = variable ?? "the rate-limit wait budget";
+    return new RateLimitedError(
+      summary,
+      nextWaitMs ?? 0,
+      `${summary.method} ${summary.path} was still refused with 429 after ${waited} s of waiting${next}, and a request waits at most ${budgetMs / 1000} s for the upstream's rate limit or quota; raise ${setting} to wait longer, or sync when the upstream's quota allows`,
+    );
   }
 
   async #backoff(
@@ -165,10 +213,23 @@ export class HttpClient {
     }
   }
 
-  async #token(ctx: RequestContext): Promise<string> {
+  /** Sleeps until `at` (a 429's wait), counted as rate-limit waiting. */
+  async #waitUntil(at: number, ctx: RequestContext, summary: RequestSummary): Promise<void> {
+    const from = Date.now();
+    if (at > from) {
+      try {
+        await sleep(at - from, undefined, ctx.signal ? { signal: ctx.signal } : {});
+      } catch {
+        throwIfAborted(ctx, summary);
+      }
+    }
+    ctx.counters.rateLimitWaitMs += Date.now() - from;
+  }
+
+  async #token(ctx: RequestContext): Promise<AccessToken> {
     const tokens = this.#options.tokens;
     if (!tokens) throw new Error("this client has no token source");
-    return tokens.get(ctx);
+    return tokens.token(ctx);
   }
 
   #url(request: HttpRequest): URL {
@@ -182,10 +243,11 @@ export class HttpClient {
   async #send(
     request: HttpRequest,
     url: URL,
-    token: string | undefined,
+    access: AccessToken | undefined,
     summary: RequestSummary,
     ctx: RequestContext,
-  ): Promise<HttpResponse> {
+    wait: AttemptWait,
+  ): Promise<Answer | "token_expired"> {
     const headers: Record<string, string> = { accept: "application/json", ...request.headers };
     let body: string | undefined;
     if (request.form) {
@@ -195,49 +257,81 @@ export class HttpClient {
       headers["content-type"] = request.contentType ?? "application/json";
       body = JSON.stringify(request.json);
     }
-    if (token) headers.authorization = `Bearer ${token}`;
+    if (access) headers.authorization = `Bearer ${access.value}`;
 
     const timeoutMs = this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const release = await this.#options.limiter.acquire(ctx.signal).catch((error: unknown) => {
-      throwIfAborted(ctx, summary);
-      throw error;
-    });
+    const permit = await this.#options.limiter
+      .acquire({
+        signal: ctx.signal,
+        budget: { since: wait.rateLimitedSince, ms: this.#rateLimitWait.budgetMs },
+      })
+      .catch((error: unknown) => {
+        throwIfAborted(ctx, summary);
+        throw error;
+      });
+    if (!permit) throw this.#budgetSpent(summary, wait.rateLimitedSince ?? Date.now());
+    if (access && Date.now() >= access.expiresAt) {
+      permit.unanswered();
+      return "token_expired";
+    }
     try {
       await ctx.permit?.(ctx.signal);
     } catch (error) {
-      release();
+      permit.unanswered();
       throwIfAborted(ctx, summary);
       throw error;
     }
     ctx.counters.requests++;
+    return this.#fetch(request, url, headers, body, timeoutMs, summary, ctx, permit);
+  }
+
+  async #fetch(
+    request: HttpRequest,
+    url: URL,
+    headers: Record<string, string>,
+    body: string | undefined,
+    timeoutMs: number,
+    summary: RequestSummary,
+    ctx: RequestContext,
+    permit: Permit,
+  ): Promise<Answer> {
     const timeout = AbortSignal.timeout(timeoutMs);
+    let response: Response;
+    let text: string;
     try {
-      const response = await fetch(url, {
+      response = await fetch(url, {
         method: request.method,
         headers,
         body,
         signal: ctx.signal ? AbortSignal.any([timeout, ctx.signal]) : timeout,
         redirect: "error",
       });
-      const text = await readCapped(
+      text = await readCapped(
         response,
         this.#options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
         summary,
         this.#options.boundVariables,
       );
-      return {
-        status: response.status,
-        headers: response.headers,
-        body: parseBody(text, response),
-      };
     } catch (error) {
+      permit.unanswered();
       throwIfAborted(ctx, summary);
       if (ResponseTooLargeError.is(error)) throw error;
       const variable = this.#options.boundVariables?.requestTimeout;
       throw new NetworkError(summary, networkReason(error, timeoutMs, variable), error);
-    } finally {
-      release();
     }
+    const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
+    const answer: Answer = {
+      status: response.status,
+      headers: response.headers,
+      body: parseBody(text, response),
+      retryAfterMs,
+    };
+    if (response.status === 429) {
+      answer.retryAt = permit.refused(retryAfterMs, response.headers).retryAt;
+    } else {
+      permit.accepted(response.headers);
+    }
+    return answer;
   }
 }
 

@@ -1,79 +1,150 @@
-import { setTimeout as sleep } from "node:timers/promises";
+import { AdaptiveRate, type RefusalVerdict, type StartTicket } from "./AdaptiveRate";
 
 export interface RateLimiterSettings {
   /** Requests in flight at once. */
   maxConcurrency: number;
-  /** Requests started per second, evenly spaced; 0 means no rate limit. */
-  requestsPerSecond: number;
+  /**
+   * The configured request rate (`AdaptiveRate`): unset, learned from the upstream's answers; 0,
+   * not paced until the upstream answers 429; N, never more than N per second.
+   */
+  requestsPerSecond?: number | undefined;
+}
+
+/** How a request waits for its start. */
+export interface AcquireOptions {
+  signal?: AbortSignal | undefined;
+  /**
+   * Give up (resolve `undefined`) once this time has passed while held by the upstream's limit:
+   * the request's own first 429, or the start of the block it waits behind, plus its wait budget.
+   */
+  budget?: { since: number | undefined; ms: number } | undefined;
+}
+
+/** One request's place: report its answer exactly once, which frees its concurrency slot. */
+export interface Permit {
+  /** Any answer but 429: the upstream processed the request. */
+  accepted(headers?: Headers): void;
+  /** A 429: when this request may try again, and whether everyone is held. */
+  refused(retryAfterMs: number | undefined, headers?: Headers): RefusalVerdict;
+  /** No answer at all. */
+  unanswered(): void;
 }
 
 /**
- * Bounds the requests to one upstream: at most `maxConcurrency` in flight, at most
- * `requestsPerSecond` started, and none at all while a 429 asked everyone to wait (`pauseFor`).
+ * Bounds the requests to one upstream: at most `maxConcurrency` in flight, started no faster than
+ * the `AdaptiveRate` allows, and none while a block holds them (one probe at a time after it).
  */
 export class RateLimiter {
-  readonly #settings: RateLimiterSettings;
+  readonly #maxConcurrency: number;
+  readonly #rate: AdaptiveRate;
   #inFlight = 0;
-  readonly #waiting: Array<() => void> = [];
-  #nextStartAt = 0;
-  #pausedUntil = 0;
+  readonly #slotQueue: Array<() => void> = [];
+  /** Waiters for a change of the rate's state (an answer, a block lifted). */
+  readonly #listeners = new Set<() => void>();
 
   constructor(settings: RateLimiterSettings) {
     if (settings.maxConcurrency < 1) throw new RangeError("maxConcurrency must be at least 1");
-    this.#settings = settings;
+    this.#maxConcurrency = settings.maxConcurrency;
+    this.#rate = new AdaptiveRate({ requestsPerSecond: settings.requestsPerSecond });
   }
 
-  /** Waits for a slot; call the returned function when the request is done. */
-  async acquire(signal?: AbortSignal): Promise<() => void> {
-    await this.#takeConcurrencySlot();
+  /** The rate this limiter works with (read for metrics and the cloud runtime's shared rate). */
+  get rate(): AdaptiveRate {
+    return this.#rate;
+  }
+
+  /**
+   * Waits for the request's turn; `undefined` when its rate-limit budget ran out first. Rejects
+   * with the signal's reason when it fires.
+   */
+  async acquire(options: AcquireOptions = {}): Promise<Permit | undefined> {
+    const { signal, budget } = options;
+    const deadline = () => {
+      const since = budget?.since ?? (this.#rate.blocked ? this.#rate.blockStartedAt : undefined);
+      return budget && since !== undefined ? since + budget.ms : Number.POSITIVE_INFINITY;
+    };
+    await this.#takeSlot();
     try {
-      await this.#waitForStartTime(signal);
+      for (;;) {
+        signal?.throwIfAborted();
+        const now = Date.now();
+        const at = this.#rate.nextStartAt(now);
+        const until = deadline();
+        if (at !== undefined && at <= now) break;
+        if ((at ?? Number.POSITIVE_INFINITY) > until && now >= until) {
+          this.#release();
+          return undefined;
+        }
+        await this.#waitForChange(Math.min(at ?? until, until) - now, signal);
+      }
     } catch (error) {
       this.#release();
       throw error;
     }
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.#release();
+    return this.#permit(this.#rate.start(Date.now()));
+  }
+
+  #permit(ticket: StartTicket): Permit {
+    let done = false;
+    const finish = () => {
+      if (done) throw new Error("a permit reports one answer");
+      done = true;
+    };
+    return {
+      accepted: (headers) => {
+        finish();
+        this.#rate.accepted(ticket, Date.now(), headers);
+        this.#release();
+      },
+      refused: (retryAfterMs, headers) => {
+        finish();
+        const verdict = this.#rate.refused(ticket, Date.now(), retryAfterMs, headers);
+        this.#release();
+        return verdict;
+      },
+      unanswered: () => {
+        finish();
+        this.#rate.unanswered(ticket);
+        this.#release();
+      },
     };
   }
 
-  /** Holds every request that has not started yet for `ms` (a 429 with or without Retry-After). */
-  pauseFor(ms: number): void {
-    this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + ms);
-  }
-
-  async #takeConcurrencySlot(): Promise<void> {
-    if (this.#inFlight < this.#settings.maxConcurrency) {
+  async #takeSlot(): Promise<void> {
+    if (this.#inFlight < this.#maxConcurrency) {
       this.#inFlight++;
       return;
     }
     // The releasing request hands its slot over directly, so #inFlight stays the same.
-    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    await new Promise<void>((resolve) => this.#slotQueue.push(resolve));
   }
 
   #release(): void {
-    const next = this.#waiting.shift();
+    const next = this.#slotQueue.shift();
     if (next) next();
     else this.#inFlight--;
+    for (const listener of [...this.#listeners]) listener();
   }
 
-  async #waitForStartTime(signal: AbortSignal | undefined): Promise<void> {
-    const options = signal ? { signal } : {};
-    for (;;) {
-      const now = Date.now();
-      if (this.#pausedUntil > now) {
-        await sleep(this.#pausedUntil - now, undefined, options);
-        continue;
-      }
-      const rps = this.#settings.requestsPerSecond;
-      if (rps <= 0) return;
-      const slot = Math.max(now, this.#nextStartAt);
-      this.#nextStartAt = slot + 1000 / rps;
-      if (slot > now) await sleep(slot - now, undefined, options);
-      if (this.#pausedUntil <= Date.now()) return;
-    }
+  /**
+   * Sleeps `ms` (forever when not finite), or until an answer changes the rate's state; rejects
+   * when the signal fires. Its timer is cleared either way.
+   */
+  #waitForChange(ms: number, signal: AbortSignal | undefined) {
+    return new Promise<void>((resolve, reject) => {
+      const settle = (error?: unknown) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.#listeners.delete(wake);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      const wake = () => settle();
+      const onAbort = () => settle(signal?.reason ?? new Error("aborted"));
+      const timer = Number.isFinite(ms) ? setTimeout(wake, Math.max(0, ms)) : undefined;
+      this.#listeners.add(wake);
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener("abort", onAbort, { once: true });
+    });
   }
 }

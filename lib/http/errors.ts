@@ -45,7 +45,8 @@ export class HttpStatusError extends ConnectorError {
 /**
  * The upstream asked us to slow down (429) and the caller chose to be told rather than to wait
  * (`RequestContext.onRateLimit: "throw"`): a queue worker puts its job back with this delay
- * instead of sleeping in a paid function.
+ * instead of sleeping in a paid function. Also a request that waited out its whole rate-limit
+ * budget (the message names the setting).
  */
 export class RateLimitedError extends ConnectorError {
   override name = "RateLimitedError";
@@ -54,8 +55,12 @@ export class RateLimitedError extends ConnectorError {
   /** How long to wait before trying again: `Retry-After`, or the backoff. */
   readonly waitMs: number;
 
-  constructor(request: RequestSummary, waitMs: number) {
-    super(redact(`${request.method} ${request.path} was rate limited; try again in ${waitMs} ms`));
+  constructor(request: RequestSummary, waitMs: number, message?: string) {
+    super(
+      redact(
+        message ?? `${request.method} ${request.path} was rate limited; try again in ${waitMs} ms`,
+      ),
+    );
     this.request = request;
     this.waitMs = waitMs;
   }

@@ -1,3 +1,4 @@
+export { AdaptiveRate, type AdaptiveRateSettings } from "./AdaptiveRate";
 export { newRequestContext, type RequestContext } from "./context";
 export { type HttpCounters, newCounters } from "./counters";
 export {
@@ -20,13 +21,22 @@ export {
   printable,
 } from "./HttpClient";
 export { parseResponse } from "./parseResponse";
-export { RateLimiter, type RateLimiterSettings } from "./RateLimiter";
+export {
+  type AcquireOptions,
+  type Permit,
+  RateLimiter,
+  type RateLimiterSettings,
+} from "./RateLimiter";
 export {
   backoffDelayMs,
+  DEFAULT_RATE_LIMIT_WAIT_SECONDS,
   DEFAULT_RETRY,
   isRetryableError,
   isRetryableStatus,
+  parseRateLimitState,
   parseRetryAfter,
+  type RateLimitState,
+  type RateLimitWait,
   type RetrySettings,
 } from "./retryPolicy";
 export { type AccessToken, TokenCache } from "./TokenCache";

@@ -1,17 +1,19 @@
 /**
  * What is retried, and how long to wait: the one place for these rules (ARCHITECTURE.md).
- * 429 always (the request was not processed); 502, 503, 504 and network errors only when the
- * request is idempotent (GET, or a write the caller marks idempotent such as a PATCH replace).
+ * 429 always (the request was not processed), within its own time budget
+ * (`RateLimitWait`), not the attempts; 502, 503, 504 and network errors only when the request
+ * is idempotent (GET, or a write the caller marks idempotent such as a PATCH replace), at most
+ * `maxAttempts` times.
  */
 import { HttpStatusError, NetworkError, RateLimitedError } from "./errors";
 
 export interface RetrySettings {
-  /** Attempts in all, the first included. */
+  /** Attempts in all, the first included, for 5xx and network errors (429 has its own budget). */
   maxAttempts: number;
   /** First backoff step; doubles each attempt, up to `maxDelayMs`, with full jitter. */
   baseDelayMs: number;
   maxDelayMs: number;
-  /** A `Retry-After` longer than this is not slept on: the request fails as rate limited. */
+  /** A 502/503/504 `Retry-After` longer than this is not slept on: the request fails. */
   maxRetryAfterMs: number;
 }
 
@@ -21,6 +23,16 @@ export const DEFAULT_RETRY: RetrySettings = {
   maxDelayMs: 8_000,
   maxRetryAfterMs: 120_000,
 };
+
+/** How long a rate-limited request may wait in all, and the setting that says so. */
+export interface RateLimitWait {
+  budgetMs: number;
+  /** Named in the error when the budget runs out, e.g. CONNECTOR_ACCOUNTING_RATE_LIMIT_WAIT_SECONDS. */
+  variable?: string;
+}
+
+/** Several minutes: a per-minute quota, or a longer block, is waited out rather than failed. */
+export const DEFAULT_RATE_LIMIT_WAIT_SECONDS = 300;
 
 const RETRYABLE_GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
 
@@ -62,3 +74,44 @@ export function isRetryableError(error: unknown): boolean {
   if (NetworkError.is(error) || RateLimitedError.is(error)) return true;
   return HttpStatusError.is(error) && isRetryableStatus(error.status, true);
 }
+
+/** An upstream's own account of its limit (`RateLimit-*`, IETF draft, or `X-RateLimit-*`). */
+export interface RateLimitState {
+  /** Requests allowed per window. */
+  limit?: number;
+  /** Requests left in the current window. */
+  remaining?: number;
+  /** Milliseconds until the window resets (or, for a sliding window, until a slot frees). */
+  resetMs?: number;
+}
+
+/**
+ * Reads `RateLimit-Limit`, `-Remaining` and `-Reset`, or the same with `X-`. `Reset` is seconds
+ * to wait (the draft, and most servers), or an epoch time in seconds when it is that large (as
+ * GitHub sends). A policy list such as `100, 100;w=60` counts by its first number. Undefined
+ * when none is sent or none reads as a number.
+ */
+export function parseRateLimitState(
+  headers: Headers,
+  now = Date.now(),
+): RateLimitState | undefined {
+  const read = (name: string): number | undefined => {
+    const value = headers.get(`ratelimit-${name}`) ?? headers.get(`x-ratelimit-${name}`);
+    const match = value === null ? null : /^\s*(\d+(?:\.\d+)?)/.exec(value);
+    return match ? Number(match[1]) : undefined;
+  };
+  const limit = read("limit");
+  const remaining = read("remaining");
+  const reset = read("reset");
+  if (limit === undefined && remaining === undefined && reset === undefined) return undefined;
+  const state: RateLimitState = {};
+  if (limit !== undefined) state.limit = limit;
+  if (remaining !== undefined) state.remaining = remaining;
+  if (reset !== undefined) {
+    state.resetMs = reset > EPOCH_SECONDS_FROM ? Math.max(0, reset * 1000 - now) : reset * 1000;
+  }
+  return state;
+}
+
+/** A `Reset` above this is an epoch time in seconds (2001), not a number of seconds to wait. */
+const EPOCH_SECONDS_FROM = 1_000_000_000;

@@ -1,14 +1,17 @@
 import type { UpstreamBounds } from "../config";
 import { HttpClient } from "./HttpClient";
 import { RateLimiter } from "./RateLimiter";
-import type { RetrySettings } from "./retryPolicy";
+import { DEFAULT_RATE_LIMIT_WAIT_SECONDS, type RetrySettings } from "./retryPolicy";
 import type { TokenCache } from "./TokenCache";
 
 /** The settings every connector's configuration has for its upstream. */
 export interface UpstreamSettings {
   baseUrl: string;
   maxConcurrency: number;
-  requestsPerSecond: number;
+  /** Unset: learned from the upstream; 0: no client-side ceiling; N: at most N per second. */
+  requestsPerSecond: number | undefined;
+  /** How long a request answered 429 keeps waiting; default 300. */
+  rateLimitWaitSeconds?: number | undefined;
   bounds: UpstreamBounds;
 }
 
@@ -19,10 +22,14 @@ export interface UpstreamOptions {
   retry?: Partial<RetrySettings>;
 }
 
-/** One upstream's HTTP client: its own limiter and token cache; counters and logger come per call. */
+/**
+ * One upstream's HTTP client: its own limiter and token cache; counters and logger come per call.
+ * `waitVariable` is the setting a rate-limit error names (`CONNECTOR_<APP>_RATE_LIMIT_WAIT_SECONDS`).
+ */
 export function upstreamClient(
   settings: UpstreamSettings,
   tokens: TokenCache,
+  waitVariable: string,
   options: UpstreamOptions = {},
 ): HttpClient {
   const { bounds } = settings;
@@ -33,6 +40,10 @@ export function upstreamClient(
       requestsPerSecond: settings.requestsPerSecond,
     }),
     tokens,
+    rateLimitWait: {
+      budgetMs: (settings.rateLimitWaitSeconds ?? DEFAULT_RATE_LIMIT_WAIT_SECONDS) * 1000,
+      variable: waitVariable,
+    },
     ...options,
     timeoutMs: bounds.requestTimeoutMs.value ?? options.timeoutMs,
     maxResponseBytes: bounds.maxResponseBytes.value,

@@ -127,7 +127,11 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
           const result = await runJob(connector, job, ctx);
           await snapshot.write(result.records);
           records += result.records.length;
-          queue.push(...result.followUps);
+          // A list's next page first: its pages are read one after another (the critical path).
+          for (const next of result.followUps) {
+            if (next.resourceType === job.resourceType && next.op === job.op) queue.unshift(next);
+            else queue.push(next);
+          }
         } catch (error) {
           failure ??= { error };
         }

@@ -142,18 +142,27 @@ describe("HttpClient", () => {
     expect(isRetryableError(error)).toBe(false);
   });
 
-  it("pauses every request for the Retry-After of a 429", async () => {
+  it("waits a 429 out beyond the attempts, and fails naming the setting once its budget is spent", async () => {
+    // Prepare: every answer is 429 with Retry-After: 1; two attempts for other errors, 2.5 s for 429s.
     const { url } = await serve(() => ({ status: 200, body: {} }), {
       rateLimit: { every: 1, retryAfter: "seconds", seconds: 1 },
     });
-    const { http, counters } = client(url, { retry: { maxAttempts: 2 } });
+    const { http, counters } = client(url, {
+      retry: { maxAttempts: 2 },
+      rateLimitWait: { budgetMs: 2500, variable: "CONNECTOR_TEST_RATE_LIMIT_WAIT_SECONDS" },
+    });
 
-    const started = Date.now();
-    await expect(http.request({ method: "GET", path: "/" })).rejects.toThrow(/answered 429/);
+    // Act
+    const error = await http.request({ method: "GET", path: "/" }).catch((e: unknown) => e);
 
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
-    expect(counters.rateLimitWaits).toBe(1);
-    expect(counters.rateLimitWaitMs).toBe(1000);
+    // Assess: more tries than maxAttempts, each after the server's second, then a precise error.
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect((error as Error).message).toMatch(
+      /^GET \/ was still refused with 429 after \d+ s of waiting.*a request waits at most 2\.5 s .*raise CONNECTOR_TEST_RATE_LIMIT_WAIT_SECONDS to wait longer/,
+    );
+    expect(counters.requests).toBeGreaterThanOrEqual(3);
+    expect(counters.rateLimitWaits).toBe(counters.requests - 1);
+    expect(counters.rateLimitWaitMs).toBeGreaterThanOrEqual(1000 * counters.rateLimitWaits - 50);
   });
 
   it("fetches a new token once on 401, and fails if the new one is rejected too", async () => {
@@ -235,26 +244,50 @@ describe("HttpClient", () => {
 });
 
 describe("RateLimiter", () => {
-  it("keeps at most maxConcurrency in flight and spaces starts by the request rate", async () => {
+  it("keeps at most maxConcurrency in flight, and a configured rate per second", async () => {
     const limiter = new RateLimiter({ maxConcurrency: 2, requestsPerSecond: 20 });
     let inFlight = 0;
     let peak = 0;
     const starts: number[] = [];
 
     await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        const release = await limiter.acquire();
+      Array.from({ length: 24 }, async () => {
+        const permit = await limiter.acquire();
         starts.push(Date.now());
         inFlight++;
         peak = Math.max(peak, inFlight);
-        await new Promise((r) => setTimeout(r, 300));
+        await new Promise((r) => setTimeout(r, 10));
         inFlight--;
-        release();
+        permit?.accepted();
       }),
     );
 
     expect(peak).toBe(2);
-    // 8 starts at 20 per second: the last starts at least 7 x 50 ms after the first.
-    expect((starts.at(-1) ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual(340);
+    // 24 starts at 20 per second: the 21st is at least a second after the first.
+    expect((starts[20] ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual(1000);
+  });
+
+  it("lets nothing else start while a probe after a block is out", async () => {
+    const limiter = new RateLimiter({ maxConcurrency: 4, requestsPerSecond: 0 });
+    const first = await limiter.acquire();
+    // A 429 with a long Retry-After: everyone is held, then one probe goes first.
+    const verdict = first?.refused(2000);
+    expect(verdict?.blocked).toBe(true);
+    const started: string[] = [];
+    const probe = limiter.acquire().then((p) => {
+      started.push("probe");
+      return p;
+    });
+    const other = limiter.acquire().then((p) => {
+      started.push("other");
+      return p;
+    });
+
+    const probePermit = await probe;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(started).toEqual(["probe"]);
+    probePermit?.accepted();
+    (await other)?.accepted();
+    expect(started).toEqual(["probe", "other"]);
   });
 });

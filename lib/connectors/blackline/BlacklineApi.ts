@@ -43,7 +43,12 @@ export class BlacklineApi {
   constructor(config: BlacklineConfig, options: UpstreamOptions = {}) {
     this.#config = config;
     this.#tokens = new TokenCache((ctx) => this.fetchToken(ctx));
-    this.#http = upstreamClient(config, this.#tokens, options);
+    this.#http = upstreamClient(
+      config,
+      this.#tokens,
+      "CONNECTOR_ACCOUNTING_RATE_LIMIT_WAIT_SECONDS",
+      options,
+    );
   }
 
   /** The cached token, fetched when due (what `validate` checks first). */

@@ -12,6 +12,7 @@ import {
   UUID,
   upstreamBounds,
 } from "../../config";
+import { DEFAULT_RATE_LIMIT_WAIT_SECONDS } from "../../http";
 import {
   baseUrlFor,
   CLIENT_AUTH_METHODS,
@@ -19,7 +20,6 @@ import {
   DEFAULT_CLIENT_AUTH,
   DEFAULT_MAX_CONCURRENCY,
   DEFAULT_PAGE_SIZE,
-  DEFAULT_REQUESTS_PER_SECOND,
   INVALID_INSTANCE_GUID,
   MAX_PAGE_SIZE,
 } from "./constants";
@@ -34,7 +34,10 @@ export interface BlacklineConfig {
   apiKey: string;
   scope: string;
   maxConcurrency: number;
-  requestsPerSecond: number;
+  /** Unset: learned from the upstream's answers; 0: no client-side ceiling; N: at most N. */
+  requestsPerSecond: number | undefined;
+  /** How long a request answered 429 keeps waiting, in seconds. */
+  rateLimitWaitSeconds: number;
   pageSize: number;
   /** Response size, request timeout, pages per list, sync deadline, and their variables. */
   bounds: UpstreamBounds;
@@ -61,6 +64,7 @@ const HINTS = {
   CONNECTOR_ACCOUNTING_BASE_URL: "optional",
   CONNECTOR_ACCOUNTING_MAX_CONCURRENCY: "optional",
   CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "optional",
+  CONNECTOR_ACCOUNTING_RATE_LIMIT_WAIT_SECONDS: "optional",
   CONNECTOR_ACCOUNTING_PAGE_SIZE: "optional",
   CONNECTOR_ACCOUNTING_MAX_RESPONSE_MIB: "optional",
   CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT: "optional",
@@ -124,8 +128,9 @@ const schema = z
     CONNECTOR_ACCOUNTING_SCOPE: scope,
     CONNECTOR_ACCOUNTING_BASE_URL: baseUrl.optional(),
     CONNECTOR_ACCOUNTING_MAX_CONCURRENCY: integerSetting(1, 64).default(DEFAULT_MAX_CONCURRENCY),
-    CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: integerSetting(0, 1000).default(
-      DEFAULT_REQUESTS_PER_SECOND,
+    CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: integerSetting(0, 1000).optional(),
+    CONNECTOR_ACCOUNTING_RATE_LIMIT_WAIT_SECONDS: integerSetting(1, 86_400).default(
+      DEFAULT_RATE_LIMIT_WAIT_SECONDS,
     ),
     CONNECTOR_ACCOUNTING_PAGE_SIZE: integerSetting(1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
     CONNECTOR_ACCOUNTING_MAX_RESPONSE_MIB: boundSettings.maxResponseMiB(),
@@ -150,6 +155,7 @@ const schema = z
       scope: v.CONNECTOR_ACCOUNTING_SCOPE.trim().split(/\s+/).join(" "),
       maxConcurrency: v.CONNECTOR_ACCOUNTING_MAX_CONCURRENCY,
       requestsPerSecond: v.CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND,
+      rateLimitWaitSeconds: v.CONNECTOR_ACCOUNTING_RATE_LIMIT_WAIT_SECONDS,
       pageSize: v.CONNECTOR_ACCOUNTING_PAGE_SIZE,
       bounds: upstreamBounds("CONNECTOR_ACCOUNTING", {
         maxResponseMiB: v.CONNECTOR_ACCOUNTING_MAX_RESPONSE_MIB,

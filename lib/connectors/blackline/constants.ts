@@ -48,9 +48,8 @@ export const FIRST_PAGE = 1;
 export const DEFAULT_PAGE_SIZE = 1000;
 export const MAX_PAGE_SIZE = 10_000;
 
-/** Assumption: no published rate limit; these defaults are polite and measured (README). */
+/** Assumption: no published rate limit; the request rate is learned from its answers (lib/http/AdaptiveRate.ts), and this many in flight reach a 50 requests/s limit at 40 ms (README). */
 export const DEFAULT_MAX_CONCURRENCY = 8;
-export const DEFAULT_REQUESTS_PER_SECOND = 25;
 
 /** Confirmed: the token endpoint's answer when the scope lacks the instance token. */
 export const INVALID_INSTANCE_GUID = "Invalid instance GUID";

@@ -36,7 +36,12 @@ export class ValimailApi {
   constructor(config: ValimailConfig, options: UpstreamOptions = {}) {
     this.#config = config;
     this.#tokens = new TokenCache((ctx) => this.#fetchToken(ctx));
-    this.#http = upstreamClient(config, this.#tokens, options);
+    this.#http = upstreamClient(
+      config,
+      this.#tokens,
+      "CONNECTOR_EMAILAUTH_RATE_LIMIT_WAIT_SECONDS",
+      options,
+    );
     this.#scim = new ScimClient(this.#http, scimBasePath(config.slug));
   }
 

@@ -9,11 +9,11 @@ import {
   type UpstreamBounds,
   upstreamBounds,
 } from "../../config";
+import { DEFAULT_RATE_LIMIT_WAIT_SECONDS } from "../../http";
 import {
   DEFAULT_BASE_URL,
   DEFAULT_MAX_CONCURRENCY,
   DEFAULT_PAGE_SIZE,
-  DEFAULT_REQUESTS_PER_SECOND,
   MAX_PAGE_SIZE,
 } from "./constants";
 
@@ -27,7 +27,10 @@ export interface ValimailConfig {
   /** The raw value, to say why writes are refused. */
   provisioningSetting: string | undefined;
   maxConcurrency: number;
-  requestsPerSecond: number;
+  /** Unset: learned from the upstream's answers; 0: no client-side ceiling; N: at most N. */
+  requestsPerSecond: number | undefined;
+  /** How long a request answered 429 keeps waiting, in seconds. */
+  rateLimitWaitSeconds: number;
   pageSize: number;
   /** Response size, request timeout, pages per list, sync deadline, and their variables. */
   bounds: UpstreamBounds;
@@ -49,6 +52,7 @@ const HINTS = {
   CONNECTOR_EMAILAUTH_BASE_URL: "optional",
   CONNECTOR_EMAILAUTH_MAX_CONCURRENCY: "optional",
   CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND: "optional",
+  CONNECTOR_EMAILAUTH_RATE_LIMIT_WAIT_SECONDS: "optional",
   CONNECTOR_EMAILAUTH_PAGE_SIZE: "optional",
   CONNECTOR_EMAILAUTH_MAX_RESPONSE_MIB: "optional",
   CONNECTOR_EMAILAUTH_REQUEST_TIMEOUT: "optional",
@@ -81,8 +85,9 @@ const schema = z
     CONNECTOR_PROVISIONING: z.string().optional(),
     CONNECTOR_EMAILAUTH_BASE_URL: baseUrl.optional(),
     CONNECTOR_EMAILAUTH_MAX_CONCURRENCY: integerSetting(1, 64).default(DEFAULT_MAX_CONCURRENCY),
-    CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND: integerSetting(0, 1000).default(
-      DEFAULT_REQUESTS_PER_SECOND,
+    CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND: integerSetting(0, 1000).optional(),
+    CONNECTOR_EMAILAUTH_RATE_LIMIT_WAIT_SECONDS: integerSetting(1, 86_400).default(
+      DEFAULT_RATE_LIMIT_WAIT_SECONDS,
     ),
     CONNECTOR_EMAILAUTH_PAGE_SIZE: integerSetting(1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
     CONNECTOR_EMAILAUTH_MAX_RESPONSE_MIB: boundSettings.maxResponseMiB(),
@@ -100,6 +105,7 @@ const schema = z
       provisioningSetting: v.CONNECTOR_PROVISIONING,
       maxConcurrency: v.CONNECTOR_EMAILAUTH_MAX_CONCURRENCY,
       requestsPerSecond: v.CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND,
+      rateLimitWaitSeconds: v.CONNECTOR_EMAILAUTH_RATE_LIMIT_WAIT_SECONDS,
       pageSize: v.CONNECTOR_EMAILAUTH_PAGE_SIZE,
       bounds: upstreamBounds("CONNECTOR_EMAILAUTH", {
         maxResponseMiB: v.CONNECTOR_EMAILAUTH_MAX_RESPONSE_MIB,

@@ -34,9 +34,8 @@ export const DEFAULT_MEMBER_TYPE: MemberType = "member";
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
 
-/** Assumption: no published rate limit on the SCIM paths; gentle defaults (README). */
+/** Assumption: no published rate limit on the SCIM paths; the rate is learned from its answers (README). */
 export const DEFAULT_MAX_CONCURRENCY = 4;
-export const DEFAULT_REQUESTS_PER_SECOND = 10;
 
 /** Assumption: a create whose outcome is unknown is looked up, then tried again, at most this often. */
 export const MAX_CREATE_ATTEMPTS = 3;

@@ -1,0 +1,228 @@
+/**
+ * The rate controller's logic on a fake clock: a discrete simulation, one millisecond a step, of a
+ * client with endless work and an upstream with a sliding one-second limit (as the simulators
+ * enforce it), so every figure is exact and the same on every run.
+ */
+import { describe, expect, it } from "vitest";
+import { AdaptiveRate, BETA, type StartTicket } from "../../lib/http/AdaptiveRate";
+import { parseRateLimitState } from "../../lib/http/retryPolicy";
+
+interface Upstream {
+  /** Accepted per sliding second at time t (Infinity: no limit). */
+  limit: (t: number) => number;
+  /** Every request refused while this is true (a quota's block), without Retry-After. */
+  blocked?: (t: number) => boolean;
+  /** Send `RateLimit-Limit`, `-Remaining`, `-Reset` on every answer. */
+  headers?: boolean;
+  retryAfter?: boolean;
+}
+
+interface Run {
+  starts: number[];
+  accepted: number[];
+  refused: number[];
+  /** The most requests in flight at once while the upstream was blocking. */
+  peakInFlightWhileBlocked: number;
+}
+
+function simulate(
+  rate: AdaptiveRate,
+  upstream: Upstream,
+  options: { ms: number; concurrency?: number; latencyMs?: number },
+): Run {
+  const concurrency = options.concurrency ?? 8;
+  const latency = options.latencyMs ?? 40;
+  const window: number[] = [];
+  const run: Run = { starts: [], accepted: [], refused: [], peakInFlightWhileBlocked: 0 };
+  const inFlight: Array<{ ticket: StartTicket; at: number; ok: boolean; headers: Headers }> = [];
+  for (let t = 0; t < options.ms; t++) {
+    for (const answer of inFlight.filter((a) => a.at === t)) {
+      inFlight.splice(inFlight.indexOf(answer), 1);
+      if (answer.ok) {
+        run.accepted.push(t);
+        rate.accepted(answer.ticket, t, answer.headers);
+      } else {
+        run.refused.push(t);
+        const retryAfter =
+          upstream.retryAfter === false || upstream.blocked?.(t) ? undefined : 1000;
+        rate.refused(answer.ticket, t, retryAfter, answer.headers);
+      }
+    }
+    while (inFlight.length < concurrency) {
+      const at = rate.nextStartAt(t);
+      if (at === undefined || at > t) break;
+      const ticket = rate.start(t);
+      run.starts.push(t);
+      while (window.length > 0 && (window[0] as number) <= t - 1000) window.shift();
+      const blocked = upstream.blocked?.(t) ?? false;
+      const limit = upstream.limit(t);
+      const ok = !blocked && window.length < limit;
+      if (ok) window.push(t);
+      const headers = new Headers();
+      if (upstream.headers) {
+        headers.set("ratelimit-limit", String(limit));
+        headers.set("ratelimit-remaining", String(Math.max(0, limit - window.length)));
+        headers.set("ratelimit-reset", "1");
+      }
+      inFlight.push({ ticket, at: t + latency, ok, headers });
+    }
+    if (upstream.blocked?.(t)) {
+      run.peakInFlightWhileBlocked = Math.max(run.peakInFlightWhileBlocked, inFlight.length);
+    }
+  }
+  return run;
+}
+
+const within = (times: number[], from: number, to: number) =>
+  times.filter((t) => t >= from && t < to).length;
+
+/** The most starts in any one-second window. */
+function busiestSecond(starts: number[]): number {
+  let most = 0;
+  for (let i = 0, j = 0; i < starts.length; i++) {
+    while ((starts[j] as number) <= (starts[i] as number) - 1000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
+describe("AdaptiveRate", () => {
+  it("converges just below an upstream's limit, with few 429s", () => {
+    // Prepare
+    const rate = new AdaptiveRate();
+
+    // Act
+    const run = simulate(rate, { limit: () => 50 }, { ms: 30_000 });
+
+    // Assess: from 20 per second to the limit in about a second, then 45 to 50 a second.
+    expect(within(run.accepted, 0, 2000)).toBeGreaterThanOrEqual(70);
+    expect(within(run.accepted, 10_000, 30_000)).toBeGreaterThanOrEqual(0.93 * 50 * 20);
+    expect(run.refused.length).toBeLessThanOrEqual(12);
+    expect(rate.maxRate).toBeGreaterThanOrEqual(45);
+    expect(rate.maxRate).toBeLessThanOrEqual(52);
+  });
+
+  it("never starts more than a configured rate in any second, and starts at it", () => {
+    const rate = new AdaptiveRate({ requestsPerSecond: 10 });
+
+    const run = simulate(rate, { limit: () => Number.POSITIVE_INFINITY }, { ms: 10_000 });
+
+    expect(busiestSecond(run.starts)).toBe(10);
+    expect(within(run.starts, 0, 1000)).toBe(10);
+    expect(run.starts.length).toBeGreaterThanOrEqual(95);
+  });
+
+  it("is not paced with 0 (no ceiling) until the upstream answers 429", () => {
+    const rate = new AdaptiveRate({ requestsPerSecond: 0 });
+
+    const run = simulate(rate, { limit: () => Number.POSITIVE_INFINITY }, { ms: 1000 });
+
+    // Eight in flight at 40 ms each: 200 a second, all the concurrency allows.
+    expect(run.starts.length).toBe(200);
+    expect(rate.rate).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it("learns the limit from RateLimit headers and stays below it without a single 429", () => {
+    const rate = new AdaptiveRate();
+
+    const run = simulate(rate, { limit: () => 30, headers: true }, { ms: 10_000 });
+
+    expect(run.refused).toEqual([]);
+    expect(rate.maxRate).toBe(30);
+    expect(within(run.accepted, 5000, 10_000)).toBeGreaterThanOrEqual(0.9 * 30 * 5);
+  });
+
+  it("after a 429 falls back to what was accepted, then probes upward again slowly", () => {
+    // Prepare: the limit doubles after 10 s.
+    const rate = new AdaptiveRate();
+    const upstream = { limit: (t: number) => (t < 10_000 ? 50 : 100) };
+
+    // Act
+    const early = simulate(rate, upstream, { ms: 3000 });
+    const firstRefusal = early.refused[0] as number;
+
+    // Assess: lowered to BETA of the accepted 50, then back to about 50 (the plateau).
+    expect(firstRefusal).toBeLessThan(2000);
+    expect(rate.maxRate).toBeGreaterThanOrEqual(45);
+    expect(rate.maxRate).toBeLessThanOrEqual(52);
+
+    const rest = simulate(rate, upstream, { ms: 45_000 });
+    // Probed past the old limit once the upstream allowed more: well above 50 at the end.
+    expect(within(rest.accepted, 40_000, 45_000)).toBeGreaterThanOrEqual(5 * 75);
+    expect(rate.rate).toBeGreaterThan(75);
+  });
+
+  it("lowers the rate to BETA of the accepted rate on the first 429", () => {
+    const rate = new AdaptiveRate({ requestsPerSecond: 0 });
+    const tickets = Array.from({ length: 60 }, (_, i) => rate.start(i * 25));
+    for (const [i, ticket] of tickets.slice(0, 59).entries()) rate.accepted(ticket, i * 25 + 10);
+
+    rate.refused(tickets[59] as StartTicket, 59 * 25 + 10, 1000);
+
+    // 39 accepted within the last second: the maximum is 39 a second, the rate 39 x BETA.
+    expect(rate.maxRate).toBe(39);
+    expect(rate.rate).toBeCloseTo(39 * BETA);
+  });
+
+  it("waits out a quota block with one probe at a time, ending soon after the block", () => {
+    // Prepare: everything refused, without Retry-After, from 3 s to 33 s.
+    const rate = new AdaptiveRate();
+    const upstream = {
+      limit: () => Number.POSITIVE_INFINITY,
+      blocked: (t: number) => t >= 3000 && t < 33_000,
+    };
+
+    // Act
+    const run = simulate(rate, upstream, { ms: 45_000 });
+
+    // Assess: in flight when it began, then probes one by one, growing apart.
+    const refusedInBlock = within(run.refused, 3000, 33_100);
+    expect(refusedInBlock).toBeLessThanOrEqual(8 + 3 + 20);
+    expect(run.peakInFlightWhileBlocked).toBeLessThanOrEqual(8);
+    const probesLate = run.starts.filter((t) => t >= 10_000 && t < 33_000).length;
+    expect(probesLate).toBeLessThanOrEqual(12);
+    // The first request accepted after the block: at most 15% of its length (plus a probe's
+    // minimum spacing) after its end.
+    const firstAfter = run.accepted.find((t) => t >= 33_000) as number;
+    expect(firstAfter - 33_000).toBeLessThanOrEqual(0.15 * 30_000 + 2000);
+    expect(within(run.accepted, 40_000, 45_000)).toBeGreaterThan(100);
+  });
+
+  it("holds every start until a far Reset when the headers say nothing remains", () => {
+    const rate = new AdaptiveRate();
+    const ticket = rate.start(0);
+    const headers = new Headers({
+      "x-ratelimit-limit": "1000",
+      "x-ratelimit-remaining": "0",
+      "x-ratelimit-reset": "60",
+    });
+
+    rate.accepted(ticket, 50, headers);
+
+    expect(rate.nextStartAt(100)).toBe(60_050);
+    rate.start(60_050);
+    // The first start after the hold is a probe: nothing else until it is answered.
+    expect(rate.nextStartAt(60_060)).toBeUndefined();
+  });
+});
+
+describe("parseRateLimitState", () => {
+  it("reads the draft's and the X- headers, Reset as seconds or as an epoch time", () => {
+    const now = Date.parse("2026-11-23T12:00:00Z");
+    expect(
+      parseRateLimitState(
+        new Headers({
+          "ratelimit-limit": "100, 100;w=60",
+          "ratelimit-remaining": "7",
+          "ratelimit-reset": "30",
+        }),
+        now,
+      ),
+    ).toEqual({ limit: 100, remaining: 7, resetMs: 30_000 });
+    expect(
+      parseRateLimitState(new Headers({ "x-ratelimit-reset": String(now / 1000 + 90) }), now),
+    ).toEqual({ resetMs: 90_000 });
+    expect(parseRateLimitState(new Headers({ "x-ratelimit-limit": "many" }), now)).toBeUndefined();
+    expect(parseRateLimitState(new Headers(), now)).toBeUndefined();
+  });
+});
