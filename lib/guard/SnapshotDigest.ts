@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { z } from "zod";
 
 /**
@@ -7,7 +6,8 @@ import { z } from "zod";
  * deduplicated in typed arrays: 8 bytes an id, so 100,000 users and 300,000 grants take 3.2 MB
  * however long their ids are. Two ids that hash alike count as one: the removal count is then
  * off by one, which does not matter for a threshold (and with 64 bits it takes billions of ids
- * to expect one collision).
+ * to expect one collision). The digest's format version names the hash: a digest of another
+ * version is refused rather than compared.
  */
 export interface SnapshotDigest {
   connector: string;
@@ -16,9 +16,24 @@ export interface SnapshotDigest {
   grants: BigUint64Array;
 }
 
-/** The 64-bit hash of one id (the first 8 bytes of its SHA-256). */
+/**
+ * The 64-bit hash of one id: two 32-bit multiply-xorshift lanes over its UTF-16 code units,
+ * cross-mixed at the end (the cyrb53 construction, widened to 64 bits). Not cryptographic, and it
+ * need not be: the guard looks for data that went missing, and an upstream that wanted to hide a
+ * removal could simply keep listing the id. About 20 times faster than SHA-256 through
+ * `createHash` (0.1 s against 2.5 s for 361,000 ids).
+ */
 export function idHash(key: string): bigint {
-  return createHash("sha256").update(key).digest().readBigUInt64LE(0);
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (BigInt(h2 >>> 0) << 32n) | BigInt(h1 >>> 0);
 }
 
 /** The key of a user resource: its type and id, which together identify it. */
@@ -69,10 +84,12 @@ export function sharedCount(a: BigUint64Array, b: BigUint64Array): number {
 }
 
 const DIGEST_FORMAT = "access-connectors.snapshot-digest";
+const DIGEST_VERSION = 2;
 
 const digestHeader = z.object({
   format: z.literal(DIGEST_FORMAT),
-  version: z.literal(1),
+  /** 2: `idHash` as it is (1 was SHA-256). */
+  version: z.literal(DIGEST_VERSION),
   connector: z.string().min(1),
   syncId: z.string().min(1),
   users: z.number().int().min(0),
@@ -83,7 +100,7 @@ const digestHeader = z.object({
 export function encodeDigest(digest: SnapshotDigest): Buffer {
   const header = {
     format: DIGEST_FORMAT,
-    version: 1,
+    version: DIGEST_VERSION,
     connector: digest.connector,
     syncId: digest.syncId,
     users: digest.users.length,

@@ -121,6 +121,19 @@ describe("digests", () => {
     expect(sharedCount(values, other.finish())).toBe(500);
   });
 
+  it("idHash spreads a tenant's worth of similar ids without a collision", () => {
+    const list = new HashList();
+    let count = 0;
+    for (let user = 100_000; user < 200_000; user++) {
+      list.push(idHash(userKey("user", String(user))));
+      for (const team of [user % 40, (user * 7) % 40, (user * 13) % 40]) {
+        list.push(idHash(`team:${500 + team}:member:user:${user}:${count % 3}`));
+        count++;
+      }
+    }
+    expect(list.finish().length).toBe(100_000 + count);
+  });
+
   it("round-trips through bytes, and a file that is not one is named", () => {
     const original = digest(10, 20);
     const decoded = decodeDigest(encodeDigest(original), "x.digest");
