@@ -43,8 +43,15 @@ export function collectInstanceSettings(
   env: Environment,
 ): Record<string, string> {
   const { variables, secrets } = connectorVariables(connector);
-  const resolved = resolveSecrets(env, [...secrets, ...PLATFORM_SECRET_VARIABLES]);
-  validateInstanceSettings(connector, resolved);
+  const secretNames = [...secrets, ...PLATFORM_SECRET_VARIABLES];
+  const resolved = resolveSecrets(env, secretNames);
+  // Validated as stored: the values read from `<NAME>_FILE`, without the `_FILE` variables (the
+  // schemas would find both set and refuse).
+  const files = new Set(secretNames.map((name) => `${name}_FILE`));
+  validateInstanceSettings(
+    connector,
+    Object.fromEntries(Object.entries(resolved).filter(([name]) => !files.has(name))),
+  );
   const settings: Record<string, string> = {};
   for (const name of [...variables, ...PLATFORM_VARIABLES]) {
     const value = resolved[name]?.trim();

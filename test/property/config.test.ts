@@ -381,6 +381,39 @@ describe("configuration values (property)", () => {
     );
   });
 
+  it("put-instance: a secret given in a *_FILE is stored exactly as the same value given inline", () => {
+    const secretNames = [
+      "CONNECTOR_ACCOUNTING_CLIENT_SECRET",
+      "CONNECTOR_ACCOUNTING_API_KEY",
+      "CONNECTOR_EMAILAUTH_CLIENT_ID",
+      "CONNECTOR_EMAILAUTH_APP_ID",
+      "CONNECTOR_CLIENT_SECRET",
+    ];
+    fc.assert(
+      fc.property(
+        fc.constantFrom("blackline" as const, "valimail" as const),
+        fc.subarray(secretNames, { minLength: 1 }),
+        (connector, fromFiles) => {
+          const inline: Record<string, string | undefined> = {
+            ...BLACKLINE_VALID,
+            ...VALIMAIL_VALID,
+            ...PLATFORM_VALID,
+          };
+          const viaFiles = { ...inline };
+          for (const name of fromFiles) {
+            inline[name] = "from-a-file";
+            viaFiles[name] = undefined;
+            viaFiles[`${name}_FILE`] = secretFile;
+          }
+          expect(collectInstanceSettings(connector, viaFiles)).toEqual(
+            collectInstanceSettings(connector, inline),
+          );
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
   it("a secret from a *_FILE is the file's value without its trailing line breaks", () => {
     const config = loadBlacklineConfig({
       ...BLACKLINE_VALID,
