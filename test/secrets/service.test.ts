@@ -135,7 +135,7 @@ describe("no secret reaches the service's output (CONNECTOR_LOG_LEVEL=debug)", (
       });
       const sync = platform.enqueueTask({ type: "sync" });
       await waitFor(`${name} tasks`, () => finished(action)() && finished(sync)());
-      expect((finished(action)()?.error as { code?: string }).code).toBe("unsupported");
+      expect(finished(action)()?.error).toMatchObject({ code: "unsupported" });
       await collect(name, service, stateDir);
     }
 
