@@ -59,8 +59,8 @@ async function runQueues() {
  * New settings for the instance: a warm function trusts a secret it read for five minutes, so the
  * functions are made cold here, as they would be after that time.
  */
-async function putSettings(sim: BlacklineSimulator) {
-  const put = await operator(["put-instance", "bl-guard", "blackline", "--no-sync"], envOf(sim));
+async function putSettings(sim: BlacklineSimulator, connectorId = "bl-guard") {
+  const put = await operator(["put-instance", connectorId, "blackline", "--no-sync"], envOf(sim));
   expect(put.code).toBe(0);
   for (const fn of ["scheduler", "syncWorker", "finalize"]) await stack.updateEnvironment(fn, {});
 }
@@ -146,5 +146,30 @@ describe("the removal guard in the cloud runtime", () => {
     expect([...platform.uploads.keys()]).toEqual([first, second, third]);
     expect(platform.labels.at(-1)?.label).toBe("connected");
     s3.destroy();
+  });
+
+  it("a later run within the limit publishes and supersedes the held snapshot", async () => {
+    const put = await operator(["put-instance", "bl-super", "blackline"], envOf(full));
+    const first = lastJson(put.stdout).syncId as string;
+    await runQueues();
+    await putSettings(shrunk, "bl-super");
+    const held = lastJson((await operator(["sync", "bl-super"])).stdout).syncId as string;
+    await runQueues();
+    expect(platform.uploads.has(first)).toBe(true);
+    expect(platform.uploads.has(held)).toBe(false);
+
+    await putSettings(full, "bl-super");
+    const later = lastJson((await operator(["sync", "bl-super"])).stdout).syncId as string;
+    await runQueues();
+    expect(platform.uploads.get(later)?.accepted).toBe(1);
+    expect(platform.uploads.has(held)).toBe(false);
+    const release = await operator(["release", "bl-super"]);
+    expect(release.code).toBe(2);
+    expect(lastJson(release.stdout)).toMatchObject({ status: "nothing_held" });
+    expect(platform.uploads.has(held)).toBe(false);
+    const row = await new InstanceRegistry(stack.outputs.InstancesTableName as string).get(
+      "bl-super",
+    );
+    expect(row).toMatchObject({ label: "connected", lastSyncId: later });
   });
 });
