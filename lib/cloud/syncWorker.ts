@@ -11,7 +11,7 @@ import { sendFinalize, sendJobs } from "./messages";
 import type { Telemetry } from "./observability";
 import { type JobMarker, RunStore } from "./runs";
 import { jobId, ShardStore, shardKeys } from "./shards";
-import { sharedRatePermit } from "./sharedRate";
+import { sharedRate } from "./sharedRate";
 
 /** Stop upstream work this long before the function's deadline, to commit or hand the job back. */
 const DEADLINE_MARGIN_MS = 15_000;
@@ -68,7 +68,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       logger,
       onRateLimit: "throw",
       signal: AbortSignal.timeout(Math.max(1_000, inv.remainingMs() - DEADLINE_MARGIN_MS)),
-      ...optionalPermit(config, job.connectorId, instance.loaded.requestsPerSecond),
+      ...optionalSharedRate(config, job.connectorId, instance.loaded.requestsPerSecond),
     });
     const result = await runJob(instance.loaded.connector, job, ctx).finally(() => {
       telemetry.count("requests", ctx.counters.requests);
@@ -123,13 +123,13 @@ function parseMessage(record: SQSRecord, telemetry: Telemetry): Job | undefined 
   }
 }
 
-function optionalPermit(
+function optionalSharedRate(
   config: CloudConfig,
   connectorId: string,
   requestsPerSecond: number | undefined,
 ) {
-  const permit = sharedRatePermit(config.runsTable, connectorId, requestsPerSecond);
-  return permit ? { permit } : {};
+  const shared = sharedRate(config.runsTable, connectorId, requestsPerSecond);
+  return shared ? { sharedRate: shared } : {};
 }
 
 /**

@@ -275,7 +275,7 @@ export class HttpClient {
       return "token_expired";
     }
     try {
-      await ctx.permit?.(ctx.signal);
+      await ctx.sharedRate?.permit(ctx.signal);
     } catch (error) {
       permit.unanswered();
       throwIfAborted(ctx, summary);
@@ -328,6 +328,11 @@ export class HttpClient {
     };
     if (response.status === 429) {
       answer.retryAt = permit.refused(retryAfterMs, response.headers).retryAt;
+      await ctx.sharedRate?.refused().catch((error: unknown) => {
+        ctx.logger.warn("the shared rate could not be lowered", {
+          error: error instanceof Error ? error.message : String(error),
+        });
+      });
     } else {
       permit.accepted(response.headers);
     }

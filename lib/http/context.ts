@@ -17,10 +17,18 @@ export interface RequestContext {
    */
   onRateLimit?: "wait" | "throw";
   /**
-   * Waits for a permit before each request, on top of the client's own limiter: how the workers
-   * of one cloud run share the instance's request rate.
+   * The request rate the workers of one cloud run share, on top of the client's own limiter
+   * (`lib/cloud/sharedRate.ts`).
    */
-  permit?: (signal?: AbortSignal) => Promise<void>;
+  sharedRate?: SharedRate;
+}
+
+/** A request rate shared beyond this process. */
+export interface SharedRate {
+  /** Waits for a permit before each request. */
+  permit(signal?: AbortSignal): Promise<void>;
+  /** The upstream answered 429: lower the shared rate. */
+  refused(): Promise<void>;
 }
 
 export function newRequestContext(options: Partial<RequestContext> = {}): RequestContext {

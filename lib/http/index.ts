@@ -1,5 +1,5 @@
-export { AdaptiveRate, type AdaptiveRateSettings } from "./AdaptiveRate";
-export { newRequestContext, type RequestContext } from "./context";
+export { AdaptiveRate, type AdaptiveRateSettings, BETA, START_RATE } from "./AdaptiveRate";
+export { newRequestContext, type RequestContext, type SharedRate } from "./context";
 export { type HttpCounters, newCounters } from "./counters";
 export {
   AbortedError,

@@ -232,6 +232,32 @@ describe("a cloud sync", () => {
     expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(2 * limit);
   });
 
+  it("learns an upstream's limit with no rate configured, shared by concurrent workers", async () => {
+    // Prepare: the upstream accepts 8 requests in any second; nothing is configured.
+    const limited = await blackline({ seed: 16, size: { users: 200, teams: 24, roles: 6 } });
+    limited.faults = { limit: { requestsPerSecond: 8 } };
+    const platformSim = await platform();
+    await operator(["put-instance", "bl-learned", "blackline", "--no-sync"], {
+      ...limited.env(),
+      ...platformSim.env(),
+    });
+
+    // Act: two workers at once; a refused job comes back with its Retry-After as a delay.
+    const syncId = startedSyncId((await operator(["sync", "bl-learned"])).stdout);
+    await Promise.all([stack.drainQueue("syncWorker"), stack.drainQueue("syncWorker")]);
+    await stack.drainQueue("finalize");
+
+    // Assess: complete; the shared limit was lowered from its start of 20 after the first 429s,
+    // so the 429s stayed a minority of the requests.
+    expect(platformSim.uploads.get(syncId)?.accepted).toBe(1);
+    const { requests, throttled } = limited.stats;
+    console.info(
+      JSON.stringify({ scenario: "shared-learned-rate", limit: 8, requests, throttled }),
+    );
+    expect(throttled).toBeGreaterThan(0);
+    expect(throttled).toBeLessThan(requests / 2);
+  });
+
   it("against an upstream that keeps failing ends error, its job in the dead-letter queue, nothing uploaded", async () => {
     const failing = await blackline({ seed: 4, size: { users: 50, teams: 5, roles: 3 } });
     const platformSim = await platform();
