@@ -416,6 +416,11 @@ export class ConnectorService {
     let stage: "sync" | "upload" = "sync";
     try {
       const { connector: syncer, concurrency } = this.#upstream.syncer();
+      // Read with the connector's variables, so a mistake fails before any request.
+      const limit = parseRemovalLimit(
+        this.#options.readEnv()[MAX_REMOVAL_VARIABLE],
+        MAX_REMOVAL_VARIABLE,
+      );
       const summary = await this.#scoped((signal) =>
         runLocalSync({
           connector: syncer,
@@ -427,10 +432,6 @@ export class ConnectorService {
         }),
       );
       const digest = await this.#digestOf(summary.snapshot);
-      const limit = parseRemovalLimit(
-        this.#options.readEnv()[MAX_REMOVAL_VARIABLE],
-        MAX_REMOVAL_VARIABLE,
-      );
       const verdict = judgeRemoval(await this.#held.published(), digest, limit);
       if (verdict.held) {
         await this.#held.hold(summary.snapshot, digest);

@@ -47,7 +47,7 @@ export async function releaseHeld(
  * syncing again. Nothing held is bad usage (exit 2); a held file that is not a complete snapshot
  * of that connector is refused and left where it is.
  */
-export async function releaseHeldFile(
+async function releaseHeldFile(
   io: CliIo,
   options: { connector: ConnectorName; out?: string },
 ): Promise<void> {
