@@ -199,7 +199,6 @@ export class AdaptiveRate {
     headers?: Headers,
   ): RefusalVerdict {
     ticket.refused = true;
-    console.error("429", now % 100000, ticket.startedAt % 100000, this.#rate);
     this.#forget(now);
     if (headers) this.#learnFromHeaders(parseRateLimitState(headers, now), now);
     if (ticket.probe) {
@@ -262,7 +261,6 @@ export class AdaptiveRate {
     this.#rate = Math.min(this.#ceiling, Math.max(MIN_RATE, BETA * this.#maxRate));
     this.#slowStart = false;
     this.#startCubic(now);
-    console.error("reduce", now % 100000, this.#accepted.length, this.#maxRate, this.#rate);
   }
 
   #startCubic(now: number): void {
