@@ -248,7 +248,7 @@ describe("queue messages (property)", () => {
           ),
           id: fc.oneof(
             hostileText,
-            fc.constantFrom(".", "..", "%2e%2e", ".%2E", "a/../b", "7", "a b", "x?y#z"),
+            fc.constantFrom(".", "..", "%2e%2e", ".%2E", "a/../b", "7", "a b", "x?y#z", "\ud800"),
           ),
         }),
         { freq: 4, nil: undefined },

@@ -46,6 +46,8 @@ const idArb = fc.oneof(
       "#y",
       "//evil.example.com",
       "\u0000",
+      "\ud800",
+      "a\udc00b",
       "",
       2 ** 60,
       -1,
