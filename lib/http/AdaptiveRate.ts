@@ -42,7 +42,7 @@ export const WINDOW_MS = 1000;
  * the window that bounds starts is this much longer than the upstream's, so that a late arrival
  * does not land in the upstream's next window on top of a full one.
  */
-export const ARRIVAL_SKEW_MS = 50;
+export const ARRIVAL_SKEW_MS = 20;
 /**
  * Refusals of requests sent after the rate was lowered, with none of them accepted, that make a
  * block (a quota, not a rate): this many, or one a whole window after the reduction.

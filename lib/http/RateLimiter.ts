@@ -41,6 +41,7 @@ export class RateLimiter {
   readonly #slotQueue: Array<() => void> = [];
   /** Waiters for a change of the rate's state (an answer, a block lifted). */
   readonly #listeners = new Set<() => void>();
+  readonly #aborters = new WeakMap<AbortSignal, Set<() => void>>();
 
   constructor(settings: RateLimiterSettings) {
     if (settings.maxConcurrency < 1) throw new RangeError("maxConcurrency must be at least 1");
@@ -132,19 +133,38 @@ export class RateLimiter {
    */
   #waitForChange(ms: number, signal: AbortSignal | undefined) {
     return new Promise<void>((resolve, reject) => {
+      const onAbort = () => settle(signal?.reason ?? new Error("aborted"));
+      const aborters = signal ? this.#abortersOf(signal) : undefined;
       const settle = (error?: unknown) => {
         clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
+        aborters?.delete(onAbort);
         this.#listeners.delete(wake);
         if (error === undefined) resolve();
         else reject(error);
       };
       const wake = () => settle();
-      const onAbort = () => settle(signal?.reason ?? new Error("aborted"));
       const timer = Number.isFinite(ms) ? setTimeout(wake, Math.max(0, ms)) : undefined;
       this.#listeners.add(wake);
       if (signal?.aborted) onAbort();
-      else signal?.addEventListener("abort", onAbort, { once: true });
+      else aborters?.add(onAbort);
     });
+  }
+
+  /**
+   * The waiters to reject when `signal` fires: one listener per signal, however many requests
+   * wait on it (a listener each would pass Node's limit of 10 and warn of a leak).
+   */
+  #abortersOf(signal: AbortSignal): Set<() => void> {
+    let aborters = this.#aborters.get(signal);
+    if (!aborters) {
+      const set = new Set<() => void>();
+      const abortAll = () => {
+        for (const abort of [...set]) abort();
+      };
+      signal.addEventListener("abort", abortAll, { once: true });
+      this.#aborters.set(signal, set);
+      aborters = set;
+    }
+    return aborters;
   }
 }
