@@ -32,6 +32,7 @@ if (unknown.length > 0) {
 }
 const chosen = SCENARIOS.filter((s) => (only ? only.includes(s.name) : !values.quick || s.quick));
 
+const machine = thisMachine();
 const work = await mkdtemp(join(tmpdir(), "ac-bench-"));
 const paths: BenchPaths = {
   root,
@@ -75,7 +76,7 @@ try {
 }
 
 const report = renderReport({
-  machine: thisMachine(),
+  machine,
   date: new Date(),
   quick: values.quick,
   results,

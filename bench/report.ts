@@ -1,5 +1,5 @@
 /** BENCHMARKS.md: the machine, the date, the scenarios' table, the cloud run, the bundles, the targets. */
-import { availableParallelism, cpus, totalmem } from "node:os";
+import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
 import type { Artifacts } from "./artifacts";
 import type { ScenarioResult, TargetCheck } from "./results";
 
@@ -9,6 +9,8 @@ export interface Machine {
   memoryGiB: number;
   node: string;
   platform: string;
+  /** The 1-minute load average when the bench started: other work on the machine skews times. */
+  loadAtStart: number;
 }
 
 export function thisMachine(): Machine {
@@ -18,6 +20,7 @@ export function thisMachine(): Machine {
     memoryGiB: Math.round(totalmem() / 2 ** 30),
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
+    loadAtStart: Number((loadavg()[0] ?? 0).toFixed(1)),
   };
 }
 
@@ -44,7 +47,7 @@ export function renderReport(options: {
   parts.push(
     "# Benchmarks",
     "",
-    `Written by \`npm run bench${options.quick ? " -- --quick" : ""}\` on ${options.date.toISOString().slice(0, 16).replace("T", " ")} UTC. Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.platform}, Node ${machine.node}.`,
+    `Written by \`npm run bench${options.quick ? " -- --quick" : ""}\` on ${options.date.toISOString().slice(0, 16).replace("T", " ")} UTC. Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.platform}, Node ${machine.node}; load average ${machine.loadAtStart} when it started.`,
     "",
     "Each sync runs the command line (`bin/access-connectors.js sync`) in a fresh process with no",
     "setting but the simulator's address and credentials, so the defaults are measured; the simulator",
