@@ -222,6 +222,8 @@ describe("action requests (property)", () => {
         CONNECTOR_EMAILAUTH_SLUG: "acme",
         CONNECTOR_EMAILAUTH_BASE_URL: server.url,
         CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND: "0",
+        // A 429 answer waits within this budget (the least allowed), then fails rate_limited.
+        CONNECTOR_EMAILAUTH_RATE_LIMIT_WAIT_SECONDS: "1",
         CONNECTOR_PROVISIONING: "true",
       });
       await fc.assert(
