@@ -277,7 +277,12 @@ describe("RateLimiter", () => {
     // Whichever starts first is the probe; the other waits for its answer.
     const probe = await Promise.race(waiting);
     let othersStarted = 0;
-    const others = waiting.map((w) => w.then((p) => (p === probe ? p : (othersStarted++, p))));
+    const others = waiting.map((w) =>
+      w.then((p) => {
+        if (p !== probe) othersStarted++;
+        return p;
+      }),
+    );
     await new Promise((r) => setTimeout(r, 50));
     expect(othersStarted).toBe(0);
     probe?.accepted();
