@@ -107,6 +107,23 @@ describe("redaction", () => {
     });
   });
 
+  it("structured fields: any structure keeps its shape, and no string in it keeps a secret (property)", () => {
+    const secret = "Zx9-structured+secret/=";
+    registerSecret(secret);
+    const withSecret = fc
+      .jsonValue()
+      .map((value) => ({ value, note: `a ${secret} b`, [secret]: [secret, 1] }));
+    fc.assert(
+      fc.property(withSecret, (fields) => {
+        const text = JSON.stringify(redactValue(fields));
+        expect(() => JSON.parse(text)).not.toThrow();
+        expect(leakChecker([secret])(text)).toEqual([]);
+        expect(Object.keys(JSON.parse(text) as object)).toHaveLength(3);
+      }),
+      { seed: 11, numRuns: 100 },
+    );
+  });
+
   it("formsOf covers what the tests look for", () => {
     expect(formsOf(" a b+c ")).toContain("a+b%2Bc");
   });
