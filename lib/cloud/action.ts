@@ -91,7 +91,8 @@ function makeIdempotentAction(config: CloudConfig, telemetry: Telemetry) {
       const reply = await runAction(
         request,
         async () => (await openInstance(config, request.connectorId)).provisioner(),
-        newRequestContext({ logger: telemetry.logger }),
+        // A 429 answers rate_limited (retryable) at once: waiting it out could outlast the function.
+        newRequestContext({ logger: telemetry.logger, onRateLimit: "throw" }),
       );
       if (reply.status === "failed" && reply.error.retryable) throw new RetryableReply(reply);
       return reply;
