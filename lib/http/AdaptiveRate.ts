@@ -191,12 +191,17 @@ export class AdaptiveRate {
     if (ticket.probe) this.#probeInFlight = false;
   }
 
-  /** A 429, with its `Retry-After` in ms if any: lowers the rate or blocks, and says when to retry. */
+  /**
+   * A 429, with its `Retry-After` in ms if any: lowers the rate or blocks, and says when to retry.
+   * `hold: false` (a caller that waits elsewhere, such as a queue worker) learns the rate only:
+   * no block holds the requests that come after it.
+   */
   refused(
     ticket: StartTicket,
     now: number,
     retryAfterMs: number | undefined,
     headers?: Headers,
+    hold = true,
   ): RefusalVerdict {
     ticket.refused = true;
     this.#forget(now);
@@ -222,7 +227,10 @@ export class AdaptiveRate {
     if (fresh && !refusingAll && settled) {
       this.#reduce(now);
     }
-    if ((retryAfterMs !== undefined && retryAfterMs >= BLOCKING_RETRY_AFTER_MS) || refusingAll) {
+    if (
+      hold &&
+      ((retryAfterMs !== undefined && retryAfterMs >= BLOCKING_RETRY_AFTER_MS) || refusingAll)
+    ) {
       this.#blocked = true;
       this.#blockStartedAt = now;
       this.#hold(now, retryAfterMs ?? FIRST_PROBE_MS);

@@ -327,7 +327,9 @@ export class HttpClient {
       retryAfterMs,
     };
     if (response.status === 429) {
-      answer.retryAt = permit.refused(retryAfterMs, response.headers).retryAt;
+      // A caller told of 429s waits elsewhere (a queue's delay): its 429 holds no one here.
+      const hold = ctx.onRateLimit !== "throw";
+      answer.retryAt = permit.refused(retryAfterMs, response.headers, hold).retryAt;
       await ctx.sharedRate?.refused().catch((error: unknown) => {
         ctx.logger.warn("the shared rate could not be lowered", {
           error: error instanceof Error ? error.message : String(error),

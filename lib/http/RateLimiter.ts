@@ -24,8 +24,8 @@ export interface AcquireOptions {
 export interface Permit {
   /** Any answer but 429: the upstream processed the request. */
   accepted(headers?: Headers): void;
-  /** A 429: when this request may try again, and whether everyone is held. */
-  refused(retryAfterMs: number | undefined, headers?: Headers): RefusalVerdict;
+  /** A 429: when this request may try again, and whether everyone is held (never if not `hold`). */
+  refused(retryAfterMs: number | undefined, headers?: Headers, hold?: boolean): RefusalVerdict;
   /** No answer at all. */
   unanswered(): void;
 }
@@ -97,9 +97,9 @@ export class RateLimiter {
         this.#rate.accepted(ticket, Date.now(), headers);
         this.#release();
       },
-      refused: (retryAfterMs, headers) => {
+      refused: (retryAfterMs, headers, hold) => {
         finish();
-        const verdict = this.#rate.refused(ticket, Date.now(), retryAfterMs, headers);
+        const verdict = this.#rate.refused(ticket, Date.now(), retryAfterMs, headers, hold);
         this.#release();
         return verdict;
       },

@@ -113,9 +113,12 @@ describe("HttpClient", () => {
   });
 
   it("throws a rate limit with its wait, without sleeping, for a caller that asks to be told", async () => {
-    const { url } = await serve(() => ({ status: 200, body: {} }), {
-      rateLimit: { every: 1, retryAfter: "seconds", seconds: 30 },
-    });
+    let faults: FaultSettings = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 30 } };
+    server = await startSimServer(
+      () => ({ status: 200, body: {} }),
+      () => faults,
+    );
+    const { url } = server;
     const { http } = client(url);
     const ctx = newRequestContext({ onRateLimit: "throw" });
 
@@ -127,6 +130,11 @@ describe("HttpClient", () => {
     expect(isRetryableError(error)).toBe(true);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(ctx.counters.requests).toBe(1);
+    // It waits elsewhere (a queue's delay), so its 429 holds no one: the next call goes at once.
+    faults = {};
+    const next = await http.request({ method: "GET", path: "/y" }, ctx);
+    expect(next.status).toBe(200);
+    expect(ctx.counters.requests).toBe(2);
   });
 
   it("abandons a request and its backoff when the run's signal fires", async () => {
