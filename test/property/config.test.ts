@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadCloudConfig } from "../../lib/cloud/config";
@@ -8,7 +8,7 @@ import {
   collectInstanceSettings,
   validateInstanceSettings,
 } from "../../lib/cloud/instanceSettings";
-import { DNS_LABEL } from "../../lib/config";
+import { DNS_LABEL, loadEnvironment } from "../../lib/config";
 import { BLACKLINE_VARIABLES, loadBlacklineConfig } from "../../lib/connectors/blackline";
 import { loadValimailConfig, VALIMAIL_VARIABLES } from "../../lib/connectors/valimail";
 import {
@@ -411,6 +411,38 @@ describe("configuration values (property)", () => {
         },
       ),
       { numRuns: 30 },
+    );
+  });
+
+  it("--env-file: any file content gives variables (the environment winning) or a ConfigError", () => {
+    const line = fc.oneof(
+      fc.tuple(fc.constantFrom(...BLACKLINE_VARIABLES), hostileText).map(([k, v]) => `${k}=${v}`),
+      fc
+        .tuple(fc.constantFrom(...BLACKLINE_VARIABLES), fc.string())
+        .map(([k, v]) => `export ${k}="${v}"`),
+      fc.string(),
+      fc.constantFrom("#comment", "=", "A", "A=", "A='unclosed", 'B="multi\nline"', "\r"),
+    );
+    const envFile = join(dirname(secretFile), "property.env");
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 8 }), (lines) => {
+        writeFileSync(envFile, lines.join("\n"));
+        const env = expectConfigOutcome(
+          () =>
+            loadEnvironment({
+              envFile,
+              env: { CONNECTOR_ACCOUNTING_SCOPE: "from-the-environment" },
+            }),
+          ["--env-file"],
+        );
+        if (!env) return;
+        expect(env.CONNECTOR_ACCOUNTING_SCOPE).toBe("from-the-environment");
+        // Whatever the file held, loading a connector from it is a configuration or a ConfigError.
+        expectConfigOutcome(() => loadBlacklineConfig(env), BLACKLINE_VARIABLES, {
+          credentials: /CONNECTOR_ACCOUNTING_SCOPE: .*instance_/,
+        });
+      }),
+      { numRuns: 100 },
     );
   });
 
