@@ -15,7 +15,8 @@ export interface BenchPaths {
   root: string;
   /** The bundled simulator host. */
   simulatorHost: string;
-  peakRssProbe: string;
+  /** Preloaded into the sync's process: its peak RSS and CPU time. */
+  processProbe: string;
   /** A directory for snapshots and probe files. */
   work: string;
 }
@@ -31,6 +32,8 @@ export interface SyncRun {
   minimum: MinimumRequests;
   records: number;
   peakRssBytes: number;
+  /** CPU time of the sync's process, user and system. */
+  cpuMs: number;
   /** The end of stderr when the sync failed. */
   error?: string;
 }
@@ -54,7 +57,7 @@ export async function runCliSync(
 ): Promise<SyncRun> {
   const { connector } = scenario.simulator;
   const simulator = await startHostedSimulator(paths.simulatorHost, scenario.simulator);
-  const rssFile = join(paths.work, `${options.tag}.peak-rss`);
+  const probeFile = join(paths.work, `${options.tag}.process.json`);
   const out = join(paths.work, `${options.tag}.jsonl`);
   let finished: Awaited<ReturnType<typeof runToEnd>>;
   let server: SimulatorStats;
@@ -69,20 +72,22 @@ export async function runCliSync(
           ...cleanEnv(),
           ...simulator.ready.env,
           ...(options.concurrencyOne ? { [CONCURRENCY_VARIABLE[connector]]: "1" } : {}),
-          NODE_OPTIONS: `--import=${pathToFileURL(paths.peakRssProbe).href}`,
-          BENCH_PEAK_RSS_FILE: rssFile,
+          NODE_OPTIONS: `--import=${pathToFileURL(paths.processProbe).href}`,
+          BENCH_PROCESS_FILE: probeFile,
         },
       },
     );
   } finally {
     server = await simulator.stop();
   }
-  const peakRssBytes = Number(await readFile(rssFile, "utf8").catch(() => "0"));
+  const probe = JSON.parse(
+    await readFile(probeFile, "utf8").catch(() => '{"peakRssBytes":0,"cpuMs":0}'),
+  ) as { peakRssBytes: number; cpuMs: number };
   const base = {
     processMs: finished.wallMs,
     server,
     minimum: simulator.ready.minimum,
-    peakRssBytes,
+    ...probe,
   };
   if (finished.code !== 0) {
     return {

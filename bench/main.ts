@@ -37,7 +37,7 @@ const work = await mkdtemp(join(tmpdir(), "ac-bench-"));
 const paths: BenchPaths = {
   root,
   simulatorHost: join(root, "dist", "bench", "simulatorHost.mjs"),
-  peakRssProbe: join(root, "bench", "peakRss.mjs"),
+  processProbe: join(root, "bench", "processProbe.mjs"),
   work,
 };
 

@@ -54,8 +54,11 @@ export function renderReport(options: {
     "runs in another process on loopback. *Minimum* is what the tenant needs at the server's largest",
     "page (pages of each list plus membership pages from the smaller side), computed from the tenant;",
     "*requests* are the simulator's count, 429s included. *Floor* is max(minimum / rate limit,",
-    "minimum x latency / default concurrency). *Wall* is the sync's own duration (its summary); *conc. 1*",
-    "is the same sync with the concurrency set to 1. *Peak RSS* is the sync process's VmHWM.",
+    "minimum x latency / default concurrency). *Wall* is the command's process from spawn to exit (its",
+    "start, the sync, the removal guard's check of the new snapshot); *sync* the sync alone, as its",
+    "summary says; *conc. 1* the same command with the concurrency set to 1. *Peak RSS* is the sync process's VmHWM, *CPU* its",
+    "user and system time. *Upstream span* runs from the first request the simulator saw to the last,",
+    "with the rate kept over it: wall minus span is the process's start and the snapshot's completion.",
     "",
   );
   parts.push(
@@ -65,6 +68,7 @@ export function renderReport(options: {
         "tenant",
         "simulator",
         "wall s",
+        "sync s",
         "requests (429s)",
         "minimum",
         "req / min",
@@ -73,6 +77,8 @@ export function renderReport(options: {
         "conc. 1 s",
         "speed-up",
         "peak RSS MiB",
+        "CPU s",
+        "upstream span s (req/s)",
         "records / s",
       ],
       results.map((r) => [
@@ -80,6 +86,7 @@ export function renderReport(options: {
         r.tenant,
         r.upstream,
         fixed(r.wallSeconds),
+        fixed(r.syncSeconds),
         `${grouped(r.requests)} (${r.throttled})`,
         grouped(r.minimumRequests),
         fixed(r.requestsPerMinimum, 3),
@@ -88,6 +95,10 @@ export function renderReport(options: {
         fixed(r.concurrencyOneWallSeconds),
         r.speedup === undefined ? "–" : `${r.speedup.toFixed(1)} x`,
         fixed(r.peakRssMiB),
+        fixed(r.cpuSeconds),
+        r.upstreamSpanSeconds === undefined
+          ? "–"
+          : `${fixed(r.upstreamSpanSeconds)} (${fixed(r.upstreamRate)})`,
         r.ok ? grouped(r.recordsPerSecond) : "–",
       ]),
     ),

@@ -15,7 +15,10 @@ export interface ScenarioResult {
   upstream: string;
   ok: boolean;
   error?: string;
+  /** The command's process from spawn to exit (start, sync, removal guard); the cloud run's span. */
   wallSeconds: number;
+  /** The sync alone, as its summary says. */
+  syncSeconds: number;
   /** As the simulator counted them, 429s included. */
   requests: number;
   throttled: number;
@@ -30,6 +33,11 @@ export interface ScenarioResult {
   concurrencyOneWallSeconds?: number;
   speedup?: number;
   peakRssMiB?: number;
+  /** CPU time of the sync's process: near the wall, the sync is bound by its own CPU. */
+  cpuSeconds?: number;
+  /** From the first upstream request to the last, and the rate kept over that span. */
+  upstreamSpanSeconds?: number;
+  upstreamRate?: number;
   records: number;
   recordsPerSecond: number;
   cloud?: Omit<CloudRun, "ok" | "syncMs" | "requests" | "server" | "minimum" | "records" | "error">;
@@ -63,7 +71,8 @@ export function scenarioResult(
   concurrencyOne?: SyncRun,
 ): ScenarioResult {
   const minimum = run.minimum.total;
-  const wallSeconds = run.syncMs / 1000;
+  const wallMs = "processMs" in run ? run.processMs : run.syncMs;
+  const wallSeconds = wallMs / 1000;
   const floor = floorSeconds(scenario, minimum);
   const allows = quotaAllows(scenario, minimum, floor);
   const result: ScenarioResult = {
@@ -74,6 +83,7 @@ export function scenarioResult(
     ok: run.ok,
     ...(run.error ? { error: run.error } : {}),
     wallSeconds: round(wallSeconds),
+    syncSeconds: round(run.syncMs / 1000),
     requests: run.server.requests,
     throttled: run.server.throttled,
     minimumRequests: minimum,
@@ -85,10 +95,17 @@ export function scenarioResult(
     records: run.records,
     recordsPerSecond: Math.round(run.records / wallSeconds),
   };
-  if ("peakRssBytes" in run) result.peakRssMiB = round(run.peakRssBytes / MIB, 1);
+  if ("peakRssBytes" in run) {
+    result.peakRssMiB = round(run.peakRssBytes / MIB, 1);
+    result.cpuSeconds = round(run.cpuMs / 1000, 1);
+  }
+  if (run.server.spanMs) {
+    result.upstreamSpanSeconds = round(run.server.spanMs / 1000);
+    result.upstreamRate = round(run.server.requests / (run.server.spanMs / 1000), 1);
+  }
   if (concurrencyOne) {
-    result.concurrencyOneWallSeconds = round(concurrencyOne.syncMs / 1000);
-    result.speedup = round(concurrencyOne.syncMs / run.syncMs);
+    result.concurrencyOneWallSeconds = round(concurrencyOne.processMs / 1000);
+    result.speedup = round(concurrencyOne.processMs / wallMs);
   }
   if ("shards" in run) {
     const { ok, syncMs, requests, server, minimum: _, records, error, ...cloud } = run;

@@ -29,6 +29,8 @@ export interface SimulatorStats {
   /** Answered 429 by the enforced limit or quota. */
   throttled: number;
   byRoute: Record<string, number>;
+  /** From the first request's arrival to the last's (BlackLine; the Valimail simulator keeps no arrivals). */
+  spanMs?: number;
 }
 
 /** The simulators' largest page when none is set. */
@@ -91,6 +93,9 @@ const stats: SimulatorStats = {
   requests: sim.stats.requests,
   throttled: sim.stats.throttled,
   byRoute: sim.stats.byRoute,
+  ...("arrivals" in sim.stats
+    ? { spanMs: (sim.stats.arrivals.at(-1) ?? 0) - (sim.stats.arrivals[0] ?? 0) }
+    : {}),
 };
 process.stdout.write(`${JSON.stringify(stats)}\n`);
 await sim.close();
