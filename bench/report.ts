@@ -123,7 +123,9 @@ export function renderReport(options: {
       "",
       "The packaged stack on moto_server (test/aws/harness): the scheduler invoked by `cloud sync`, the",
       "packaged worker and finalize handlers fed from the real queues. Wall is from `cloud sync` to the",
-      "end of finalize. Cost: summed handler time at each function's configured memory, at the arm64",
+      "end of finalize; the harness runs one invocation at a time (Lambda would run up to the mapping's",
+      "maximum concurrency, 10), so it is about the summed handler time, and wall / floor is not",
+      "comparable with the command line's. Cost: summed handler time at each function's configured memory, at the arm64",
       "price ($0.0000133334 per GB-second, $0.20 per million requests); SQS, DynamoDB and S3 not counted.",
       "",
       table(
