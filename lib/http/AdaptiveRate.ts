@@ -48,6 +48,8 @@ export const ARRIVAL_SKEW_MS = 20;
  * block (a quota, not a rate): this many, or one a whole window after the reduction.
  */
 export const BLOCK_AFTER_REFUSALS = 3;
+/** A `RateLimit-Limit` per window up to this long is taken as a rate; a longer one as an allowance. */
+export const RATE_WINDOW_MAX_MS = 10_000;
 /** A `Retry-After` at least this long holds every request, not only the refused one. */
 export const BLOCKING_RETRY_AFTER_MS = 2000;
 /** Without `Retry-After`, a block is probed after this long, then after this share of its age so far. */
@@ -298,16 +300,22 @@ export class AdaptiveRate {
   }
 
   /**
-   * `Limit` per window (the longest `Reset` seen) is the upstream's rate: slow start stops below
-   * it and the rate grows to it, not past it, with no 429 needed. `Remaining: 0` with a far `Reset` holds
-   * every start until then, and the first one after is a probe.
+   * `Limit` per window (the longest `Reset` seen), for a window of `RATE_WINDOW_MAX_MS` or less,
+   * is the upstream's rate: slow start stops below it and the rate grows to it, not past it, with
+   * no 429 needed. A longer window (5,000 an hour) is an allowance, not a pace: it is spent as
+   * fast as the rate allows, and `Remaining: 0` with a far `Reset` holds every start until then
+   * (the first one after is a probe).
    */
   #learnFromHeaders(state: RateLimitState | undefined, now: number): void {
     if (!state) return;
     if (state.resetMs !== undefined) {
       this.#headerWindowMs = Math.max(this.#headerWindowMs, state.resetMs);
     }
-    if (state.limit !== undefined && state.limit > 0) {
+    if (
+      state.limit !== undefined &&
+      state.limit > 0 &&
+      this.#headerWindowMs <= RATE_WINDOW_MAX_MS
+    ) {
       const limitRate = state.limit / (this.#headerWindowMs / 1000);
       this.#headerRate = limitRate;
       if (limitRate !== this.#maxRate && (this.#slowStart || limitRate < this.#maxRate)) {

@@ -188,6 +188,20 @@ describe("AdaptiveRate", () => {
     expect(within(run.accepted, 40_000, 45_000)).toBeGreaterThan(100);
   });
 
+  it("spends an hourly allowance at its own pace: a long window's Limit is not a rate", () => {
+    const rate = new AdaptiveRate();
+    const headers = new Headers({
+      "x-ratelimit-limit": "5000",
+      "x-ratelimit-remaining": "4000",
+      "x-ratelimit-reset": "1800",
+    });
+
+    rate.accepted(rate.start(0), 50, headers);
+
+    expect(rate.maxRate).toBe(Number.POSITIVE_INFINITY);
+    expect(rate.rate).toBeGreaterThanOrEqual(20);
+  });
+
   it("holds every start until a far Reset when the headers say nothing remains", () => {
     const rate = new AdaptiveRate();
     const ticket = rate.start(0);
