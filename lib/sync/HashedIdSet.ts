@@ -36,6 +36,15 @@ export class HashedIdSet {
     return this.#find(scratch) >= 0;
   }
 
+  /** Whether the set holds the hash that `hashHex` wrote at `offset` of `text` (32 hex digits). */
+  hasHex(text: string, offset: number): boolean {
+    for (let word = 0; word < WORDS; word++) {
+      const at = offset + word * 8;
+      scratch[word] = Number.parseInt(text.slice(at, at + 8), 16);
+    }
+    return this.#find(scratch) >= 0;
+  }
+
   /** Adds `id`; false when it was there already. */
   add(id: string): boolean {
     hashId(id, scratch);
@@ -91,6 +100,17 @@ const scratch = new Uint32Array(WORDS);
 /** The home slot of a hash: its second word scaled to the capacity (no modulo, no bias to speak of). */
 function home(word: number, capacity: number): number {
   return Math.floor((word * capacity) / 0x1_0000_0000);
+}
+
+/**
+ * The hash `HashedIdSet` keeps for `id`, as 32 hex digits: a file can carry it beside a record, so
+ * that reading the file back checks membership without parsing the record (`hasHex`).
+ */
+export function hashHex(id: string): string {
+  hashId(id, scratch);
+  let hex = "";
+  for (const word of scratch) hex += word.toString(16).padStart(8, "0");
+  return hex;
 }
 
 const C1 = 0x239b961b;

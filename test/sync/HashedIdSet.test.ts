@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { HashedIdSet, hashId } from "../../lib/sync/HashedIdSet";
+import { HashedIdSet, hashHex, hashId } from "../../lib/sync/HashedIdSet";
 
 /**
  * MurmurHash3 x86_128, seed 0, of each id's UTF-16LE bytes, as words h1..h4, computed by the
@@ -51,6 +51,17 @@ describe("HashedIdSet", () => {
     }
     expect(disagreements).toEqual([]);
     expect(set.size).toBe(reference.size);
+  });
+
+  it("finds a hash written as hex at any offset of a line, and only the ids it holds", () => {
+    const set = new HashedIdSet();
+    const held = ["team:7:member", "user\u00001000", "東京"];
+    for (const id of held) set.add(id);
+    for (const id of [...held, "team:8:member", "user\u00001001", ""]) {
+      const line = `${hashHex("other")}${hashHex(id)}{"kind":"grant"}`;
+      expect(line.slice(32, 64)).toMatch(/^[0-9a-f]{32}$/);
+      expect(set.hasHex(line, 32), JSON.stringify(id)).toBe(held.includes(id));
+    }
   });
 
   it("tells apart ids that differ only in length, case, a NUL or a non-Latin character", () => {
