@@ -12,7 +12,7 @@ import { type Artifacts, measureArtifacts } from "./artifacts";
 import { type BenchPaths, runCliSync } from "./cliSync";
 import { runCloudSync } from "./cloudSync";
 import { renderReport, thisMachine } from "./report";
-import { checkTargets, type ScenarioResult, scenarioResult } from "./results";
+import { checkTargets, failedResult, type ScenarioResult, scenarioResult } from "./results";
 import { SCENARIOS, type Scenario } from "./scenarios";
 
 const { values } = parseArgs({
@@ -59,7 +59,9 @@ const results: ScenarioResult[] = [];
 let artifacts: Artifacts | undefined;
 try {
   for (const scenario of chosen) {
-    const result = await runScenario(scenario);
+    const result = await runScenario(scenario).catch((error: unknown) =>
+      failedResult(scenario, error),
+    );
     results.push(result);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     for (const tag of [scenario.name, `${scenario.name}-c1`]) {
@@ -68,8 +70,11 @@ try {
   }
   if (!only) {
     process.stderr.write("bench: bundles and start times\n");
-    artifacts = await measureArtifacts(root);
-    process.stdout.write(`${JSON.stringify({ artifacts })}\n`);
+    artifacts = await measureArtifacts(root).catch((error: unknown) => {
+      process.stderr.write(`bench: bundles and start times not measured: ${String(error)}\n`);
+      return undefined;
+    });
+    if (artifacts) process.stdout.write(`${JSON.stringify({ artifacts })}\n`);
   }
 } finally {
   await rm(work, { recursive: true, force: true });

@@ -114,6 +114,29 @@ export function scenarioResult(
   return result;
 }
 
+/** A scenario that could not run at all (no moto_server on PATH, say): a row saying why. */
+export function failedResult(scenario: Scenario, error: unknown): ScenarioResult {
+  return {
+    scenario: scenario.name,
+    runtime: scenario.runtime,
+    tenant: scenario.tenantText,
+    upstream: scenario.upstreamText,
+    ok: false,
+    error: error instanceof Error ? error.message : String(error),
+    wallSeconds: 0,
+    syncSeconds: 0,
+    requests: 0,
+    throttled: 0,
+    minimumRequests: 0,
+    requestsPerMinimum: 0,
+    floorSeconds: 0,
+    wallPerFloor: 0,
+    defaultConcurrency: defaultConcurrency(scenario),
+    records: 0,
+    recordsPerSecond: 0,
+  };
+}
+
 export interface TargetCheck {
   target: string;
   met: boolean | undefined;
