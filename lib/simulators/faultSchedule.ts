@@ -63,15 +63,23 @@ export function scheduledFault(
  */
 export type PagingFault = "duplicates" | "alternate";
 
-/** The items of the page that starts at `start` (0-based) with `size` items, under `fault`. */
+/**
+ * The items of the page that starts at `start` (0-based) with `size` items, under `fault`;
+ * `onFault` is called when the fault changed the page.
+ */
 export function faultyPage<T>(
   items: readonly T[],
   start: number,
   size: number,
   fault: PagingFault | undefined,
+  onFault: () => void = () => {},
 ): T[] {
-  if (fault === "duplicates" && start > 0) return items.slice(start - 1, start + size);
+  if (fault === "duplicates" && start > 0 && start <= items.length) {
+    onFault();
+    return items.slice(start - 1, start + size);
+  }
   if (fault === "alternate" && items.length > 2 * size && start >= 2 * size) {
+    onFault();
     const first = (Math.floor(start / size) % 2) * size;
     return items.slice(first, first + size);
   }

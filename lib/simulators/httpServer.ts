@@ -33,6 +33,10 @@ export interface RunningSimulator {
   readonly requests: number;
   /** Requests answered 429 by the enforced rate limit or quota (`limit`, `quota`). */
   readonly throttled: number;
+  /** Answers a scheduled, page or data fault changed (`faulted()` from the handler counts too). */
+  readonly faulted: number;
+  /** For a handler that injects a fault of its own (a page fault, a change of data). */
+  countFault(): void;
   /** When each request arrived (epoch ms), in order: how tests see the rate a client kept. */
   readonly arrivals: readonly number[];
   close(): Promise<void>;
@@ -44,6 +48,7 @@ export async function startSimServer(
   faults: () => FaultSettings,
 ): Promise<RunningSimulator> {
   let requests = 0;
+  let faulted = 0;
   const arrivals: number[] = [];
   const throttle = new Throttle();
   const attempts = new Map<string, number>();
@@ -93,7 +98,10 @@ export async function startSimServer(
       const scheduled = settings.schedule
         ? scheduledFault(settings.schedule, attempt.key, attempt.attempt)
         : undefined;
-      if (scheduled && (await answerBeforeHandler(req, res, scheduled, attempt.attempt))) return;
+      if (scheduled && (await answerBeforeHandler(req, res, scheduled, attempt.attempt))) {
+        faulted++;
+        return;
+      }
       const response = await handler({
         method: req.method ?? "GET",
         url: new URL(req.url ?? "/", "http://127.0.0.1"),
@@ -105,7 +113,7 @@ export async function startSimServer(
           ? { status: 502, body: { message: "simulated lost answer" } }
           : response;
       const headed = { ...answer, headers: { ...limits.headers, ...answer.headers } };
-      if (scheduled) sendFaulty(req, res, headed, scheduled);
+      if (scheduled && sendFaulty(req, res, headed, scheduled)) faulted++;
       else send(res, headed);
     } catch (error) {
       send(res, { status: 500, body: { message: `simulator error: ${String(error)}` } });
@@ -119,6 +127,12 @@ export async function startSimServer(
     url: `http://127.0.0.1:${port}`,
     get requests() {
       return requests;
+    },
+    get faulted() {
+      return faulted;
+    },
+    countFault() {
+      faulted++;
     },
     get throttled() {
       return throttle.refused;
@@ -188,26 +202,24 @@ async function answerBeforeHandler(
   }
 }
 
-/** The handler's answer, spoiled by a scheduled fault that acts on the body. */
+/**
+ * The handler's answer, spoiled by a scheduled fault that acts on the body (or already delayed
+ * by a slow one); true when the fault changed the answer.
+ */
 function sendFaulty(
   req: IncomingMessage,
   res: ServerResponse,
   response: SimResponse,
   fault: ScheduledFault,
-): void {
+): boolean {
   const ok = response.status >= 200 && response.status < 300;
-  if (!ok || res.destroyed) {
-    send(res, response);
-    return;
-  }
-  if (fault.kind === "schema") {
-    const broken = breakSchema(response.body, fault.breaks);
+  const broken =
+    ok && fault.kind === "schema" ? breakSchema(response.body, fault.breaks) : undefined;
+  const cut = ok && (fault.kind === "cutBody" || fault.kind === "truncatedJson");
+  if (res.destroyed) return false;
+  if (!cut) {
     send(res, broken === undefined ? response : { ...response, body: broken });
-    return;
-  }
-  if (fault.kind !== "cutBody" && fault.kind !== "truncatedJson") {
-    send(res, response);
-    return;
+    return broken !== undefined || fault.kind === "slow";
   }
   const body = Buffer.from(JSON.stringify(response.body ?? {}), "utf8");
   const half = body.subarray(0, Math.floor(body.length / 2));
@@ -216,10 +228,8 @@ function sendFaulty(
     ...response.headers,
     "content-length": String(fault.kind === "cutBody" ? body.length : half.length),
   });
-  if (fault.kind === "truncatedJson") {
-    res.end(half);
-    return;
-  }
+  if (fault.kind === "truncatedJson") res.end(half);
   // The connection drops once the half is on its way: the client sees a body cut short.
-  res.write(half, () => req.socket.destroy());
+  else res.write(half, () => req.socket.destroy());
+  return true;
 }

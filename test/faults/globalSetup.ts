@@ -3,8 +3,8 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import awsSetup from "../aws/globalSetup";
-import { RESULTS_DIR } from "./matrix";
 import { writeReliabilityReport } from "./report";
+import { RESULTS_DIR } from "./results";
 
 export default async function setup() {
   await rm(RESULTS_DIR, { recursive: true, force: true });

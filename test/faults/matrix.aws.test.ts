@@ -16,11 +16,12 @@ import {
   platformOutcome,
   problem,
   result,
-  saveResults,
   startUpstream,
   type Upstream,
+  unexercised,
   upstreamEnv,
 } from "./matrix";
+import { saveResults } from "./results";
 import { seedsFor, selectFaults } from "./seeds";
 
 /**
@@ -117,6 +118,7 @@ async function round(cells: readonly CloudCell[]): Promise<CellResult[]> {
       run?.status === "complete" || run?.status === "error"
         ? platformOutcome(cell.platform, run.status === "error")
         : { broken: `the run did not end (status ${run?.status})` };
+    const injected = cell.upstream.stats.faulted;
     const { records } = await cleanSnapshot(cell.connector);
     results.push(
       result(
@@ -124,7 +126,7 @@ async function round(cells: readonly CloudCell[]): Promise<CellResult[]> {
         cell.connector,
         "cloud",
         cell.seed,
-        outcome,
+        { ...outcome, injected },
         records,
         Date.now() - cell.startedAt,
       ),
@@ -154,5 +156,6 @@ describe("the fault matrix: cloud", () => {
 
     expect(cells.map(problem).filter((p) => p !== undefined)).toEqual([]);
     expect(cells.reduce((sum, cell) => sum + cell.lost, 0)).toBe(0);
+    expect(unexercised(cells)).toEqual([]);
   }, 1_800_000);
 });

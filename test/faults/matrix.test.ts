@@ -4,7 +4,8 @@
 // RELIABILITY.md from the cells both files leave in .build/faults.
 import { describe, expect, it } from "vitest";
 import { CONNECTORS, FAULTS } from "./catalogue";
-import { type CellResult, pool, problem, runCell, saveResults } from "./matrix";
+import { type CellResult, pool, problem, runCell, unexercised } from "./matrix";
+import { saveResults } from "./results";
 import { seedsFor, selectFaults } from "./seeds";
 
 const runtimes = ["cli", "service"] as const;
@@ -24,6 +25,7 @@ describe("the fault matrix: CLI and service", () => {
 
       expect(cells.map(problem).filter((p) => p !== undefined)).toEqual([]);
       expect(cells.reduce((sum, cell) => sum + cell.lost, 0)).toBe(0);
+      expect(unexercised(cells)).toEqual([]);
     }, 600_000);
   }
 });

@@ -5,7 +5,7 @@
  * reason; `judge` sorts it into exact, failed loudly, or a defect (a wrong snapshot published,
  * records lost, a failure that does not name its cause, or a silent failure).
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadSyncConnector } from "../../lib/connectors/registry";
@@ -69,6 +69,11 @@ export interface RunOutcome {
   broken?: string;
 }
 
+/** An outcome and how many answers the fault changed (from the simulator's count). */
+export interface FaultedOutcome extends RunOutcome {
+  injected: number;
+}
+
 export type Verdict = "exact" | "failed" | "wrong" | "vague" | "silent";
 
 export interface CellResult {
@@ -80,6 +85,8 @@ export interface CellResult {
   expected: Expectation;
   /** Clean records missing from a published snapshot. */
   lost: number;
+  /** Answers the fault changed. */
+  injected: number;
   reason?: string;
   ms: number;
 }
@@ -142,7 +149,7 @@ export async function runCli(
   fault: FaultCase,
   connector: ConnectorName,
   seed: number,
-): Promise<RunOutcome> {
+): Promise<FaultedOutcome> {
   const previous = (await cleanSnapshot(connector)).text;
   const upstream = await startUpstream(connector, fault.settings(seed));
   const dir = await mkdtemp(join(tmpdir(), "ac-faults-cli-"));
@@ -150,13 +157,15 @@ export async function runCli(
   await writeFile(outFile, previous);
   try {
     await localSync(connector, upstream, outFile);
-    return { published: canonicalRecords(await readSnapshot(outFile)) };
+    const published = canonicalRecords(await readSnapshot(outFile));
+    return { published, injected: upstream.stats.faulted };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     const after = await readFile(outFile, "utf8");
+    const injected = upstream.stats.faulted;
     return after === previous
-      ? { reason }
-      : { reason, broken: "--out was changed by a failed sync" };
+      ? { reason, injected }
+      : { reason, broken: "--out was changed by a failed sync", injected };
   } finally {
     await upstream.close();
     await rm(dir, { recursive: true, force: true });
@@ -204,7 +213,7 @@ export async function runService(
   fault: FaultCase,
   connector: ConnectorName,
   seed: number,
-): Promise<RunOutcome> {
+): Promise<FaultedOutcome> {
   const upstream = await startUpstream(connector, fault.settings(seed));
   const platform = await startPlatformSimulator({ pollIntervalSeconds: 1 });
   const stateDir = await mkdtemp(join(tmpdir(), "ac-faults-service-"));
@@ -217,7 +226,7 @@ export async function runService(
   });
   try {
     const ended = await waitForLabel(platform, service);
-    return platformOutcome(platform, ended === "error");
+    return { ...platformOutcome(platform, ended === "error"), injected: upstream.stats.faulted };
   } finally {
     if (service.running) await service.stop("SIGTERM");
     await Promise.all([upstream.close(), platform.close()]);
@@ -258,7 +267,7 @@ export function result(
   connector: ConnectorName,
   runtime: Runtime,
   seed: number,
-  outcome: RunOutcome,
+  outcome: FaultedOutcome,
   clean: readonly string[],
   ms: number,
 ): CellResult {
@@ -271,6 +280,7 @@ export function result(
     verdict,
     expected: fault.expect[runtime],
     lost,
+    injected: outcome.injected,
     ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
     ...(outcome.broken === undefined ? {} : { reason: `${outcome.broken}; ${outcome.reason}` }),
     ms,
@@ -293,12 +303,14 @@ export function problem(cell: CellResult): string | undefined {
   return undefined;
 }
 
-/** Where each test file leaves its cells for the report. */
-export const RESULTS_DIR = join(process.cwd(), ".build", "faults");
-
-export async function saveResults(name: string, cells: readonly CellResult[]): Promise<void> {
-  await mkdir(RESULTS_DIR, { recursive: true });
-  await writeFile(join(RESULTS_DIR, `${name}.json`), `${JSON.stringify(cells, null, 1)}\n`);
+/** Each fault and runtime whose runs injected nothing (the fault was never exercised). */
+export function unexercised(cells: readonly CellResult[]): string[] {
+  const injected = new Map<string, number>();
+  for (const cell of cells) {
+    const key = `${cell.fault} / ${cell.runtime}`;
+    injected.set(key, (injected.get(key) ?? 0) + cell.injected);
+  }
+  return [...injected].filter(([, n]) => n === 0).map(([key]) => key);
 }
 
 /** Runs `tasks` with at most `limit` at once, in order of the list. */

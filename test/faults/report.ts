@@ -18,6 +18,7 @@ export async function readResults(dir: string): Promise<CellResult[]> {
 
 interface Tally {
   runs: number;
+  injected: number;
   exact: number;
   failed: number;
   lost: number;
@@ -29,6 +30,7 @@ interface Tally {
 function tally(cells: readonly CellResult[]): Tally {
   return {
     runs: cells.length,
+    injected: cells.reduce((sum, c) => sum + (c.injected ?? 0), 0),
     exact: cells.filter((c) => c.verdict === "exact").length,
     failed: cells.filter((c) => c.verdict === "failed").length,
     lost: cells.reduce((sum, c) => sum + c.lost, 0),
@@ -69,19 +71,30 @@ export function reliabilityReport(
     row([
       "fault",
       "runs",
+      "answers faulted",
       "snapshots exact",
       "failed loudly",
       "records lost",
       "wrong snapshots published",
     ]),
-    row(["---", "---:", "---:", "---:", "---:", "---:"]),
+    row(["---", "---:", "---:", "---:", "---:", "---:", "---:"]),
   ];
   for (const fault of FAULTS) {
     const t = tally(cells.filter((c) => c.fault === fault.id));
     if (t.runs === 0) continue;
-    lines.push(row([fault.id, t.runs, t.exact, t.failed, t.lost, t.wrong]));
+    lines.push(row([fault.id, t.runs, t.injected, t.exact, t.failed, t.lost, t.wrong]));
   }
-  lines.push(row(["**all**", total.runs, total.exact, total.failed, total.lost, total.wrong]));
+  lines.push(
+    row([
+      "**all**",
+      total.runs,
+      total.injected,
+      total.exact,
+      total.failed,
+      total.lost,
+      total.wrong,
+    ]),
+  );
   lines.push("", "By runtime (exact / failed loudly):", "");
   lines.push(row(["fault", ...runtimes]), row(["---", ...runtimes.map(() => "---:")]));
   for (const fault of FAULTS) {
@@ -89,7 +102,7 @@ export function reliabilityReport(
       const t = tally(cells.filter((c) => c.fault === fault.id && c.runtime === runtime));
       return t.runs === 0 ? "-" : `${t.exact} / ${t.failed}`;
     });
-    lines.push(row([fault.id, ...byRuntime]));
+    if (byRuntime.some((cell) => cell !== "-")) lines.push(row([fault.id, ...byRuntime]));
   }
   lines.push("", "## What each fault does, and what the product does about it", "");
   for (const fault of FAULTS) {

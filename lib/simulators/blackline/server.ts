@@ -48,6 +48,8 @@ export interface BlacklineSimulator {
     requests: number;
     /** Answered 429 by the enforced `limit` or `quota`. */
     throttled: number;
+    /** Answers a fault of `faults.schedule`, `faults.pages` or `faults.change` changed. */
+    faulted: number;
     byRoute: Record<string, number>;
     /** When each request arrived (epoch ms). */
     arrivals: readonly number[];
@@ -206,7 +208,10 @@ export async function startBlacklineSimulator(
     const total = items.length;
     return {
       status: 200,
-      body: { items: faultyPage(items, start, size, simulator.faults.pages), totalItems: total },
+      body: {
+        items: faultyPage(items, start, size, simulator.faults.pages, server.countFault),
+        totalItems: total,
+      },
     };
   }
 
@@ -217,6 +222,7 @@ export async function startBlacklineSimulator(
     const served = (answer.body as { items: SimUser[] }).items;
     if (!change || changed || served.length < 2) return;
     changed = true;
+    server.countFault();
     if (change === "add_user") {
       const last = tenant.users.at(-1) as SimUser;
       const id = Math.max(...tenant.users.map((u) => u.id)) + 1;
@@ -245,6 +251,9 @@ export async function startBlacklineSimulator(
       },
       get throttled() {
         return server.throttled;
+      },
+      get faulted() {
+        return server.faulted;
       },
       byRoute,
       arrivals: server.arrivals,

@@ -59,6 +59,8 @@ export interface ValimailSimulator {
     requests: number;
     /** Answered 429 by the enforced `limit` or `quota`. */
     throttled: number;
+    /** Answers a fault of `faults.schedule`, `faults.pages` or `faults.change` changed. */
+    faulted: number;
     byRoute: Record<string, number>;
     writes: number;
   };
@@ -196,7 +198,7 @@ export async function startValimailSimulator(
         : Math.max(1, Number(request.url.searchParams.get("startIndex") ?? 1));
       const asked = Number(request.url.searchParams.get("count") ?? matching.length);
       const size = Math.min(Math.max(0, asked), options.maxCount ?? 1000);
-      page = faultyPage(matching, startIndex - 1, size, simulator.faults.pages);
+      page = faultyPage(matching, startIndex - 1, size, simulator.faults.pages, server.countFault);
     }
     const answer = scimOk(200, {
       schemas: ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
@@ -213,6 +215,7 @@ export async function startValimailSimulator(
     const change = simulator.faults.change;
     if (!change || changed || served.length < 2) return;
     changed = true;
+    server.countFault();
     const removed = served[0] as ValimailSimUser;
     if (change === "remove_user") {
       users.delete(removed.id);
@@ -335,6 +338,9 @@ export async function startValimailSimulator(
       },
       get throttled() {
         return server.throttled;
+      },
+      get faulted() {
+        return server.faulted;
       },
       byRoute,
       get writes() {
