@@ -33,7 +33,7 @@ export interface RunningSimulator {
   readonly requests: number;
   /** Requests answered 429 by the enforced rate limit or quota (`limit`, `quota`). */
   readonly throttled: number;
-  /** Answers a scheduled, page or data fault changed (`faulted()` from the handler counts too). */
+  /** Requests a scheduled fault hit, and pages or data a handler's own fault changed (`countFault`). */
   readonly faulted: number;
   /** For a handler that injects a fault of its own (a page fault, a change of data). */
   countFault(): void;
@@ -98,10 +98,9 @@ export async function startSimServer(
       const scheduled = settings.schedule
         ? scheduledFault(settings.schedule, attempt.key, attempt.attempt)
         : undefined;
-      if (scheduled && (await answerBeforeHandler(req, res, scheduled, attempt.attempt))) {
-        faulted++;
-        return;
-      }
+      if (scheduled) faulted++;
+      if (scheduled?.kind === "slow") await sleep(scheduled.delayMs);
+      if (scheduled && (await answerBeforeHandler(req, res, scheduled, attempt.attempt))) return;
       const response = await handler({
         method: req.method ?? "GET",
         url: new URL(req.url ?? "/", "http://127.0.0.1"),
@@ -113,7 +112,7 @@ export async function startSimServer(
           ? { status: 502, body: { message: "simulated lost answer" } }
           : response;
       const headed = { ...answer, headers: { ...limits.headers, ...answer.headers } };
-      if (scheduled && sendFaulty(req, res, headed, scheduled)) faulted++;
+      if (scheduled) sendFaulty(req, res, headed, scheduled);
       else send(res, headed);
     } catch (error) {
       send(res, { status: 500, body: { message: `simulator error: ${String(error)}` } });
@@ -156,10 +155,7 @@ function send(res: ServerResponse, response: SimResponse): void {
   res.end(body);
 }
 
-/**
- * A scheduled fault that replaces the answer (a status, a drop, an oversized body) or delays it;
- * true when the answer has been given.
- */
+/** A scheduled fault that replaces the answer (a status, a drop, an oversized body); true if it did. */
 async function answerBeforeHandler(
   req: IncomingMessage,
   res: ServerResponse,
@@ -186,9 +182,6 @@ async function answerBeforeHandler(
     case "drop":
       req.socket.destroy();
       return true;
-    case "slow":
-      await sleep(fault.delayMs);
-      return false;
     case "oversize":
       res.writeHead(200, {
         "content-type": "application/json; charset=utf-8",
@@ -202,24 +195,21 @@ async function answerBeforeHandler(
   }
 }
 
-/**
- * The handler's answer, spoiled by a scheduled fault that acts on the body (or already delayed
- * by a slow one); true when the fault changed the answer.
- */
+/** The handler's answer, spoiled by a scheduled fault that acts on the body. */
 function sendFaulty(
   req: IncomingMessage,
   res: ServerResponse,
   response: SimResponse,
   fault: ScheduledFault,
-): boolean {
+): void {
   const ok = response.status >= 200 && response.status < 300;
   const broken =
     ok && fault.kind === "schema" ? breakSchema(response.body, fault.breaks) : undefined;
   const cut = ok && (fault.kind === "cutBody" || fault.kind === "truncatedJson");
-  if (res.destroyed) return false;
+  if (res.destroyed) return;
   if (!cut) {
     send(res, broken === undefined ? response : { ...response, body: broken });
-    return broken !== undefined || fault.kind === "slow";
+    return;
   }
   const body = Buffer.from(JSON.stringify(response.body ?? {}), "utf8");
   const half = body.subarray(0, Math.floor(body.length / 2));
@@ -231,5 +221,4 @@ function sendFaulty(
   if (fault.kind === "truncatedJson") res.end(half);
   // The connection drops once the half is on its way: the client sees a body cut short.
   else res.write(half, () => req.socket.destroy());
-  return true;
 }

@@ -85,7 +85,7 @@ export interface CellResult {
   expected: Expectation;
   /** Clean records missing from a published snapshot. */
   lost: number;
-  /** Answers the fault changed. */
+  /** Requests the fault hit (pages or data, for page and data faults). */
   injected: number;
   reason?: string;
   ms: number;
@@ -108,23 +108,25 @@ export function judge(
   return { verdict: fault.reason.test(outcome.reason) ? "failed" : "vague", lost: 0 };
 }
 
-const clean = new Map<ConnectorName, { records: string[]; text: string }>();
+const clean = new Map<ConnectorName, Promise<{ records: string[]; text: string }>>();
 
 /** The clean run's snapshot of each connector's tenant (a CLI sync without faults), computed once. */
-export async function cleanSnapshot(connector: ConnectorName) {
-  const known = clean.get(connector);
-  if (known) return known;
+export function cleanSnapshot(connector: ConnectorName) {
+  const known = clean.get(connector) ?? cleanRun(connector);
+  clean.set(connector, known);
+  return known;
+}
+
+async function cleanRun(connector: ConnectorName) {
   const upstream = await startUpstream(connector);
   const dir = await mkdtemp(join(tmpdir(), "ac-faults-clean-"));
   try {
     const outFile = join(dir, "clean.jsonl");
     await localSync(connector, upstream, outFile);
-    const snapshot = {
+    return {
       records: canonicalRecords(await readSnapshot(outFile)),
       text: await readFile(outFile, "utf8"),
     };
-    clean.set(connector, snapshot);
-    return snapshot;
   } finally {
     await upstream.close();
     await rm(dir, { recursive: true, force: true });

@@ -71,7 +71,7 @@ export function reliabilityReport(
     row([
       "fault",
       "runs",
-      "answers faulted",
+      "requests faulted",
       "snapshots exact",
       "failed loudly",
       "records lost",

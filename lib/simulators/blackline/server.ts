@@ -48,7 +48,7 @@ export interface BlacklineSimulator {
     requests: number;
     /** Answered 429 by the enforced `limit` or `quota`. */
     throttled: number;
-    /** Answers a fault of `faults.schedule`, `faults.pages` or `faults.change` changed. */
+    /** Requests `faults.schedule` hit, and pages or data `faults.pages` or `faults.change` changed. */
     faulted: number;
     byRoute: Record<string, number>;
     /** When each request arrived (epoch ms). */

@@ -59,7 +59,7 @@ export interface ValimailSimulator {
     requests: number;
     /** Answered 429 by the enforced `limit` or `quota`. */
     throttled: number;
-    /** Answers a fault of `faults.schedule`, `faults.pages` or `faults.change` changed. */
+    /** Requests `faults.schedule` hit, and pages or data `faults.pages` or `faults.change` changed. */
     faulted: number;
     byRoute: Record<string, number>;
     writes: number;
