@@ -45,8 +45,11 @@ export function reliabilityReport(
   cells: readonly CellResult[],
   context: { date: string; node: string },
 ): string {
-  const seeds = [...new Set(cells.map((c) => c.seed))].sort((a, b) => a - b);
   const runtimes = RUNTIMES.filter((r) => cells.some((c) => c.runtime === r));
+  const seeds = runtimes.map((runtime) => {
+    const used = new Set(cells.filter((c) => c.runtime === runtime).map((c) => c.seed));
+    return `${runtime} ${[...used].sort((a, b) => a - b).join(", ")}`;
+  });
   const total = tally(cells);
   const lines = [
     "# Reliability: the fault matrix",
@@ -65,7 +68,7 @@ export function reliabilityReport(
     "not name its cause. `npm test` runs a bounded form (two seeds on the CLI, one on the service,",
     "seven cells on the cloud).",
     "",
-    `Last full run: ${context.date}, Node ${context.node}, seeds ${seeds.join(", ")}, runtimes ${runtimes.join(", ")};`,
+    `Last full run: ${context.date}, Node ${context.node}; seeds: ${seeds.join("; ")}.`,
     `${total.runs} runs: ${total.exact} snapshots exact, ${total.failed} failed loudly, ${total.lost} records lost, ${total.wrong} wrong snapshots published, ${total.unexplained} failures without their cause.`,
     "",
     row([
