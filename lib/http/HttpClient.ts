@@ -264,6 +264,7 @@ export class HttpClient {
       .acquire({
         signal: ctx.signal,
         budget: { since: wait.rateLimitedSince, ms: this.#rateLimitWait.budgetMs },
+        priority: ctx.priority,
       })
       .catch((error: unknown) => {
         throwIfAborted(ctx, summary);

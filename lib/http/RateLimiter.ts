@@ -18,6 +18,17 @@ export interface AcquireOptions {
    * the request's own first 429, or the start of the block it waits behind, plus its wait budget.
    */
   budget?: { since: number | undefined; ms: number } | undefined;
+  /**
+   * Higher starts first (default 0); equals in arrival order. A list's pages are read one after
+   * another, so its next page waiting behind a crowd of other requests delays the whole sync.
+   */
+  priority?: number | undefined;
+}
+
+/** A request waiting for its turn: its priority, and its place in arrival order. */
+interface Waiter {
+  priority: number;
+  seq: number;
 }
 
 /** One request's place: report its answer exactly once, which frees its concurrency slot. */
@@ -38,7 +49,10 @@ export class RateLimiter {
   readonly #maxConcurrency: number;
   readonly #rate: AdaptiveRate;
   #inFlight = 0;
-  readonly #slotQueue: Array<() => void> = [];
+  #arrivals = 0;
+  readonly #slotQueue: Array<Waiter & { grant: () => void }> = [];
+  /** Requests holding a slot and waiting for their start; only the first in line may take one. */
+  readonly #starting = new Set<Waiter>();
   /** Waiters for a change of the rate's state (an answer, a block lifted). */
   readonly #listeners = new Set<() => void>();
   readonly #aborters = new WeakMap<AbortSignal, Set<() => void>>();
@@ -64,25 +78,43 @@ export class RateLimiter {
       const since = budget?.since ?? (this.#rate.blocked ? this.#rate.blockStartedAt : undefined);
       return budget && since !== undefined ? since + budget.ms : Number.POSITIVE_INFINITY;
     };
-    await this.#takeSlot();
+    const waiter: Waiter = { priority: options.priority ?? 0, seq: this.#arrivals++ };
+    await this.#takeSlot(waiter);
+    this.#starting.add(waiter);
     try {
       for (;;) {
         signal?.throwIfAborted();
         const now = Date.now();
         const at = this.#rate.nextStartAt(now);
         const until = deadline();
-        if (at !== undefined && at <= now) break;
+        const first = this.#isFirst(waiter);
+        if (first && at !== undefined && at <= now) break;
         if ((at ?? Number.POSITIVE_INFINITY) > until && now >= until) {
+          this.#starting.delete(waiter);
           this.#release();
           return undefined;
         }
-        await this.#waitForChange(Math.min(at ?? until, until) - now, signal);
+        // Behind another: woken when it starts (or gives up), or at this request's own deadline.
+        const wakeAt = first ? Math.min(at ?? until, until) : until;
+        await this.#waitForChange(wakeAt - now, signal);
       }
     } catch (error) {
+      this.#starting.delete(waiter);
       this.#release();
       throw error;
     }
-    return this.#permit(this.#rate.start(Date.now()));
+    this.#starting.delete(waiter);
+    const permit = this.#permit(this.#rate.start(Date.now()));
+    this.#notify();
+    return permit;
+  }
+
+  /** Whether no other waiting request goes before `waiter`. */
+  #isFirst(waiter: Waiter): boolean {
+    for (const other of this.#starting) {
+      if (other !== waiter && goesBefore(other, waiter)) return false;
+    }
+    return true;
   }
 
   #permit(ticket: StartTicket): Permit {
@@ -111,19 +143,28 @@ export class RateLimiter {
     };
   }
 
-  async #takeSlot(): Promise<void> {
+  async #takeSlot(waiter: Waiter): Promise<void> {
     if (this.#inFlight < this.#maxConcurrency) {
       this.#inFlight++;
       return;
     }
     // The releasing request hands its slot over directly, so #inFlight stays the same.
-    await new Promise<void>((resolve) => this.#slotQueue.push(resolve));
+    await new Promise<void>((grant) => this.#slotQueue.push({ ...waiter, grant }));
   }
 
   #release(): void {
-    const next = this.#slotQueue.shift();
-    if (next) next();
+    let next = 0;
+    for (let i = 1; i < this.#slotQueue.length; i++) {
+      if (goesBefore(this.#slotQueue[i] as Waiter, this.#slotQueue[next] as Waiter)) next = i;
+    }
+    const [waiting] = this.#slotQueue.splice(next, 1);
+    if (waiting) waiting.grant();
     else this.#inFlight--;
+    this.#notify();
+  }
+
+  /** Wakes every waiter to look again: an answer, a start or a departure changed the state. */
+  #notify(): void {
     for (const listener of [...this.#listeners]) listener();
   }
 
@@ -167,4 +208,8 @@ export class RateLimiter {
     }
     return aborters;
   }
+}
+
+function goesBefore(a: Waiter, b: Waiter): boolean {
+  return a.priority > b.priority || (a.priority === b.priority && a.seq < b.seq);
 }

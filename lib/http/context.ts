@@ -21,6 +21,8 @@ export interface RequestContext {
    * (`lib/cloud/sharedRate.ts`).
    */
   sharedRate?: SharedRate;
+  /** Of this call's requests in the client's limiter: higher starts first (`AcquireOptions`). */
+  priority?: number;
 }
 
 /** A request rate shared beyond this process. */

@@ -59,6 +59,7 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
     ...outer,
     signal: outer.signal ? AbortSignal.any([outer.signal, stop.signal]) : stop.signal,
   };
+  const listCtx: RequestContext = { ...ctx, priority: 1 };
   const startedAt = new Date();
   const syncId = options.syncId ?? randomUUID();
   const run = {
@@ -124,7 +125,8 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
       };
       const runOne = async (job: Job) => {
         try {
-          const result = await runJob(connector, job, ctx);
+          // A top-level list's pages are the longest chain of requests: they start first.
+          const result = await runJob(connector, job, job.parent ? ctx : listCtx);
           await snapshot.write(result.records);
           records += result.records.length;
           // A list's next page first: its pages are read one after another (the critical path).

@@ -275,6 +275,21 @@ describe("RateLimiter", () => {
     expect((starts[20] ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual(1000);
   });
 
+  it("starts a request of higher priority before those that waited longer", async () => {
+    const limiter = new RateLimiter({ maxConcurrency: 4, requestsPerSecond: 4 });
+    (await limiter.acquire())?.accepted();
+    const order: string[] = [];
+    const start = (name: string, priority?: number) =>
+      limiter.acquire({ priority }).then((permit) => {
+        order.push(name);
+        permit?.accepted();
+      });
+    // Paced at 4 a second, the three wait (the first ran the burst allowance down); the list's
+    // next page goes first.
+    await Promise.all([start("member 1"), start("member 2"), start("next page", 1)]);
+    expect(order).toEqual(["next page", "member 1", "member 2"]);
+  });
+
   it("lets nothing else start while a probe after a block is out", async () => {
     const limiter = new RateLimiter({ maxConcurrency: 4, requestsPerSecond: 0 });
     const first = await limiter.acquire();

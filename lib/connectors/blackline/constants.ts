@@ -48,8 +48,13 @@ export const FIRST_PAGE = 1;
 export const DEFAULT_PAGE_SIZE = 1000;
 export const MAX_PAGE_SIZE = 10_000;
 
-/** Assumption: no published rate limit; the request rate is learned from its answers (lib/http/AdaptiveRate.ts), and this many in flight reach a 50 requests/s limit at 40 ms (README). */
-export const DEFAULT_MAX_CONCURRENCY = 8;
+/**
+ * Assumption: no published rate limit; the request rate is learned from its answers
+ * (lib/http/AdaptiveRate.ts). Measured (README): 16 in flight took 100,000 users with no limit
+ * at 40 ms in 13 s, against 24 s at 8, and kept a 50 requests/s limit as closely as 8 did, since
+ * a list's next page starts before the membership requests waiting beside it.
+ */
+export const DEFAULT_MAX_CONCURRENCY = 16;
 
 /** Confirmed: the token endpoint's answer when the scope lacks the instance token. */
 export const INVALID_INSTANCE_GUID = "Invalid instance GUID";
