@@ -42,6 +42,26 @@ const BANNER = [
 // 1980-01-01 plus a day: the earliest time a zip can carry in every time zone.
 const ZIP_TIME = new Date(Date.UTC(1980, 0, 2));
 
+/**
+ * zod's root and core exports carry every locale (`z.locales`, about 260 KiB minified) for
+ * switching the language of its messages; English, the only one used, is imported by zod's schemas
+ * on its own. The namespace is left empty in the functions' bundles.
+ */
+const withoutZodLocales = {
+  name: "without-zod-locales",
+  setup(esbuild) {
+    esbuild.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/](?:classic|core)[\\/]/.test(args.importer)
+        ? { path: "zod-locales", namespace: "empty-module" }
+        : undefined,
+    );
+    esbuild.onLoad({ filter: /.*/, namespace: "empty-module" }, () => ({
+      contents: "export {};",
+      loader: "js",
+    }));
+  },
+};
+
 async function bundle(key, entry) {
   const outdir = join(outRoot, key);
   await rm(outdir, { recursive: true, force: true });
@@ -55,13 +75,15 @@ async function bundle(key, entry) {
     format: "esm",
     // ESM builds of dependencies first (the SDK's dist-es tree-shakes better than dist-cjs).
     mainFields: ["module", "main"],
+    // Names are not kept: stack traces map back through the source map (NODE_OPTIONS
+    // --enable-source-maps), and keeping them cost 59 KiB a bundle.
     minify: true,
-    keepNames: true,
     sourcemap: "linked",
     sourcesContent: false,
     legalComments: "linked",
     banner: { js: BANNER },
     metafile: true,
+    plugins: [withoutZodLocales],
     logLevel: "warning",
   });
   return { outdir, metafile: result.metafile };
