@@ -52,9 +52,9 @@ export const BLOCK_AFTER_REFUSALS = 3;
 export const RATE_WINDOW_MAX_MS = 10_000;
 /** A `Retry-After` at least this long holds every request, not only the refused one. */
 export const BLOCKING_RETRY_AFTER_MS = 2000;
-/** Without `Retry-After`, a block is probed after this long, then after this share of its age so far. */
+/** Without `Retry-After`, a block is probed after this long, then after this share of its age so far (10%: a 90 s block is overshot by 9 s at most). */
 export const FIRST_PROBE_MS = 2000;
-export const PROBE_SHARE_OF_BLOCK = 0.15;
+export const PROBE_SHARE_OF_BLOCK = 0.1;
 export const MAX_PROBE_INTERVAL_MS = 120_000;
 
 export interface AdaptiveRateSettings {

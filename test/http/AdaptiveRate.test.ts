@@ -4,7 +4,12 @@
  * enforce it), so every figure is exact and the same on every run.
  */
 import { describe, expect, it } from "vitest";
-import { AdaptiveRate, BETA, type StartTicket } from "../../lib/http/AdaptiveRate";
+import {
+  AdaptiveRate,
+  BETA,
+  PROBE_SHARE_OF_BLOCK,
+  type StartTicket,
+} from "../../lib/http/AdaptiveRate";
 import { parseRateLimitState } from "../../lib/http/retryPolicy";
 
 interface Upstream {
@@ -181,10 +186,10 @@ describe("AdaptiveRate", () => {
     expect(run.peakInFlightWhileBlocked).toBeLessThanOrEqual(8);
     const probesLate = run.starts.filter((t) => t >= 10_000 && t < 33_000).length;
     expect(probesLate).toBeLessThanOrEqual(12);
-    // The first request accepted after the block: at most 15% of its length (plus a probe's
+    // The first request accepted after the block: at most 10% of its length (plus a probe's
     // minimum spacing) after its end.
     const firstAfter = run.accepted.find((t) => t >= 33_000) as number;
-    expect(firstAfter - 33_000).toBeLessThanOrEqual(0.15 * 30_000 + 2000);
+    expect(firstAfter - 33_000).toBeLessThanOrEqual(PROBE_SHARE_OF_BLOCK * 30_000 + 2000);
     expect(within(run.accepted, 40_000, 45_000)).toBeGreaterThan(100);
   });
 

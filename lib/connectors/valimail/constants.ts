@@ -29,9 +29,11 @@ export const DEFAULT_MEMBER_TYPE: MemberType = "member";
 
 /**
  * Assumption: the list may be unpaginated; `startIndex`/`count` (RFC 7644) are sent anyway and
- * the client stops on an empty page, on `totalResults`, or on a repeated page.
+ * the client stops on an empty page, on `totalResults`, or on a repeated page. The largest page
+ * by default: a server that caps `count` lower is followed by the items it sends (5,000 accounts
+ * took 52 requests at 100 a page, 6 at 1000; BENCHMARKS.md).
  */
-export const DEFAULT_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 1000;
 export const MAX_PAGE_SIZE = 1000;
 
 /** Assumption: no published rate limit on the SCIM paths; the rate is learned from its answers (README). */

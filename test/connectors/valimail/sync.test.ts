@@ -101,8 +101,9 @@ describe("Valimail sync against the simulator", () => {
 
   it("fails, rather than writing a partial snapshot, when the server ignores startIndex", async () => {
     sim = await startValimailSimulator({ seed: 4, users: 300, ignoreStartIndex: true });
+    const env = { CONNECTOR_EMAILAUTH_PAGE_SIZE: "100" };
 
-    await expect(syncValimail(sim, await makeTempDir())).rejects.toThrow(
+    await expect(syncValimail(sim, await makeTempDir(), { env })).rejects.toThrow(
       /the page at startIndex 101 repeated the previous one after 100 of 300 resources/,
     );
     expect(sim.stats.byRoute.list).toBe(2);
