@@ -6,8 +6,7 @@
  */
 import { RunStore } from "../lib/cloud";
 import { startPlatformSimulator } from "../lib/simulators/platform";
-import { awsEnv, deployStack, type Stack, startMoto } from "../test/aws/harness";
-import { cli } from "../test/helpers/cli";
+import { awsEnv, deployStack, runOperator, type Stack, startMoto } from "../test/aws/harness";
 import type { BenchPaths } from "./cliSync";
 import { startHostedSimulator } from "./processes";
 import type { Scenario } from "./scenarios";
@@ -51,13 +50,8 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       server ??= await upstream.stop();
     });
 
-    const invoke = (functionName: string, event: unknown) => {
-      const key = Object.entries(stack.functions).find(([, f]) => f.name === functionName)?.[0];
-      if (!key) throw new Error(`no function named ${functionName} in the stack`);
-      return stack.invoke(key, event);
-    };
     const operator = (argv: string[], env: Record<string, string> = {}) =>
-      cli(["cloud", ...argv, "--stage", "bench"], env, { invoke });
+      runOperator(stack, argv, env);
 
     const env = { ...upstream.ready.env, ...platform.env() };
     const put = await operator(["put-instance", "bench", "blackline", "--no-sync"], env);

@@ -14,11 +14,18 @@ import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simu
 import { type PlatformSimulator, startPlatformSimulator } from "../../lib/simulators/platform";
 import { startValimailSimulator, type ValimailSimulator } from "../../lib/simulators/valimail";
 import { syncBlackline } from "../helpers/blackline";
-import { cli } from "../helpers/cli";
 import { canonicalRecords, type Line } from "../helpers/snapshot";
 import { makeTempDir } from "../helpers/tempDir";
 import { syncValimail } from "../helpers/valimail";
-import { awsClientConfig, awsEnv, deployStack, type Moto, type Stack, startMoto } from "./harness";
+import {
+  awsClientConfig,
+  awsEnv,
+  deployStack,
+  type Moto,
+  runOperator,
+  type Stack,
+  startMoto,
+} from "./harness";
 
 let moto: Moto;
 let stack: Stack;
@@ -37,15 +44,8 @@ afterAll(async () => {
   await moto?.stop();
 });
 
-/** The functions by the names the stack outputs give the operator commands. */
-const invoke = (functionName: string, event: unknown) => {
-  const key = Object.entries(stack.functions).find(([, f]) => f.name === functionName)?.[0];
-  if (!key) throw new Error(`no function named ${functionName} in the stack`);
-  return stack.invoke(key, event);
-};
-
 const operator = (argv: string[], env: Record<string, string> = {}) =>
-  cli(["cloud", ...argv, "--stage", "dev"], env, { invoke });
+  runOperator(stack, argv, env);
 
 async function platform(): Promise<PlatformSimulator> {
   const sim = await startPlatformSimulator();
@@ -329,7 +329,7 @@ describe("the action function", () => {
 
   const activeUser = () => [...valimail.users.values()].find((u) => u.active) as { id: string };
   const action = (request: unknown) =>
-    invoke(stack.outputs.ActionFunctionName as string, request) as Promise<ActionReply>;
+    stack.invokeByName(stack.outputs.ActionFunctionName as string, request) as Promise<ActionReply>;
 
   it("disables a user once per requestId: a repeat gets the first reply and writes nothing", async () => {
     const user = activeUser();
@@ -474,7 +474,10 @@ describe("the scheduler", () => {
     );
     dynamo.destroy();
 
-    const sweep = (await invoke(stack.outputs.SchedulerFunctionName as string, scheduled)) as {
+    const sweep = (await stack.invokeByName(
+      stack.outputs.SchedulerFunctionName as string,
+      scheduled,
+    )) as {
       stalled: string[];
     };
     await runQueues();
@@ -523,7 +526,7 @@ describe("the scheduler", () => {
     await sqs.send(new PurgeQueueCommand({ QueueUrl: stack.outputs.FinalizeQueueUrl }));
     sqs.destroy();
 
-    await invoke(stack.outputs.SchedulerFunctionName as string, scheduled);
+    await stack.invokeByName(stack.outputs.SchedulerFunctionName as string, scheduled);
     await stack.drainQueue("finalize");
 
     expect((await new RunStore(runsTable).get(syncId))?.status).toBe("complete");
@@ -540,7 +543,10 @@ describe("the scheduler", () => {
     const registry = new InstanceRegistry(stack.outputs.InstancesTableName as string);
     const before = new Map((await registry.list()).map((r) => [r.connectorId, r]));
 
-    const sweep = (await invoke(stack.outputs.SchedulerFunctionName as string, scheduled)) as {
+    const sweep = (await stack.invokeByName(
+      stack.outputs.SchedulerFunctionName as string,
+      scheduled,
+    )) as {
       started: { connectorId: string; status: string }[];
     };
     await runQueues();

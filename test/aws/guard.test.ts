@@ -7,8 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InstanceRegistry, RunStore } from "../../lib/cloud";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { type PlatformSimulator, startPlatformSimulator } from "../../lib/simulators/platform";
-import { cli } from "../helpers/cli";
-import { awsClientConfig, awsEnv, deployStack, type Moto, type Stack, startMoto } from "./harness";
+import {
+  awsClientConfig,
+  awsEnv,
+  deployStack,
+  type Moto,
+  runOperator,
+  type Stack,
+  startMoto,
+} from "./harness";
 
 let moto: Moto;
 let stack: Stack;
@@ -35,13 +42,8 @@ afterAll(async () => {
   await moto?.stop();
 });
 
-const invoke = (functionName: string, event: unknown) => {
-  const key = Object.entries(stack.functions).find(([, f]) => f.name === functionName)?.[0];
-  if (!key) throw new Error(`no function named ${functionName} in the stack`);
-  return stack.invoke(key, event);
-};
 const operator = (argv: string[], env: Record<string, string> = {}) =>
-  cli(["cloud", ...argv, "--stage", "dev"], env, { invoke });
+  runOperator(stack, argv, env);
 const lastJson = (stdout: string) =>
   JSON.parse(stdout.trim().split("\n").at(-1) as string) as Record<string, unknown>;
 const envOf = (sim: BlacklineSimulator) => ({

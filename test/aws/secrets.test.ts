@@ -8,10 +8,18 @@
 import { DynamoDBClient, ScanCommand } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ActionReply } from "../../lib/actions";
-import { type CliRun, cli } from "../helpers/cli";
+import type { CliRun } from "../helpers/cli";
 import { echoAnswer } from "../secrets/echoUpstream";
 import { type SecretUpstreams, startSecretUpstreams } from "../secrets/secretUpstreams";
-import { awsClientConfig, awsEnv, deployStack, type Moto, type Stack, startMoto } from "./harness";
+import {
+  awsClientConfig,
+  awsEnv,
+  deployStack,
+  type Moto,
+  runOperator,
+  type Stack,
+  startMoto,
+} from "./harness";
 
 let moto: Moto;
 let stack: Stack;
@@ -43,18 +51,12 @@ afterAll(async () => {
   await moto?.stop();
 });
 
-const invoke = (functionName: string, event: unknown) => {
-  const key = Object.entries(stack.functions).find(([, f]) => f.name === functionName)?.[0];
-  if (!key) throw new Error(`no function named ${functionName} in the stack`);
-  return stack.invoke(key, event);
-};
-
 async function operator(
   what: string,
   argv: string[],
   env: Record<string, string> = {},
 ): Promise<CliRun> {
-  const run = await cli(["cloud", ...argv, "--stage", "dev", "--verbose"], env, { invoke });
+  const run = await runOperator(stack, [...argv, "--verbose"], env);
   up.record(what, run);
   return run;
 }
@@ -65,7 +67,10 @@ async function runQueues() {
 }
 
 async function action(what: string, request: unknown): Promise<ActionReply> {
-  const reply = (await invoke(stack.outputs.ActionFunctionName as string, request)) as ActionReply;
+  const reply = (await stack.invokeByName(
+    stack.outputs.ActionFunctionName as string,
+    request,
+  )) as ActionReply;
   up.outputs.push({ what: `${what} reply`, text: JSON.stringify(reply) });
   return reply;
 }

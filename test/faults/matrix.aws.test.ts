@@ -7,8 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunStore } from "../../lib/cloud";
 import { type PlatformSimulator, startPlatformSimulator } from "../../lib/simulators/platform";
-import { awsEnv, deployStack, type Moto, type Stack, startMoto } from "../aws/harness";
-import { cli } from "../helpers/cli";
+import { awsEnv, deployStack, type Moto, runOperator, type Stack, startMoto } from "../aws/harness";
 import { CONNECTORS, type ConnectorName, FAULTS, type FaultCase } from "./catalogue";
 import {
   type CellResult,
@@ -55,14 +54,8 @@ afterAll(async () => {
   await moto?.stop();
 });
 
-const invoke = (functionName: string, event: unknown) => {
-  const key = Object.entries(stack.functions).find(([, f]) => f.name === functionName)?.[0];
-  if (!key) throw new Error(`no function named ${functionName} in the stack`);
-  return stack.invoke(key, event);
-};
-
 const operator = (argv: string[], env: Record<string, string> = {}) =>
-  cli(["cloud", ...argv, "--stage", "dev"], env, { invoke });
+  runOperator(stack, argv, env);
 
 interface CloudCell {
   fault: FaultCase;

@@ -13,10 +13,10 @@ import {
   awsEnv,
   deployStack,
   type Moto,
+  runOperator,
   type Stack,
   startMoto,
 } from "../aws/harness";
-import { cli } from "../helpers/cli";
 
 let moto: Moto;
 let stack: Stack;
@@ -38,13 +38,8 @@ afterAll(async () => {
   await moto?.stop();
 });
 
-const invoke = (functionName: string, event: unknown) => {
-  const key = Object.entries(stack.functions).find(([, f]) => f.name === functionName)?.[0];
-  if (!key) throw new Error(`no function named ${functionName} in the stack`);
-  return stack.invoke(key, event);
-};
 const operator = (argv: string[], env: Record<string, string> = {}) =>
-  cli(["cloud", ...argv, "--stage", "dev"], env, { invoke });
+  runOperator(stack, argv, env);
 
 /** Registers an instance and starts its run, whose workers are not run; returns the sync id. */
 async function startedRun(connectorId: string, env: Record<string, string>): Promise<string> {
@@ -89,7 +84,10 @@ describe("the scheduler and the sync deadline", () => {
     await ageRun(late, 11);
     await ageRun(onTime, 11);
 
-    const sweep = (await invoke(stack.outputs.SchedulerFunctionName as string, scheduled)) as {
+    const sweep = (await stack.invokeByName(
+      stack.outputs.SchedulerFunctionName as string,
+      scheduled,
+    )) as {
       stalled: string[];
     };
 

@@ -2,6 +2,7 @@
 // packaged handlers run the way Lambda runs them. See stack.ts, lambda.ts and sqs.ts.
 export { LambdaInvocationError, LambdaKilledError } from "./lambda";
 export { awsClientConfig, awsEnv, DEFAULT_REGION, type Moto, startMoto } from "./moto";
+export { runOperator } from "./operator";
 export { ensurePackaged } from "./package";
 export {
   type DeployedFunction,

@@ -52,6 +52,8 @@ export interface Stack {
   readonly timings: { package: number; deploy: number; packaged: boolean };
   /** Invokes a function (RequestResponse) with its packaged code; resolves with its answer. */
   invoke<T = unknown>(functionKey: string, event: unknown, options?: InvokeOptions): Promise<T>;
+  /** The same, by the deployed function's name (as the operator commands and stack outputs give it). */
+  invokeByName<T = unknown>(functionName: string, event: unknown): Promise<T>;
   /** Runs the function on its queue until the queue is empty, as its event source mapping does. */
   drainQueue(functionKey: string, options?: DrainOptions): Promise<DrainStats>;
   /** Changes environment variables (UpdateFunctionConfiguration); the next invocation is cold. */
@@ -279,6 +281,11 @@ export async function deployStack(moto: Moto, options: DeployOptions = {}): Prom
     },
     async invoke<T>(functionKey: string, event: unknown, invokeOptions?: InvokeOptions) {
       return (await runtime(functionKey).invoke<T>(event, invokeOptions)).result;
+    },
+    async invokeByName<T>(functionName: string, event: unknown) {
+      const key = Object.entries(functions).find(([, f]) => f.name === functionName)?.[0];
+      if (!key) throw new Error(`no function named ${functionName} in the stack`);
+      return (await runtime(key).invoke<T>(event)).result;
     },
     drainQueue(functionKey, drainOptions) {
       const fn = runtime(functionKey);
