@@ -57,6 +57,16 @@ const DURATION_UNIT_MS: Readonly<Record<string, number>> = {
   h: 3_600_000,
 };
 
+/**
+ * A duration as people write it, in milliseconds: a whole number of seconds, or a whole number
+ * followed by `ms`, `s`, `m` or `h`; undefined when the text is none of these.
+ */
+export function parseDuration(text: string): number | undefined {
+  const match = DURATION.exec(text.trim());
+  if (!match) return undefined;
+  return Number(match[1]) * (DURATION_UNIT_MS[(match[2] ?? "").toLowerCase()] ?? 1_000);
+}
+
 /** A duration as people write it: `90s`, `30m`, `6h`, `500ms`, or seconds. */
 export function formatDuration(ms: number): string {
   for (const [unit, size] of [
@@ -76,15 +86,14 @@ export function formatDuration(ms: number): string {
 export function durationSetting(minMs: number, maxMs: number) {
   const range = `from ${formatDuration(minMs)} to ${formatDuration(maxMs)}`;
   return z.string().transform((value, ctx) => {
-    const match = DURATION.exec(value.trim());
-    if (!match) {
+    const ms = parseDuration(value);
+    if (ms === undefined) {
       ctx.addIssue({
         code: "custom",
         message: `"${value}" is not a duration; write a whole number of seconds, or a whole number followed by ms, s, m or h (e.g. 90s, 30m, 6h), ${range}`,
       });
       return z.NEVER;
     }
-    const ms = Number(match[1]) * (DURATION_UNIT_MS[(match[2] ?? "").toLowerCase()] ?? 1_000);
     if (ms < minMs || ms > maxMs) {
       ctx.addIssue({
         code: "custom",

@@ -12,6 +12,7 @@ export {
   durationSetting,
   formatDuration,
   integerSetting,
+  parseDuration,
   UUID,
 } from "./fields";
 export { CREDENTIALS_ISSUE, parseSettings } from "./parseSettings";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { baseUrl, type Environment, parseSettings, resolveSecrets } from "../config";
+import { baseUrl, type Environment, parseDuration, parseSettings, resolveSecrets } from "../config";
 import { ConfigError } from "../errors";
 import { redact } from "../redact";
 import { DEFAULT_SYNC_INTERVAL_MS, MAX_SYNC_INTERVAL_MS, MIN_SYNC_INTERVAL_MS } from "./constants";
@@ -33,21 +33,17 @@ export const PLATFORM_VARIABLE_HINTS = {
   CONNECTOR_SYNC_INTERVAL: "optional",
 } as const;
 
-const INTERVAL = /^(\d+)\s*([smh]?)$/i;
-const UNIT_MS: Readonly<Record<string, number>> = { "": 1_000, s: 1_000, m: 60_000, h: 3_600_000 };
-
 /**
  * A sync interval: `90s`, `30m`, `1h`, `24h`, or a whole number of seconds. Returns milliseconds;
  * throws `IntervalError` saying what to write instead.
  */
 export function parseInterval(text: string): number {
-  const match = INTERVAL.exec(text.trim());
-  if (!match) {
+  const ms = parseDuration(text);
+  if (ms === undefined) {
     throw new IntervalError(
       `"${text}" is not an interval; write a whole number of seconds, or a whole number followed by s, m or h (e.g. 90s, 30m, 1h, 24h)`,
     );
   }
-  const ms = Number(match[1]) * (UNIT_MS[(match[2] ?? "").toLowerCase()] ?? 1_000);
   if (ms < MIN_SYNC_INTERVAL_MS) {
     throw new IntervalError(`"${text}" is too short; the interval is at least 1 second`);
   }
