@@ -1,6 +1,4 @@
 export {
-  DEFAULT_MAX_REMOVAL_PERCENT,
-  GUARD_OFF,
   MAX_REMOVAL_FLAG,
   MAX_REMOVAL_VARIABLE,
 } from "./constants";
@@ -9,8 +7,6 @@ export { describeVerdict, type GuardVerdict, judgeRemoval, type Removal } from "
 export {
   type DigestResult,
   digestSnapshotFile,
-  digestSnapshotLines,
-  openSnapshot,
 } from "./readSnapshotDigest";
 export { parseRemovalLimit, type RemovalLimit } from "./removalLimit";
 export {

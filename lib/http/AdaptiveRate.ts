@@ -242,21 +242,6 @@ export class AdaptiveRate {
   }
 
   /**
-   * Adopts a rate learned elsewhere (the other workers of a cloud run): as if this client had met
-   * the 429 itself when lower, as its own growth when higher.
-   */
-  adopt(rate: number, now: number): void {
-    if (!(rate > 0) || rate === this.#rate) return;
-    if (rate < this.#rate) {
-      this.#slowStart = false;
-      this.#maxRate = rate / BETA;
-      this.#startCubic(now);
-    }
-    this.#rate = Math.min(this.#ceiling, rate);
-    this.#lastUpdate = now;
-  }
-
-  /**
    * The rate lowered to `BETA` of what was accepted over the last second (or of the last maximum,
    * when that is higher); CUBIC starts again.
    */

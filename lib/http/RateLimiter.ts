@@ -63,11 +63,6 @@ export class RateLimiter {
     this.#rate = new AdaptiveRate({ requestsPerSecond: settings.requestsPerSecond });
   }
 
-  /** The rate this limiter works with (read for metrics and the cloud runtime's shared rate). */
-  get rate(): AdaptiveRate {
-    return this.#rate;
-  }
-
   /**
    * Waits for the request's turn; `undefined` when its rate-limit budget ran out first. Rejects
    * with the signal's reason when it fires.

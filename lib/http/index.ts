@@ -1,15 +1,13 @@
-export { AdaptiveRate, type AdaptiveRateSettings, BETA, START_RATE } from "./AdaptiveRate";
+export { BETA, START_RATE } from "./AdaptiveRate";
 export { newRequestContext, type RequestContext, type SharedRate } from "./context";
 export { type HttpCounters, newCounters } from "./counters";
 export {
   AbortedError,
-  type HttpBoundVariables,
   HttpStatusError,
   NetworkError,
   RateLimitedError,
   type RequestSummary,
   ResponseTooLargeError,
-  timeoutReason,
   UnexpectedResponseError,
 } from "./errors";
 export {
@@ -22,8 +20,6 @@ export {
 } from "./HttpClient";
 export { parseResponse } from "./parseResponse";
 export {
-  type AcquireOptions,
-  type Permit,
   RateLimiter,
   type RateLimiterSettings,
 } from "./RateLimiter";
@@ -33,10 +29,7 @@ export {
   DEFAULT_RETRY,
   isRetryableError,
   isRetryableStatus,
-  parseRateLimitState,
   parseRetryAfter,
-  type RateLimitState,
-  type RateLimitWait,
   type RetrySettings,
 } from "./retryPolicy";
 export { type AccessToken, TokenCache } from "./TokenCache";

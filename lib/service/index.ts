@@ -14,13 +14,11 @@ export {
   SHUTDOWN_DEADLINE_MS,
 } from "./constants";
 export {
-  describeHeldSync,
   describeSyncFailure,
   describeUploadFailure,
-  RELEASE_SERVICE_COMMAND,
 } from "./describeFailure";
 export type { HealthReport } from "./HealthFile";
-export { HeldSnapshot, type ReleaseResult } from "./HeldSnapshot";
+export { HeldSnapshot } from "./HeldSnapshot";
 export {
   createJsonLogger,
   type JsonLogger,

@@ -46,11 +46,7 @@ export {
 } from "./SnapshotAssembler";
 export { SnapshotFile } from "./SnapshotFile";
 export {
-  registerTempFile,
-  removeTempFiles,
   removeTempFilesOnExit,
-  SIGNAL_EXIT_CODES,
   tempFiles,
-  unregisterTempFile,
 } from "./tempFiles";
 export type { SyncConnector, ValidationReport } from "./types";
