@@ -4,6 +4,7 @@
  * say how many faults it injected.
  */
 import type { DataChange, FaultSchedule, PagingFault } from "./faultSchedule";
+import type { LimiterSettings } from "./limiters/settings";
 import type { QuotaSettings, RateLimitSettings } from "./throttle";
 
 export interface FaultSettings {
@@ -13,6 +14,12 @@ export interface FaultSettings {
   limit?: RateLimitSettings;
   /** The upstream's quota: a block of 429s without `Retry-After` after every N requests. */
   quota?: QuotaSettings;
+  /**
+   * The upstream's rate limiter from a library nobody here wrote: a token bucket, a fixed window,
+   * a sliding log or a cap on requests in flight (see `limiters/` and README.md beside this file).
+   * Checked after `limit` and `quota`, which a request must pass first.
+   */
+  limiter?: LimiterSettings;
   /** Every Nth request is answered 429; `retryAfter` picks the header form. */
   rateLimit?: { every: number; retryAfter?: "seconds" | "date" | "none"; seconds?: number };
   /** Every Nth request starts a burst of `burst` answers of 502, 503 and 504 in turn. */

@@ -7,6 +7,8 @@ import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { breakSchema, oversizeBody, type ScheduledFault, scheduledFault } from "./faultSchedule";
 import { type FaultSettings, faultFor } from "./faults";
+import type { UpstreamLimiter } from "./limiters";
+import type { LimiterSettings } from "./limiters/settings";
 import { Throttle } from "./throttle";
 
 export interface SimRequest {
@@ -31,7 +33,7 @@ export interface RunningSimulator {
   url: string;
   /** Requests received, faulted ones included. */
   readonly requests: number;
-  /** Requests answered 429 by the enforced rate limit or quota (`limit`, `quota`). */
+  /** Requests answered 429 by the enforced rate limit, quota or limiter (`limit`, `quota`, `limiter`). */
   readonly throttled: number;
   /** Requests a scheduled fault hit, and pages or data a handler's own fault changed (`countFault`). */
   readonly faulted: number;
@@ -51,6 +53,8 @@ export async function startSimServer(
   let faulted = 0;
   const arrivals: number[] = [];
   const throttle = new Throttle();
+  const limiters = limiterCache();
+  let limiterRefused = 0;
   const attempts = new Map<string, number>();
   /** The request's key (`METHOD /path?query`) and its attempt number (from 1). */
   const attemptOf = (req: IncomingMessage) => {
@@ -68,7 +72,16 @@ export async function startSimServer(
     arrivals.push(arrivedAt);
     try {
       const settings = faults();
-      const limits = throttle.check(settings.limit, settings.quota, arrivedAt);
+      const throttled = throttle.check(settings.limit, settings.quota, arrivedAt);
+      const limiter =
+        throttled.accepted && settings.limiter ? await limiters.of(settings.limiter) : undefined;
+      const admission = limiter ? await limiter.admit() : undefined;
+      if (limiter && admission?.accepted) res.once("close", () => limiter.release());
+      if (admission && !admission.accepted) limiterRefused++;
+      const limits = {
+        accepted: throttled.accepted && admission?.accepted !== false,
+        headers: { ...throttled.headers, ...admission?.headers },
+      };
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
       if (settings.latencyMs) await sleep(settings.latencyMs);
@@ -134,13 +147,36 @@ export async function startSimServer(
       faulted++;
     },
     get throttled() {
-      return throttle.refused;
+      return throttle.refused + limiterRefused;
     },
     arrivals,
     async close() {
       server.closeAllConnections();
       server.close();
       await once(server, "close");
+      await limiters.close();
+    },
+  };
+}
+
+/**
+ * The limiter for the current `limiter` setting: made when the setting (the object) changes, so a
+ * test may swap it while the simulator runs. The limiters' libraries are loaded on first use. A
+ * setting that does not parse answers every request 500, naming the field.
+ */
+function limiterCache() {
+  let current: { input: LimiterSettings; limiter: Promise<UpstreamLimiter> } | undefined;
+  return {
+    of(input: LimiterSettings): Promise<UpstreamLimiter> {
+      const previous = current;
+      if (previous?.input === input) return previous.limiter;
+      previous?.limiter.then((old) => old.close()).catch(() => {});
+      const limiter = import("./limiters").then((m) => m.createLimiter(input));
+      current = { input, limiter };
+      return limiter;
+    },
+    async close() {
+      (await current?.limiter.catch(() => undefined))?.close();
     },
   };
 }
