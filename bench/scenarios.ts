@@ -3,13 +3,16 @@
  * Nothing is configured on the connector's side: its defaults are what is measured.
  */
 import type { TenantSize } from "../lib/simulators/blackline";
+import type { LimiterSettings } from "../lib/simulators/limiters";
 import type { QuotaSettings, RateLimitSettings } from "../lib/simulators/throttle";
 
-/** What the simulator does: latency, its enforced limit and quota, its largest page. */
+/** What the simulator does: latency, its enforced limit, quota or limiter, its largest page. */
 export interface UpstreamSpec {
   latencyMs: number;
   limit?: RateLimitSettings;
   quota?: QuotaSettings;
+  /** A limiter of the catalogue (lib/simulators/README.md). */
+  limiter?: LimiterSettings;
   /** BlackLine's `maxPageSize`, Valimail's `maxCount`; the simulator's default (1000) otherwise. */
   maxPageSize?: number;
 }

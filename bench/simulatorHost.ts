@@ -9,6 +9,7 @@ import {
   startBlacklineSimulator,
   type Tenant,
 } from "../lib/simulators/blackline";
+import { parseLimiterSettings } from "../lib/simulators/limiters/settings";
 import { startValimailSimulator } from "../lib/simulators/valimail";
 import type { SimulatorSpec, UpstreamSpec } from "./scenarios";
 
@@ -60,6 +61,10 @@ function faultsOf(upstream: UpstreamSpec) {
     latencyMs: upstream.latencyMs,
     ...(upstream.limit ? { limit: upstream.limit } : {}),
     ...(upstream.quota ? { quota: upstream.quota } : {}),
+    // Parsed here, so a bad setting stops the host before it says it is ready.
+    ...(upstream.limiter
+      ? { limiter: parseLimiterSettings(upstream.limiter, "upstream.limiter") }
+      : {}),
   };
 }
 
