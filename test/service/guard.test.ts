@@ -72,8 +72,11 @@ describe("access-connectors service: the removal guard", () => {
     expect(release.stdout).toMatch(new RegExp(`^released blackline sync ${heldSyncId}: uploaded`));
     expect(platform.uploads.size).toBe(2);
     expect(usersIn(platform.uploads.get(heldSyncId)?.text)).toBe(200);
+    // The service answers the release before it reports the label and logs: wait for its log line.
+    await waitFor("the service to log the release", () =>
+      service.logged("held snapshot released and uploaded").length === 1 ? true : undefined,
+    );
     expect(platform.labels.at(-1)?.label).toBe("connected");
-    expect(service.logged("held snapshot released and uploaded")).toHaveLength(1);
     await expect(stat(join(stateDir, "held"))).rejects.toThrow();
 
     // The released snapshot is the one the next sync is compared with: nothing removed now.
