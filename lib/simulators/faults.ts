@@ -3,6 +3,7 @@
  * gets a fault when n is a multiple of the fault's `every`, so a run is repeatable and a test can
  * say how many faults it injected.
  */
+import type { BodyBehaviour } from "./bodyBehaviour";
 import type { DataChange, FaultSchedule, PagingFault } from "./faultSchedule";
 import type { LimiterSettings } from "./limiters/settings";
 import type { QuotaSettings, RateLimitSettings } from "./throttle";
@@ -38,6 +39,8 @@ export interface FaultSettings {
   perRequest?: boolean;
   /** Faults decided per request from a seed (see `faultSchedule.ts`); applied after the above. */
   schedule?: FaultSchedule;
+  /** Headers late, a body that trickles or one that stops partway (see `bodyBehaviour.ts`). */
+  body?: BodyBehaviour;
   /** Lists whose pages repeat items or go round in a cycle. */
   pages?: PagingFault;
   /** A user added or removed while the users list is read. */

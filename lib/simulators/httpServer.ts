@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
+import { bodyBehaviourApplies, sendWithBehaviour } from "./bodyBehaviour";
 import { breakSchema, oversizeBody, type ScheduledFault, scheduledFault } from "./faultSchedule";
 import { type FaultSettings, faultFor } from "./faults";
 import type { UpstreamLimiter } from "./limiters";
@@ -94,7 +95,8 @@ export async function startSimServer(
         return;
       }
       const attempt = attemptOf(req);
-      const fault = faultFor(settings.perRequest ? perRequestNumber(attempt) : n, settings);
+      const number = settings.perRequest ? perRequestNumber(attempt) : n;
+      const fault = faultFor(number, settings);
       if (fault?.kind === "drop") {
         req.socket.destroy();
         return;
@@ -125,8 +127,13 @@ export async function startSimServer(
           ? { status: 502, body: { message: "simulated lost answer" } }
           : response;
       const headed = { ...answer, headers: { ...limits.headers, ...answer.headers } };
+      const behaviour = settings.body;
       if (scheduled) sendFaulty(req, res, headed, scheduled);
-      else send(res, headed);
+      else if (behaviour && bodyBehaviourApplies(behaviour, number, attempt.key)) {
+        faulted++;
+        const { head, body } = serialise(headed);
+        await sendWithBehaviour(res, headed.status, head, body, behaviour);
+      } else send(res, headed);
     } catch (error) {
       send(res, { status: 500, body: { message: `simulator error: ${String(error)}` } });
     }
@@ -181,13 +188,20 @@ function limiterCache() {
   };
 }
 
-function send(res: ServerResponse, response: SimResponse): void {
-  if (res.destroyed) return;
+/** The answer's headers (without its length) and its body as bytes. */
+function serialise(response: SimResponse): { head: Record<string, string>; body: Buffer } {
   const body = response.body === undefined ? "" : JSON.stringify(response.body);
-  res.writeHead(response.status, {
+  const head = {
     ...(body ? { "content-type": response.contentType ?? "application/json; charset=utf-8" } : {}),
     ...response.headers,
-  });
+  };
+  return { head, body: Buffer.from(body, "utf8") };
+}
+
+function send(res: ServerResponse, response: SimResponse): void {
+  if (res.destroyed) return;
+  const { head, body } = serialise(response);
+  res.writeHead(response.status, head);
   res.end(body);
 }
 
