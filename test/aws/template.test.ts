@@ -4,13 +4,16 @@
 // cfn-lint finds no error in it.
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ensurePackaged } from "./harness";
+import { ROOT } from "./harness/package";
 
 const STAGE = "dev";
+const run = promisify(execFile);
 
 interface Resource {
   Type: string;
@@ -327,7 +330,7 @@ describe("packaged template", () => {
       join(dir, "cloudformation-template-update-stack.json"),
     ];
     // Exit status is a bit mask of the levels found (2 error, 4 warning, 8 informational).
-    const output = await promisify(execFile)("cfn-lint", ["--format", "json", ...files], {
+    const output = await run("cfn-lint", ["--format", "json", ...files], {
       maxBuffer: 16 * 1024 * 1024,
     }).then(
       (r) => r.stdout,
@@ -358,5 +361,46 @@ describe("packaged template", () => {
           ),
       );
     expect(unexpected.map(line)).toEqual([]);
+  });
+});
+
+describe("serverless package from a fresh checkout", () => {
+  it("bundles the functions itself (the local plugin) before it packages them", async () => {
+    // A checkout with no .build/: only what a clone holds, and the installed node_modules.
+    const checkout = await mkdtemp(join(tmpdir(), "ac-fresh-package-"));
+    try {
+      for (const path of ["serverless.yml", "package.json", "tsconfig.json", "infra", "lib"]) {
+        await cp(join(ROOT, path), join(checkout, path), { recursive: true });
+      }
+      await cp(join(ROOT, "functions"), join(checkout, "functions"), { recursive: true });
+      await cp(
+        join(ROOT, "scripts", "package-functions.mjs"),
+        join(checkout, "scripts", "package-functions.mjs"),
+      );
+      await symlink(join(ROOT, "node_modules"), join(checkout, "node_modules"), "dir");
+      const env = { ...process.env };
+      delete env.ACCESS_CONNECTORS_PREBUNDLED;
+      const { stdout, stderr } = await run(
+        process.execPath,
+        [join(ROOT, "node_modules", "osls", "bin", "serverless.js"), "package", "--stage", "x"],
+        { cwd: checkout, env, maxBuffer: 16 * 1024 * 1024 },
+      );
+      expect(`${stdout}${stderr}`).toMatch(/bundled \.build\/functions\/syncWorker\.zip/);
+      const packaged = JSON.parse(
+        await readFile(
+          join(checkout, ".serverless", "cloudformation-template-update-stack.json"),
+          "utf8",
+        ),
+      ) as { Resources: Record<string, { Type: string; Properties?: { Code?: unknown } }> };
+      const functions = Object.values(packaged.Resources).filter(
+        (r) => r.Type === "AWS::Lambda::Function",
+      );
+      expect(functions).toHaveLength(4);
+      for (const key of ["scheduler", "syncWorker", "finalize", "action"]) {
+        expect(existsSync(join(checkout, ".build", "functions", `${key}.zip`))).toBe(true);
+      }
+    } finally {
+      await rm(checkout, { recursive: true, force: true });
+    }
   });
 });

@@ -1,5 +1,5 @@
-// Packaging for the AWS tests: what `npm run package` does (bundle the functions, then
-// `serverless package`), into .build/serverless/<stage>-<region>/, so a test never deploys a
+// Packaging for the AWS tests: what `serverless package` does (bundle the functions, then
+// package), into .build/serverless/<stage>-<region>/, so a test never deploys a
 // template packaged for another stage and never touches the operator's .serverless/.
 // Done at most once per change of its inputs: a stamp with the hash of the sources is kept next
 // to the output, and a lock makes parallel test processes wait for one packager.
@@ -97,9 +97,14 @@ async function withLock<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-async function node(args: string[], what: string, cwd = ROOT): Promise<void> {
+async function node(
+  args: string[],
+  what: string,
+  cwd = ROOT,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   try {
-    await run(process.execPath, args, { cwd, maxBuffer: 16 * 1024 * 1024 });
+    await run(process.execPath, args, { cwd, env, maxBuffer: 16 * 1024 * 1024 });
   } catch (error) {
     const e = error as { stdout?: string; stderr?: string; message: string };
     throw new Error(`${what} failed: ${e.message}\n${e.stdout ?? ""}\n${e.stderr ?? ""}`.trim());
@@ -165,6 +170,9 @@ export async function ensurePackaged(stage = "dev", region = DEFAULT_REGION): Pr
         ],
         `serverless package --stage ${stage} --region ${region}`,
         service,
+        // Bundled above, under the lock; the plugin would bundle the same sources again while
+        // other tests read the zips (test/aws/template.test.ts checks the plugin's own bundling).
+        { ...process.env, ACCESS_CONNECTORS_PREBUNDLED: "1" },
       );
       await writeFile(stackStamp, `${stackKey}\n`);
       packaged = true;
