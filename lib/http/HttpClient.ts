@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { redact } from "../redact";
 import { newRequestContext, type RequestContext } from "./context";
+import { readCapped, withDeadline } from "./deadline";
 import {
   AbortedError,
   type HttpBoundVariables,
@@ -296,29 +297,29 @@ export class HttpClient {
     ctx: RequestContext,
     permit: Permit,
   ): Promise<Answer> {
-    const timeout = AbortSignal.timeout(timeoutMs);
+    const maxBytes = this.#options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    const variables = this.#options.boundVariables;
+    const tooLarge = () => new ResponseTooLargeError(summary, maxBytes, variables);
     let response: Response;
     let text: string;
     try {
-      response = await fetch(url, {
-        method: request.method,
-        headers,
-        body,
-        signal: ctx.signal ? AbortSignal.any([timeout, ctx.signal]) : timeout,
-        redirect: "error",
+      [response, text] = await withDeadline(timeoutMs, ctx.signal, async (signal) => {
+        const answer = await fetch(url, {
+          method: request.method,
+          headers,
+          body,
+          signal,
+          redirect: "error",
+        });
+        const bytes = await readCapped(answer.body, signal, maxBytes, tooLarge);
+        return [answer, bytes.toString("utf8")] as const;
       });
-      text = await readCapped(
-        response,
-        this.#options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
-        summary,
-        this.#options.boundVariables,
-      );
     } catch (error) {
       permit.unanswered();
       throwIfAborted(ctx, summary);
       if (ResponseTooLargeError.is(error)) throw error;
-      const variable = this.#options.boundVariables?.requestTimeout;
-      throw new NetworkError(summary, networkReason(error, timeoutMs, variable), error);
+      const reason = networkReason(error, timeoutMs, variables?.requestTimeout);
+      throw new NetworkError(summary, reason, error);
     }
     const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
     const answer: Answer = {
@@ -341,30 +342,6 @@ export class HttpClient {
     }
     return answer;
   }
-}
-
-/**
- * Reads an answer's text, decompressed, stopping (and dropping the connection) once it passes
- * `maxBytes`: a huge body or a compression bomb costs at most `maxBytes` of memory.
- */
-async function readCapped(
-  response: Response,
-  maxBytes: number,
-  summary: RequestSummary,
-  variables: HttpBoundVariables | undefined,
-): Promise<string> {
-  if (!response.body) return "";
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of response.body) {
-    total += chunk.byteLength;
-    if (total > maxBytes) {
-      await response.body.cancel().catch(() => {});
-      throw new ResponseTooLargeError(summary, maxBytes, variables);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 function throwIfAborted(ctx: RequestContext, summary: RequestSummary): void {

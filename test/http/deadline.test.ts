@@ -1,0 +1,244 @@
+/**
+ * The per-request deadline (`REQUEST_TIMEOUT`) covers headers and body: against a real socket on
+ * loopback whose answer trickles in for ever, each attempt ends at the deadline, the attempts are
+ * those configured, the client gives up and drops every connection, even when garbage collections
+ * run during the read (with `AbortSignal.timeout` handed to fetch, a collection cut the timeout off
+ * from the body, which was then read for ever).
+ */
+import { once } from "node:events";
+import { access } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { syncToFile } from "../../lib/cli/commands/sync";
+import type { CliIo } from "../../lib/cli/io";
+import { exitCodeOf } from "../../lib/errors";
+import {
+  AbortedError,
+  HttpClient,
+  NetworkError,
+  newRequestContext,
+  RateLimiter,
+  type RequestContext,
+} from "../../lib/http";
+import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
+import { makeTempDir } from "../helpers/tempDir";
+
+/** A full garbage collection, as often as the test likes (`--expose-gc` set at run time). */
+const collectGarbage: () => void =
+  (globalThis as { gc?: () => void }).gc ??
+  (() => {
+    setFlagsFromString("--expose-gc");
+    return runInNewContext("gc") as () => void;
+  })();
+
+const TIMEOUT_MS = 300;
+const VARIABLE = "CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT";
+
+let server: Server | undefined;
+afterEach(() => {
+  server?.closeAllConnections();
+  server?.close();
+  server = undefined;
+});
+
+/**
+ * A server whose answers send their headers and the start of a JSON list at once, then one space
+ * (JSON whitespace) every `intervalMs` for as long as the client reads, with a full garbage
+ * collection after each; it counts the requests it got and the connections the client dropped.
+ */
+async function trickling(intervalMs: number, onByte: (sent: number) => void = () => {}) {
+  const seen = { requests: 0, closed: 0 };
+  server = createServer((_req, res) => {
+    seen.requests++;
+    res.writeHead(200, { "content-type": "application/json" });
+    res.write('{"items":[');
+    let sent = 0;
+    const timer = setInterval(() => {
+      res.write(" ");
+      collectGarbage();
+      onByte(++sent);
+    }, intervalMs);
+    res.on("close", () => {
+      clearInterval(timer);
+      seen.closed++;
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+/** A client as a connector builds it, with a short timeout (the setting's value) and fast backoff. */
+function client(url: string, maxAttempts: number) {
+  return new HttpClient({
+    baseUrl: url,
+    limiter: new RateLimiter({ maxConcurrency: 1, requestsPerSecond: 0 }),
+    timeoutMs: TIMEOUT_MS,
+    boundVariables: { requestTimeout: VARIABLE },
+    retry: { maxAttempts, baseDelayMs: 1, maxDelayMs: 5 },
+  });
+}
+
+/**
+ * What `work` settled with (its value or its error), or "still reading" if it has not settled
+ * within `guardMs` (the old code's outcome: without the guard the test would hang, not fail).
+ */
+async function within(guardMs: number, work: Promise<unknown>): Promise<unknown> {
+  let guard: NodeJS.Timeout | undefined;
+  const stillReading = new Promise<"still reading">((resolve) => {
+    guard = setTimeout(() => resolve("still reading"), guardMs);
+  });
+  const settled = work.then(
+    (value) => value,
+    (error: unknown) => error,
+  );
+  try {
+    return await Promise.race([settled, stillReading]);
+  } finally {
+    clearTimeout(guard);
+  }
+}
+
+/** A GET of /users, given ten times what its attempts may take. */
+function outcome(http: HttpClient, ctx: RequestContext, attempts: number): Promise<unknown> {
+  return within(10 * attempts * TIMEOUT_MS, http.request({ method: "GET", path: "/users" }, ctx));
+}
+
+describe("a body that trickles in for ever", () => {
+  it("is given up at the deadline of each attempt, attempts as configured, connections dropped", async () => {
+    const { url, seen } = await trickling(50);
+    const ctx = newRequestContext();
+
+    const error = await outcome(client(url, 3), ctx, 3);
+
+    expect(error).toBeInstanceOf(NetworkError);
+    expect((error as Error).message).toBe(
+      `GET /users got no answer: no complete answer within ${TIMEOUT_MS} ms, the per-request timeout; raise ${VARIABLE} for a slow upstream (e.g. 60s)`,
+    );
+    expect(ctx.counters.requests).toBe(3);
+    expect(ctx.counters.retries).toBe(2);
+    expect(seen.requests).toBe(3);
+    await vi.waitFor(() => expect(seen.closed).toBe(3));
+  });
+
+  it("is given up at the deadline when the caller also passes a signal of its own", async () => {
+    const { url, seen } = await trickling(50);
+    // A long-lived signal, as the service's stop signal, that never fires.
+    const ctx = newRequestContext({ signal: new AbortController().signal });
+
+    const error = await outcome(client(url, 2), ctx, 2);
+
+    expect(error).toBeInstanceOf(NetworkError);
+    expect((error as Error).message).toMatch(/no complete answer within 300 ms/);
+    expect(seen.requests).toBe(2);
+    await vi.waitFor(() => expect(seen.closed).toBe(2));
+  });
+
+  it("is given up when the caller's signal fires during the body, without another attempt", async () => {
+    const run = new AbortController();
+    // The run is aborted a few bytes into the body.
+    const { url, seen } = await trickling(50, (sent) => sent === 4 && run.abort());
+    const ctx = newRequestContext({ signal: run.signal });
+
+    // A timeout far beyond the test's: only the caller's signal can end this read.
+    const http = new HttpClient({
+      baseUrl: url,
+      limiter: new RateLimiter({ maxConcurrency: 1, requestsPerSecond: 0 }),
+      timeoutMs: 60_000,
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
+    });
+    const error = await outcome(http, ctx, 3);
+
+    expect(error).toBeInstanceOf(AbortedError);
+    expect(seen.requests).toBe(1);
+    await vi.waitFor(() => expect(seen.closed).toBe(1));
+  });
+});
+
+describe("a body that ends within the deadline", () => {
+  it("is read whole, however slowly it came", async () => {
+    server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      const parts = ['{"items"', ":[1,", "2]}"];
+      const timer = setInterval(() => {
+        const part = parts.shift();
+        if (part === undefined) {
+          clearInterval(timer);
+          res.end();
+        } else {
+          res.write(part);
+          collectGarbage();
+        }
+      }, 20);
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ctx = newRequestContext();
+
+    const answer = await client(url, 1).request({ method: "GET", path: "/users" }, ctx);
+
+    expect(answer.body).toEqual({ items: [1, 2] });
+  });
+});
+
+describe("a whole sync against an upstream whose users page trickles in for ever", () => {
+  let sim: BlacklineSimulator;
+  beforeAll(async () => {
+    sim = await startBlacklineSimulator({
+      seed: 5,
+      size: { users: 30, teams: 3, roles: 2 },
+      faults: {
+        body: {
+          kind: "trickle",
+          bytes: 1,
+          intervalMs: 50,
+          forever: true,
+          match: "^GET /v1/users\\?",
+        },
+      },
+    });
+  });
+  afterAll(() => sim.close());
+
+  it("fails after the configured attempts of REQUEST_TIMEOUT each, naming the variable", async () => {
+    const env = {
+      ...sim.env(),
+      CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
+      CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT: "1s",
+    };
+    const out = join(await makeTempDir(), "blackline.sync.jsonl");
+    const io: CliIo = {
+      stdout: { write: () => true },
+      stderr: { write: () => true, isTTY: false },
+      env,
+    };
+    const attempts = 3;
+    // Garbage collections all through the run, as a long sync has them.
+    const collections = setInterval(collectGarbage, 50);
+
+    const sync = syncToFile(
+      io,
+      env,
+      { connector: "blackline", out },
+      {
+        retry: { maxAttempts: attempts, baseDelayMs: 5, maxDelayMs: 50 },
+      },
+    );
+    const error = await within(10 * attempts * 1_000, sync).finally(() =>
+      clearInterval(collections),
+    );
+
+    expect(error).toBeInstanceOf(NetworkError);
+    expect((error as Error).message).toMatch(
+      /^GET \/v1\/users\?page=1&pageSize=\d+ got no answer: no complete answer within 1000 ms, the per-request timeout; raise CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT/,
+    );
+    expect(exitCodeOf(error)).toBe(1);
+    expect(sim.stats.byRoute.users).toBe(attempts);
+    await expect(access(out)).rejects.toThrow();
+  });
+});
