@@ -1,8 +1,10 @@
 /**
- * `npm run bench`: the scenarios of issue 8 against the simulators on loopback, each sync in a
- * fresh process; one JSON line per scenario on stdout, and BENCHMARKS.md. `-- --quick` runs the
- * small ones without their concurrency-1 runs (under a minute), `-- --only a,b` the named
- * scenarios; both write .build/BENCHMARKS.partial.md instead. It measures and asserts nothing.
+ * `npm run bench`: the scenarios of issue 8 and issue 16's limiter matrix against the simulators on
+ * loopback, each sync in a fresh process; one JSON line per scenario on stdout, and BENCHMARKS.md.
+ * `-- --quick` runs the small ones without their concurrency-1 runs (under a minute), `-- --matrix`
+ * the limiter matrix alone (a few minutes), `-- --only a,b` the named scenarios (`*` matches any
+ * characters: `--only 'limiter-bucket-*'`); each of them writes .build/BENCHMARKS.partial.md
+ * instead. It measures and asserts nothing.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -18,19 +20,33 @@ import { SCENARIOS, type Scenario } from "./scenarios";
 const { values } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
+    matrix: { type: "boolean", default: false },
     only: { type: "string" },
     root: { type: "string" },
   },
 });
 const root = values.root ?? process.cwd();
-const only = values.only?.split(",");
-const unknown = only?.filter((name) => !SCENARIOS.some((s) => s.name === name)) ?? [];
+/** A name, or a pattern where `*` stands for any characters. */
+const namePattern = (pattern: string) =>
+  new RegExp(`^${pattern.split("*").map(escapeRegExp).join(".*")}$`);
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+const only = values.only?.split(",").map((pattern) => ({ pattern, test: namePattern(pattern) }));
+const unknown = only?.filter(({ test }) => !SCENARIOS.some((s) => test.test(s.name))) ?? [];
 if (unknown.length > 0) {
   throw new Error(
-    `--only: no scenario ${unknown.join(", ")}; there are ${SCENARIOS.map((s) => s.name).join(", ")}`,
+    `--only: no scenario ${unknown.map((u) => u.pattern).join(", ")}; there are ${SCENARIOS.map((s) => s.name).join(", ")}`,
   );
 }
-const chosen = SCENARIOS.filter((s) => (only ? only.includes(s.name) : !values.quick || s.quick));
+const chosen = SCENARIOS.filter((s) =>
+  only
+    ? only.some(({ test }) => test.test(s.name))
+    : values.matrix
+      ? s.matrix
+      : !values.quick || s.quick,
+);
+const partial = values.quick || values.matrix || only !== undefined;
 
 const machine = thisMachine();
 const work = await mkdtemp(join(tmpdir(), "ac-bench-"));
@@ -46,7 +62,7 @@ async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   if (scenario.runtime === "cloud")
     return scenarioResult(scenario, await runCloudSync(scenario, paths));
   const run = await runCliSync(scenario, paths, { concurrencyOne: false, tag: scenario.name });
-  if (values.quick) return scenarioResult(scenario, run);
+  if (values.quick || scenario.matrix) return scenarioResult(scenario, run);
   process.stderr.write(`bench: ${scenario.name} at concurrency 1\n`);
   const sequential = await runCliSync(scenario, paths, {
     concurrencyOne: true,
@@ -68,7 +84,7 @@ try {
       await rm(join(work, `${tag}.jsonl`), { force: true });
     }
   }
-  if (!only) {
+  if (!partial) {
     process.stderr.write("bench: bundles and start times\n");
     artifacts = await measureArtifacts(root).catch((error: unknown) => {
       process.stderr.write(`bench: bundles and start times not measured: ${String(error)}\n`);
@@ -88,10 +104,9 @@ const report = renderReport({
   ...(artifacts ? { artifacts } : {}),
   targets: checkTargets(results, artifacts),
 });
-const target =
-  values.quick || only
-    ? join(root, ".build", "BENCHMARKS.partial.md")
-    : join(root, "BENCHMARKS.md");
+const target = partial
+  ? join(root, ".build", "BENCHMARKS.partial.md")
+  : join(root, "BENCHMARKS.md");
 await mkdir(join(root, ".build"), { recursive: true });
 await writeFile(target, report);
 process.stderr.write(`bench: wrote ${target}\n`);

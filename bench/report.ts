@@ -1,7 +1,7 @@
 /** BENCHMARKS.md: the machine, the date, the scenarios' table, the cloud run, the bundles, the targets. */
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
 import type { Artifacts } from "./artifacts";
-import type { ScenarioResult, TargetCheck } from "./results";
+import { MATRIX_TARGETS, matrixTargetsMet, type ScenarioResult, type TargetCheck } from "./results";
 
 export interface Machine {
   cpu: string;
@@ -42,7 +42,9 @@ export function renderReport(options: {
   artifacts?: Artifacts;
   targets: TargetCheck[];
 }): string {
-  const { machine, results, artifacts } = options;
+  const { machine, artifacts } = options;
+  const results = options.results.filter((r) => !r.matrix);
+  const matrix = options.results.filter((r) => r.matrix);
   const parts: string[] = [];
   parts.push(
     "# Benchmarks",
@@ -61,49 +63,50 @@ export function renderReport(options: {
     "with the rate kept over it: wall minus span is the process's start and the snapshot's completion.",
     "",
   );
-  parts.push(
-    table(
-      [
-        "scenario",
-        "tenant",
-        "simulator",
-        "wall s",
-        "sync s",
-        "requests (429s)",
-        "minimum",
-        "req / min",
-        "floor s",
-        "wall / floor",
-        "conc. 1 s",
-        "speed-up",
-        "peak RSS MiB",
-        "CPU s",
-        "upstream span s (req/s)",
-        "records / s",
-      ],
-      results.map((r) => [
-        r.ok ? r.scenario : `${r.scenario} (failed)`,
-        r.tenant,
-        r.upstream,
-        fixed(r.wallSeconds),
-        fixed(r.syncSeconds),
-        `${grouped(r.requests)} (${r.throttled})`,
-        grouped(r.minimumRequests),
-        fixed(r.requestsPerMinimum, 3),
-        fixed(r.floorSeconds),
-        fixed(r.wallPerFloor, 2),
-        fixed(r.concurrencyOneWallSeconds),
-        r.speedup === undefined ? "–" : `${r.speedup.toFixed(1)} x`,
-        fixed(r.peakRssMiB),
-        fixed(r.cpuSeconds),
-        r.upstreamSpanSeconds === undefined
-          ? "–"
-          : `${fixed(r.upstreamSpanSeconds)} (${fixed(r.upstreamRate)})`,
-        r.ok ? grouped(r.recordsPerSecond) : "–",
-      ]),
-    ),
-  );
-  const failed = results.filter((r) => !r.ok);
+  if (results.length > 0)
+    parts.push(
+      table(
+        [
+          "scenario",
+          "tenant",
+          "simulator",
+          "wall s",
+          "sync s",
+          "requests (429s)",
+          "minimum",
+          "req / min",
+          "floor s",
+          "wall / floor",
+          "conc. 1 s",
+          "speed-up",
+          "peak RSS MiB",
+          "CPU s",
+          "upstream span s (req/s)",
+          "records / s",
+        ],
+        results.map((r) => [
+          r.ok ? r.scenario : `${r.scenario} (failed)`,
+          r.tenant,
+          r.upstream,
+          fixed(r.wallSeconds),
+          fixed(r.syncSeconds),
+          `${grouped(r.requests)} (${r.throttled})`,
+          grouped(r.minimumRequests),
+          fixed(r.requestsPerMinimum, 3),
+          fixed(r.floorSeconds),
+          fixed(r.wallPerFloor, 2),
+          fixed(r.concurrencyOneWallSeconds),
+          r.speedup === undefined ? "–" : `${r.speedup.toFixed(1)} x`,
+          fixed(r.peakRssMiB),
+          fixed(r.cpuSeconds),
+          r.upstreamSpanSeconds === undefined
+            ? "–"
+            : `${fixed(r.upstreamSpanSeconds)} (${fixed(r.upstreamRate)})`,
+          r.ok ? grouped(r.recordsPerSecond) : "–",
+        ]),
+      ),
+    );
+  const failed = options.results.filter((r) => !r.ok);
   if (failed.length > 0) {
     parts.push("", ...failed.map((r) => `- ${r.scenario} failed: ${r.error ?? "unknown"}`));
   }
@@ -154,6 +157,7 @@ export function renderReport(options: {
       ),
     );
   }
+  if (matrix.length > 0) parts.push("", ...limiterMatrix(matrix));
   if (artifacts) {
     parts.push(
       "",
@@ -176,7 +180,7 @@ export function renderReport(options: {
   }
   parts.push(
     "",
-    "## Targets (issue 8)",
+    "## Targets (issues 8 and 16)",
     "",
     table(
       ["target", "measured", "met"],
@@ -189,4 +193,64 @@ export function renderReport(options: {
     "",
   );
   return parts.join("\n");
+}
+
+const yesNo = (met: boolean) => (met ? "yes" : "**no**");
+
+/** Issue 16's limiter matrix: each kind's wall against its own floor, and its requests. */
+function limiterMatrix(rows: ScenarioResult[]): string[] {
+  return [
+    "## Limiter matrix",
+    "",
+    "blackline-10k's tenant and page cap behind each limiter of the simulators' catalogue",
+    "(lib/simulators/README.md) at 50 requests/s and 40 ms, nothing configured on the connector's",
+    "side; each scenario runs once (no concurrency-1 run). Targets (issue 16): wall / floor <=",
+    `${MATRIX_TARGETS.wallPerFloor.toFixed(2)}, requests <= ${MATRIX_TARGETS.requestsPerMinimum} x minimum, 429s counted in requests. Wall`,
+    "includes the process's start and the removal guard's check (about 0.5 s), which weighs most",
+    "where the floor is short (the window of a minute).",
+    "",
+    "*Floor* is the earliest a client that knows the limiter exactly could have every answer: of N",
+    "requests (the minimum and the token request, which goes first), latency L, the default",
+    "concurrency C and the longest chain of pages P (a list read page after page, the token request",
+    "before it), the largest of (1 + P) x L, ceil(N / C) x L and the limiter's own bound: for a token",
+    "bucket of rate r and burst b (full at the start), (N - b) / r + L; for a window of W per s",
+    "seconds, fixed or sliding, (ceil(N / W) - 1) x s + ceil(R / C) x L with R = N - (ceil(N / W) - 1)",
+    "x W the last window's share (a window of 3,000 per minute never binds; one of 500 per 10 s makes",
+    "the last 79 wait for the second window); for a cap of k in flight, ceil(N / k) x L. See",
+    "bench/floors.ts.",
+    "",
+    table(
+      [
+        "scenario",
+        "limiter",
+        "wall s",
+        "floor s",
+        "wall / floor",
+        "requests (429s)",
+        "minimum",
+        "req / min",
+        "upstream span s (req/s)",
+        `wall / floor <= ${MATRIX_TARGETS.wallPerFloor.toFixed(2)}`,
+        `req / min <= ${MATRIX_TARGETS.requestsPerMinimum}`,
+      ],
+      rows.map((r) => {
+        const met = matrixTargetsMet(r);
+        return [
+          r.ok ? r.scenario : `${r.scenario} (failed)`,
+          r.upstream,
+          fixed(r.wallSeconds),
+          fixed(r.floorSeconds, 2),
+          fixed(r.wallPerFloor, 2),
+          `${grouped(r.requests)} (${r.throttled})`,
+          grouped(r.minimumRequests),
+          fixed(r.requestsPerMinimum, 3),
+          r.upstreamSpanSeconds === undefined
+            ? "–"
+            : `${fixed(r.upstreamSpanSeconds)} (${fixed(r.upstreamRate)})`,
+          yesNo(met.wall),
+          yesNo(met.requests),
+        ];
+      }),
+    ),
+  ];
 }

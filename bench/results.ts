@@ -4,7 +4,9 @@ import { DEFAULT_MAX_CONCURRENCY as VALIMAIL_CONCURRENCY } from "../lib/connecto
 import type { Artifacts } from "./artifacts";
 import type { SyncRun } from "./cliSync";
 import type { CloudRun } from "./cloudSync";
+import { limiterFloorSeconds } from "./floors";
 import type { Scenario } from "./scenarios";
+import type { MinimumRequests } from "./simulatorHost";
 
 const MIB = 2 ** 20;
 
@@ -13,6 +15,8 @@ export interface ScenarioResult {
   runtime: Scenario["runtime"];
   tenant: string;
   upstream: string;
+  /** In the limiter matrix: its own table and targets. */
+  matrix?: boolean;
   ok: boolean;
   error?: string;
   /** The command's process from spawn to exit (start, sync, removal guard); the cloud run's span. */
@@ -24,7 +28,10 @@ export interface ScenarioResult {
   throttled: number;
   minimumRequests: number;
   requestsPerMinimum: number;
-  /** max(minimum / rate limit, minimum x latency / default concurrency). */
+  /**
+   * max(minimum / rate limit, minimum x latency / default concurrency); in the limiter matrix, the
+   * limiter's own floor (bench/floors.ts).
+   */
   floorSeconds: number;
   wallPerFloor: number;
   /** For a quota: the blocks the minimum runs into, plus the floor. */
@@ -51,11 +58,23 @@ export function defaultConcurrency(scenario: Scenario): number {
     : VALIMAIL_CONCURRENCY;
 }
 
-/** The issue's floor: the rate limit or the latency at the default concurrency, whichever binds. */
-export function floorSeconds(scenario: Scenario, minimum: number): number {
+/**
+ * Issue 8's floor: the rate limit or the latency at the default concurrency, whichever binds; a
+ * limiter of the catalogue has its own (bench/floors.ts).
+ */
+export function floorSeconds(scenario: Scenario, minimum: MinimumRequests): number {
   const { upstream } = scenario.simulator;
-  const byRate = upstream.limit ? minimum / upstream.limit.requestsPerSecond : 0;
-  const byLatency = (minimum * upstream.latencyMs) / 1000 / defaultConcurrency(scenario);
+  if (upstream.limiter) {
+    return limiterFloorSeconds({
+      limiter: upstream.limiter,
+      requests: minimum.total + 1,
+      latencyMs: upstream.latencyMs,
+      concurrency: defaultConcurrency(scenario),
+      chainPages: minimum.chainPages,
+    });
+  }
+  const byRate = upstream.limit ? minimum.total / upstream.limit.requestsPerSecond : 0;
+  const byLatency = (minimum.total * upstream.latencyMs) / 1000 / defaultConcurrency(scenario);
   return Math.max(byRate, byLatency);
 }
 
@@ -73,13 +92,14 @@ export function scenarioResult(
   const minimum = run.minimum.total;
   const wallMs = "processMs" in run ? run.processMs : run.syncMs;
   const wallSeconds = wallMs / 1000;
-  const floor = floorSeconds(scenario, minimum);
+  const floor = floorSeconds(scenario, run.minimum);
   const allows = quotaAllows(scenario, minimum, floor);
   const result: ScenarioResult = {
     scenario: scenario.name,
     runtime: scenario.runtime,
     tenant: scenario.tenantText,
     upstream: scenario.upstreamText,
+    ...(scenario.matrix ? { matrix: true } : {}),
     ok: run.ok,
     ...(run.error ? { error: run.error } : {}),
     wallSeconds: round(wallSeconds),
@@ -121,6 +141,7 @@ export function failedResult(scenario: Scenario, error: unknown): ScenarioResult
     runtime: scenario.runtime,
     tenant: scenario.tenantText,
     upstream: scenario.upstreamText,
+    ...(scenario.matrix ? { matrix: true } : {}),
     ok: false,
     error: error instanceof Error ? error.message : String(error),
     wallSeconds: 0,
@@ -134,6 +155,17 @@ export function failedResult(scenario: Scenario, error: unknown): ScenarioResult
     defaultConcurrency: defaultConcurrency(scenario),
     records: 0,
     recordsPerSecond: 0,
+  };
+}
+
+/** Issue 16's targets for a kind of the limiter matrix. */
+export const MATRIX_TARGETS = { wallPerFloor: 1.1, requestsPerMinimum: 1.03 } as const;
+
+/** Whether a matrix row meets each of issue 16's targets. */
+export function matrixTargetsMet(r: ScenarioResult): { wall: boolean; requests: boolean } {
+  return {
+    wall: r.ok && r.wallPerFloor <= MATRIX_TARGETS.wallPerFloor,
+    requests: r.ok && r.requestsPerMinimum <= MATRIX_TARGETS.requestsPerMinimum,
   };
 }
 
@@ -193,6 +225,17 @@ export function checkTargets(results: ScenarioResult[], artifacts?: Artifacts): 
       large?.peakRssMiB === undefined || small?.peakRssMiB === undefined
         ? "not run"
         : `${large.peakRssMiB} / ${small.peakRssMiB} = ${round(large.peakRssMiB / small.peakRssMiB)}`,
+  });
+  const matrix = results.filter((r) => r.matrix);
+  const meeting = matrix.filter((r) => {
+    const met = matrixTargetsMet(r);
+    return met.wall && met.requests;
+  });
+  checks.push({
+    target: `limiter matrix (issue 16): every kind wall / floor <= ${MATRIX_TARGETS.wallPerFloor.toFixed(2)} and requests <= ${MATRIX_TARGETS.requestsPerMinimum} x minimum`,
+    met: matrix.length === 0 ? undefined : meeting.length === matrix.length,
+    measured:
+      matrix.length === 0 ? "not run" : `${meeting.length} of ${matrix.length} kinds meet both`,
   });
   if (artifacts) {
     for (const f of artifacts.functions) {

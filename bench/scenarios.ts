@@ -1,6 +1,7 @@
 /**
- * The scenarios of issue 8's table: a tenant, what the simulator enforces, and how the sync runs.
- * Nothing is configured on the connector's side: its defaults are what is measured.
+ * The scenarios of issue 8's table, and issue 16's limiter matrix: a tenant, what the simulator
+ * enforces, and how the sync runs. Nothing is configured on the connector's side: its defaults are
+ * what is measured.
  */
 import type { TenantSize } from "../lib/simulators/blackline";
 import type { LimiterSettings } from "../lib/simulators/limiters";
@@ -30,6 +31,11 @@ export interface Scenario {
   /** The tenant and the simulator, as the table says them. */
   tenantText: string;
   upstreamText: string;
+  /**
+   * In the limiter matrix (`-- --matrix`): run once (no concurrency-1 run), reported in a table of
+   * its own, its floor from the limiter (bench/floors.ts).
+   */
+  matrix?: boolean;
 }
 
 /** 10,000 users, 500 teams, 50 roles; each user in 0 to 6 teams, about 3 on average. */
@@ -107,4 +113,59 @@ export const SCENARIOS: Scenario[] = [
     tenantText: "as blackline-10k, through the cloud runtime on moto_server",
     upstreamText: "as blackline-10k",
   },
+  ...limiterMatrix(),
 ];
+
+/**
+ * Issue 16's limiter matrix: blackline-10k's tenant and page cap behind each limiter kind of the
+ * catalogue at 50 requests/s and 40 ms. A fixed window allows 50 x its seconds; the cap in flight
+ * is 2, which at 40 ms a request is 50 requests/s.
+ */
+function limiterMatrix(): Scenario[] {
+  const bucket = (burst: number) =>
+    ({ kind: "token_bucket", ratePerSecond: 50, burst }) as const satisfies LimiterSettings;
+  const window = (seconds: number) =>
+    ({ kind: "fixed_window", limit: 50 * seconds, windowSeconds: seconds }) as const;
+  const kinds: [string, LimiterSettings, string][] = [
+    ["bucket-1", bucket(1), "token bucket 50/s, burst 1"],
+    ["bucket-5", bucket(5), "token bucket 50/s, burst 5"],
+    ["bucket-50", bucket(50), "token bucket 50/s, burst 50"],
+    [
+      "bucket-50-no-retry-after",
+      { ...bucket(50), retryAfter: "none" },
+      "token bucket 50/s, burst 50, 429 without Retry-After",
+    ],
+    [
+      "bucket-50-retry-date",
+      { ...bucket(50), retryAfter: "date" },
+      "token bucket 50/s, burst 50, Retry-After as a date",
+    ],
+    [
+      "bucket-50-ratelimit-headers",
+      { ...bucket(50), retryAfter: "none", headers: "ratelimit" },
+      "token bucket 50/s, burst 50, RateLimit-Limit/-Remaining/-Reset and no Retry-After",
+    ],
+    ["window-1s", window(1), "fixed window of 50 per 1 s"],
+    ["window-10s", window(10), "fixed window of 500 per 10 s"],
+    ["window-60s", window(60), "fixed window of 3,000 per 60 s"],
+    [
+      "sliding-log",
+      { kind: "sliding_log", limit: 50, windowSeconds: 1 },
+      "sliding log of 50 per 1 s (refusals count)",
+    ],
+    ["in-flight-2", { kind: "in_flight", maxInFlight: 2 }, "at most 2 requests in flight"],
+  ];
+  return kinds.map(([name, limiter, text]) => ({
+    name: `limiter-${name}`,
+    quick: false,
+    runtime: "cli",
+    matrix: true,
+    simulator: {
+      connector: "blackline",
+      size: BLACKLINE_10K,
+      upstream: { latencyMs: 40, limiter, maxPageSize: 137 },
+    },
+    tenantText: "as blackline-10k",
+    upstreamText: `40 ms, page cap 137, ${text}`,
+  }));
+}

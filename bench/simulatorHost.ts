@@ -17,6 +17,11 @@ export interface MinimumRequests {
   /** Pages of each list and membership pages from the smaller side, at the server's largest page. */
   total: number;
   parts: Record<string, number>;
+  /**
+   * The longest chain of pages read one after another: a list's pages, or a list's pages up to an
+   * item's and then that item's membership pages.
+   */
+  chainPages: number;
 }
 
 export interface SimulatorReady {
@@ -47,13 +52,24 @@ function blacklineMinimum(tenant: Tenant, upstream: UpstreamSpec): MinimumReques
   const sides = byUser ? tenant.userTeams : tenant.teamMembers;
   let memberships = 0;
   for (const members of sides.values()) memberships += pages(members.length, cap);
+  // The side's items in list order: item i is on page floor(i / cap) + 1, then its own pages.
+  const sideIds = byUser ? tenant.users.map((u) => u.id) : tenant.teams.map((t) => t.id);
+  let membershipChain = 0;
+  sideIds.forEach((id, i) => {
+    const own = pages(sides.get(id)?.length ?? 0, cap);
+    membershipChain = Math.max(membershipChain, Math.floor(i / cap) + 1 + own);
+  });
   const parts = {
     users: pages(tenant.users.length, cap),
     teams: pages(tenant.teams.length, cap),
     roles: pages(tenant.roles.length, cap),
     [byUser ? "user_teams" : "team_users"]: memberships,
   };
-  return { total: Object.values(parts).reduce((a, b) => a + b, 0), parts };
+  return {
+    total: Object.values(parts).reduce((a, b) => a + b, 0),
+    parts,
+    chainPages: Math.max(parts.users, parts.teams, parts.roles, membershipChain),
+  };
 }
 
 function faultsOf(upstream: UpstreamSpec) {
@@ -85,7 +101,7 @@ async function start(spec: SimulatorSpec) {
     ...(spec.upstream.maxPageSize ? { maxCount: spec.upstream.maxPageSize } : {}),
   });
   const list = pages(spec.users, spec.upstream.maxPageSize ?? DEFAULT_MAX_PAGE);
-  return { sim, minimum: { total: list, parts: { users: list } } };
+  return { sim, minimum: { total: list, parts: { users: list }, chainPages: list } };
 }
 
 const spec = JSON.parse(process.argv[2] ?? "") as SimulatorSpec;
