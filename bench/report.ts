@@ -206,7 +206,7 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
     "(lib/simulators/README.md) at 50 requests/s and 40 ms, nothing configured on the connector's",
     "side; each scenario runs once (no concurrency-1 run). Targets (issue 16): wall / floor <=",
     `${MATRIX_TARGETS.wallPerFloor.toFixed(2)}, requests <= ${MATRIX_TARGETS.requestsPerMinimum} x minimum, 429s counted in requests. Wall`,
-    "includes the process's start and the removal guard's check (about 0.5 s), which weighs most",
+    "includes the process's start and the removal guard's check (0.2 to 0.4 s here), which weighs most",
     "where the floor is short (the window of a minute).",
     "",
     "*Floor* is the earliest a client that knows the limiter exactly could have every answer: of N",
