@@ -35,8 +35,13 @@ function definedOnly(env: Environment): Record<string, string> {
 
 /**
  * Resolves secret variables: each `NAME` may instead be given as `NAME_FILE`, a path to read it
- * from (trailing newline dropped). Setting both is an error. Every secret value is registered for
- * redaction before anything else can print it.
+ * from, whose trailing whitespace is dropped (spaces, tabs and line breaks: what editors, `echo`,
+ * templating tools and container secrets leave after the value; the credentials read here are
+ * issued tokens, which never end in whitespace, and one that must can be set in `NAME` itself,
+ * sent as given). Setting both is an error, and so is a secret of more than one line (a line break
+ * between visible characters, in either form) or a file that holds no value: each is refused
+ * here, naming the variable, before any request. Every secret value is registered for redaction
+ * before anything else can print it.
  */
 export function resolveSecrets(env: Environment, secretNames: readonly string[]): Environment {
   const resolved: Record<string, string | undefined> = { ...env };
@@ -51,17 +56,33 @@ export function resolveSecrets(env: Environment, secretNames: readonly string[])
       });
       continue;
     }
+    let value = direct;
     if (file !== undefined) {
       const read = readSecretFile(file);
       if ("problem" in read) {
         issues.push({ variable: `${name}_FILE`, message: read.problem });
         continue;
       }
-      resolved[name] = read.value;
+      value = resolved[name] = read.value;
     }
-    // The value as sent is the trimmed one (the schemas trim): both forms are redacted.
-    registerSecret(resolved[name]);
-    registerSecret(resolved[name]?.trim());
+    // Sent as it is or trimmed (Valimail's schema trims its ids): both forms are redacted.
+    registerSecret(value);
+    registerSecret(value?.trim());
+    // A line break between visible characters: two lines of text where one value belongs.
+    const lines = value?.trim().split(/\r\n|\r|\n/).length ?? 1;
+    if (lines > 1) {
+      issues.push(
+        file === undefined
+          ? {
+              variable: name,
+              message: `the value holds ${lines} lines of text; a secret is one line: set only the value`,
+            }
+          : {
+              variable: `${name}_FILE`,
+              message: `${file} holds ${lines} lines of text; a secret is one line: leave only the value in it`,
+            },
+      );
+    }
   }
   if (issues.length > 0) throw new ConfigError(issues);
   return resolved;
@@ -72,7 +93,7 @@ const MAX_SECRET_FILE_BYTES = 64 * 1024;
 
 /**
  * Reads a `<NAME>_FILE`: a regular file only (a FIFO would block, a device never end), at most
- * 64 KiB, trailing line breaks dropped.
+ * 64 KiB, trailing whitespace dropped, something left.
  */
 function readSecretFile(file: string): { value: string } | { problem: string } {
   let stats: Stats;
@@ -94,14 +115,21 @@ function readSecretFile(file: string): { value: string } | { problem: string } {
       problem: `${file} is ${stats.size} bytes, more than a secret's ${MAX_SECRET_FILE_BYTES}; give the path of the file that holds only the value`,
     };
   }
+  let value: string;
   try {
-    return { value: readFileSync(file, "utf8").replace(/[\r\n]+$/, "") };
+    value = readFileSync(file, "utf8").replace(/[ \t\r\n]+$/, "");
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? String(error);
     return {
       problem: `cannot read ${file} (${reason}); give the path of a file that holds the value`,
     };
   }
+  if (value === "") {
+    return {
+      problem: `${file} holds no value (it is empty or only whitespace); put the value in it`,
+    };
+  }
+  return { value };
 }
 
 /** Empty values count as unset: `NAME=` in an env file is a common way to leave a field out. */
