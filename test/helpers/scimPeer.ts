@@ -2,11 +2,19 @@
  * An independent SCIM 2.0 service provider for the peer tests: the npm package scimmy does the
  * protocol (filters, paging, PatchOp, error bodies); this file only stores users in memory and
  * serves scimmy over node:http on loopback, as scimmy-routers would over express.
+ *
+ * Given `quirks` (the simulators' `ScimPagingQuirks`), a list request's `startIndex` and `count`
+ * are first turned into the window such a server serves, and scimmy pages that window; with
+ * `omitTotal` the answer loses `totalResults`. scimmy itself already reports in `itemsPerPage` the
+ * `count` asked, not the number served (the `itemsPerPage: "asked"` quirk). Valimail's `/auth`
+ * and its `/accounts/{slug}/scim/v2/Users` path are answered too, so the Valimail connector can
+ * sync against scimmy. scimmy's resource declarations are global: one peer at a time.
  */
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import SCIMMY from "scimmy";
+import { type ScimPagingQuirks, scimWindow } from "../../lib/simulators/valimail";
 
 type StoredUser = Record<string, unknown> & { id: string; userName: string };
 
@@ -18,7 +26,7 @@ export interface ScimPeer {
   close(): Promise<void>;
 }
 
-export async function startScimPeer(): Promise<ScimPeer> {
+export async function startScimPeer(quirks?: ScimPagingQuirks): Promise<ScimPeer> {
   const users = new Map<string, StoredUser>();
   let nextId = 1;
   SCIMMY.Resources.declare(SCIMMY.Resources.User, {
@@ -64,27 +72,39 @@ export async function startScimPeer(): Promise<ScimPeer> {
       res.writeHead(status, body === undefined ? {} : { "content-type": "application/scim+json" });
       res.end(body === undefined ? "" : JSON.stringify(body));
     };
+    if (req.method === "POST" && url.pathname === "/auth") {
+      const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ token, "expires-at": expiresAt }));
+      return;
+    }
     try {
       if (req.headers.authorization !== `Bearer ${token}`) {
         throw new SCIMMY.Types.Error(401, null as never, "Authorization failure");
       }
-      const match = /^\/scim\/v2\/Users(?:\/([^/]+))?$/.exec(url.pathname);
+      const match = /^(?:\/accounts\/[^/]+)?\/scim\/v2\/Users(?:\/([^/]+))?$/.exec(url.pathname);
       if (!match) throw new SCIMMY.Types.Error(404, null as never, "Endpoint not found");
       const id = match[1] === undefined ? undefined : decodeURIComponent(match[1]);
       const query = Object.fromEntries(url.searchParams) as Record<string, string>;
+      const window =
+        quirks && id === undefined ? scimWindow(quirks, url.searchParams, users.size) : undefined;
       const config = {
         ...query,
         ...(query.startIndex ? { startIndex: Number(query.startIndex) } : {}),
         ...(query.count ? { count: Number(query.count) } : {}),
+        ...(window ? { startIndex: window.offset + 1, count: window.size } : {}),
       };
       const body =
         chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : undefined;
       const User = SCIMMY.Resources.User;
       // scimmy takes the query config as the first argument when there is no id.
       const Collection = User as unknown as new (config: object) => InstanceType<typeof User>;
-      if (req.method === "GET")
-        send(200, await (id ? new User(id, config) : new Collection(config)).read());
-      else if (req.method === "POST" && !id) send(201, await new Collection(config).write(body));
+      if (req.method === "GET" && id) send(200, await new User(id, config).read());
+      else if (req.method === "GET") {
+        const list = JSON.parse(JSON.stringify(await new Collection(config).read()));
+        if (quirks?.omitTotal) delete list.totalResults;
+        send(200, list);
+      } else if (req.method === "POST" && !id) send(201, await new Collection(config).write(body));
       else if (req.method === "PATCH" && id) {
         const value = await new User(id, config).patch(body);
         send(value ? 200 : 204, value);

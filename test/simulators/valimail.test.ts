@@ -1,6 +1,10 @@
 /** The Valimail simulator follows the API description: checked with plain fetch, no client code. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startValimailSimulator, type ValimailSimulator } from "../../lib/simulators/valimail";
+import {
+  startValimailSimulator,
+  type ValimailSimulator,
+  type ValimailSimulatorOptions,
+} from "../../lib/simulators/valimail";
 
 const EXT = "urn:ietf:params:scim:schemas:extension:valimailuserextension:2.0:User";
 let sim: ValimailSimulator;
@@ -127,5 +131,63 @@ describe("Valimail simulator", () => {
     });
     expect(duplicate.body.id).toBeUndefined();
     expect(other.status).toBe(403);
+  });
+});
+
+describe("Valimail simulator paging quirks", () => {
+  /** The ids and paging fields of one list answer of a fresh 12-user simulator with `quirks`. */
+  async function page(quirks: ValimailSimulatorOptions, query: string) {
+    const quirky = await startValimailSimulator({ seed: 5, users: 12, ...quirks });
+    try {
+      const auth = await fetch(`${quirky.url}/auth`, {
+        method: "POST",
+        body: JSON.stringify({
+          "client-id": quirky.credentials.clientId,
+          "app-id": quirky.credentials.appId,
+        }),
+      });
+      const { token: bearer } = (await auth.json()) as { token: string };
+      const response = await fetch(`${quirky.url}/accounts/${quirky.slug}/scim/v2/Users?${query}`, {
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+      const body = (await response.json()) as {
+        totalResults?: number;
+        itemsPerPage?: number;
+        Resources: Array<{ id: string }>;
+      };
+      const all = [...quirky.users.keys()];
+      return {
+        positions: body.Resources.map((r) => all.indexOf(r.id)),
+        totalResults: body.totalResults,
+        itemsPerPage: body.itemsPerPage,
+      };
+    } finally {
+      await quirky.close();
+    }
+  }
+
+  it("pages as RFC 7644 says by default: startIndex from 1, totalResults and the true itemsPerPage", async () => {
+    expect(await page({}, "startIndex=11&count=5")).toEqual({
+      positions: [10, 11],
+      totalResults: 12,
+      itemsPerPage: 2,
+    });
+  });
+
+  it("departs from it one quirk at a time", async () => {
+    const at = async (quirks: ValimailSimulatorOptions, query = "startIndex=3&count=4") =>
+      (await page(quirks, query)).positions;
+
+    expect(await at({ paging: false })).toHaveLength(12);
+    expect(await at({ ignoreStartIndex: true })).toEqual([0, 1, 2, 3]);
+    expect(await at({ zeroBasedStartIndex: true })).toEqual([3, 4, 5, 6]);
+    expect(await at({ maxCount: 2 })).toEqual([2, 3]);
+    expect(await at({ fixedCount: 6 })).toEqual([2, 3, 4, 5, 6, 7]);
+    expect(await at({ fixedCount: 6, maxCount: 5 })).toEqual([2, 3, 4, 5, 6]);
+    expect((await page({ omitTotal: true }, "count=4")).totalResults).toBeUndefined();
+    expect(await page({ itemsPerPage: "asked" }, "startIndex=11&count=5")).toMatchObject({
+      positions: [10, 11],
+      itemsPerPage: 5,
+    });
   });
 });

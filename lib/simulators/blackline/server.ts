@@ -15,14 +15,23 @@ export interface BlacklineSimCredentials {
   viewerApiKey: string;
 }
 
-export interface BlacklineSimulatorOptions extends TokenSettings {
-  seed?: number;
-  size?: TenantSize;
-  credentials?: Partial<BlacklineSimCredentials>;
-  /** Largest page served, whatever `pageSize` asks for. */
+/**
+ * How the lists page, and the ways a server may depart from `page` (from 1) and `pageSize`; with
+ * none set, pages of up to 1000 with `totalItems`. lib/simulators/README.md lists them.
+ */
+export interface BlacklinePagingQuirks {
+  /** Largest page served, whatever `pageSize` asks for (silently: the answer does not say so). */
   maxPageSize?: number;
   /** Serve page 1 whatever `page` asks for (a server that ignores paging). */
   ignorePaging?: boolean;
+  /** Leave `totalItems` out of list answers (the client reads it only when present). */
+  omitTotal?: boolean;
+}
+
+export interface BlacklineSimulatorOptions extends TokenSettings, BlacklinePagingQuirks {
+  seed?: number;
+  size?: TenantSize;
+  credentials?: Partial<BlacklineSimCredentials>;
   /**
    * How the token endpoint takes the client's credentials (RFC 6749 section 2.3.1): `any`
    * (default) reads HTTP Basic or the form body; `basic` only the Authorization header (the
@@ -205,12 +214,11 @@ export async function startBlacklineSimulator(
     const asked = Number(request.url.searchParams.get("pageSize") ?? 100);
     const size = Math.min(Math.max(1, asked), maxPageSize);
     const start = (page - 1) * size;
-    const total = items.length;
     return {
       status: 200,
       body: {
         items: faultyPage(items, start, size, simulator.faults.pages, server.countFault),
-        totalItems: total,
+        ...(options.omitTotal ? {} : { totalItems: items.length }),
       },
     };
   }

@@ -1,1 +1,2 @@
+export * from "./pagingQuirks";
 export * from "./server";

@@ -5,6 +5,7 @@ import { type SimRequest, type SimResponse, startSimServer } from "../httpServer
 import { asciiSlug, FAMILY_NAMES, GIVEN_NAMES, SeededRandom } from "../random";
 import { SimTokens, type TokenSettings } from "../tokens";
 import { FilterSyntaxError, parseFilter } from "./filter";
+import { type ScimPagingQuirks, scimListFields, scimWindow } from "./pagingQuirks";
 
 const CORE_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
 const EXTENSION = "urn:ietf:params:scim:schemas:extension:valimailuserextension:2.0:User";
@@ -24,19 +25,14 @@ export interface ValimailSimUser {
   lastModified: string;
 }
 
-export interface ValimailSimulatorOptions extends TokenSettings {
+/** Paging quirks (`ScimPagingQuirks`) sit beside the other settings; lib/simulators/README.md lists them. */
+export interface ValimailSimulatorOptions extends TokenSettings, ScimPagingQuirks {
   seed?: number;
   users?: number;
   slug?: string;
   /** Whether the account offers the `marketer` member type. */
   marketer?: boolean;
   credentials?: { clientId?: string; appId?: string };
-  /** Honour `startIndex` and `count`; off, every list answers all users (an unpaginated server). */
-  paging?: boolean;
-  /** Honour `count` but serve from the first user whatever `startIndex` asks for. */
-  ignoreStartIndex?: boolean;
-  /** Largest `count` served. */
-  maxCount?: number;
   /** Spell the token expiry `expires_at` instead of `expires-at`. */
   expiresField?: "expires-at" | "expires_at";
   /**
@@ -191,18 +187,12 @@ export async function startValimailSimulator(
         };
       }
     }
-    let page = matching;
-    if (options.paging ?? true) {
-      const startIndex = options.ignoreStartIndex
-        ? 1
-        : Math.max(1, Number(request.url.searchParams.get("startIndex") ?? 1));
-      const asked = Number(request.url.searchParams.get("count") ?? matching.length);
-      const size = Math.min(Math.max(0, asked), options.maxCount ?? 1000);
-      page = faultyPage(matching, startIndex - 1, size, simulator.faults.pages, server.countFault);
-    }
+    const query = request.url.searchParams;
+    const { offset, size } = scimWindow(options, query, matching.length);
+    const page = faultyPage(matching, offset, size, simulator.faults.pages, server.countFault);
     const answer = scimOk(200, {
       schemas: ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
-      totalResults: matching.length,
+      ...scimListFields(options, query, page.length, matching.length),
       Resources: page.map(toScim),
     });
     if (!filter) changeUsers(page);
