@@ -5,10 +5,7 @@ import { registerSecret } from "../redact";
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 
-/**
- * The variables a command sees: the env file's, overridden by the process environment
- * (CONTRACTS.md section 1: a variable set in the environment wins over the file).
- */
+/** The variables a command sees: the env file's, each overridden by the process environment's. */
 export function loadEnvironment(options: { envFile?: string; env?: Environment }): Environment {
   const env = options.env ?? process.env;
   if (!options.envFile) return env;

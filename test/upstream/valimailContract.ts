@@ -1,6 +1,6 @@
 /**
- * The Valimail contract checker: Valimail's own OpenAPI description (../shared/reference), a
- * recording proxy on loopback, and openapi-request-validator / openapi-response-validator to hold
+ * The Valimail contract checker: Valimail's own OpenAPI description (the part the connector uses,
+ * copied verbatim into `fixtures/valimail-openapi.yml`), a recording proxy on loopback, and openapi-request-validator / openapi-response-validator to hold
  * every captured request and answer against the operation the document declares for it.
  *
  * openapi-backend was tried first and set aside: its body validation only looks at
@@ -17,7 +17,7 @@ import OpenAPIResponseValidator from "openapi-response-validator";
 import { parse } from "yaml";
 
 export const DOCUMENT_PATH = fileURLToPath(
-  new URL("../../../shared/reference/valimail-configuration-api.openapi.yml", import.meta.url),
+  new URL("./fixtures/valimail-openapi.yml", import.meta.url),
 );
 
 // biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is free-form YAML
@@ -149,10 +149,7 @@ export class ValimailContract {
     ];
   }
 
-  /**
-   * Compiled on first use: the document is not valid OpenAPI everywhere (two DKIM operations carry
-   * `required: true` inside a property), and the client never calls those.
-   */
+  /** Compiled on first use: only the operations the exchanges reach. */
   private validators(o: Operation) {
     o.validators ??= {
       request: new OpenAPIRequestValidator({

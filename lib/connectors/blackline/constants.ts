@@ -1,6 +1,7 @@
 /**
- * BlackLine: the facts and the assumptions of ../shared/UPSTREAM.md, one named constant each.
- * "Assumption" marks what public material does not confirm; correct it here.
+ * BlackLine: what the connector relies on about BlackLine's API, one named constant each:
+ * "Confirmed" by BlackLine's public material, "Assumption" where it confirms nothing (correct
+ * it here).
  */
 
 /** Confirmed: the API host of an environment (region) subdomain. */

@@ -1,7 +1,8 @@
 /**
- * Valimail: the facts of its Configuration API description (OpenAPI 1.1.0, in
- * ../shared/reference) and the assumptions of ../shared/UPSTREAM.md, one named constant each.
- * "Assumption" marks what the vendor does not confirm; correct it here.
+ * Valimail: what the connector relies on about Valimail's API, one named constant each:
+ * "Confirmed" by its Configuration API description (OpenAPI 1.1.0; the part the connector uses
+ * is in test/upstream/fixtures/valimail-openapi.yml), "Assumption" where the vendor confirms
+ * nothing (correct it here).
  */
 
 /** Confirmed: production API host (staging is https://api.valimail-staging.com). */
