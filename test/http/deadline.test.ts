@@ -73,11 +73,11 @@ async function trickling(intervalMs: number, onByte: (sent: number) => void = ()
 }
 
 /** A client as a connector builds it, with a short timeout (the setting's value) and fast backoff. */
-function client(url: string, maxAttempts: number) {
+function client(url: string, maxAttempts: number, timeoutMs = TIMEOUT_MS) {
   return new HttpClient({
     baseUrl: url,
     limiter: new RateLimiter({ maxConcurrency: 1, requestsPerSecond: 0 }),
-    timeoutMs: TIMEOUT_MS,
+    timeoutMs,
     boundVariables: { requestTimeout: VARIABLE },
     retry: { maxAttempts, baseDelayMs: 1, maxDelayMs: 5 },
   });
@@ -144,14 +144,8 @@ describe("a body that trickles in for ever", () => {
     const { url, seen } = await trickling(50, (sent) => sent === 4 && run.abort());
     const ctx = newRequestContext({ signal: run.signal });
 
-    // A timeout far beyond the test's: only the caller's signal can end this read.
-    const http = new HttpClient({
-      baseUrl: url,
-      limiter: new RateLimiter({ maxConcurrency: 1, requestsPerSecond: 0 }),
-      timeoutMs: 60_000,
-      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
-    });
-    const error = await outcome(http, ctx, 3);
+    // A deadline far beyond the test's guard: only the caller's signal can end this read.
+    const error = await outcome(client(url, 3, 60_000), ctx, 3);
 
     expect(error).toBeInstanceOf(AbortedError);
     expect(seen.requests).toBe(1);
@@ -180,7 +174,9 @@ describe("a body that ends within the deadline", () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const ctx = newRequestContext();
 
-    const answer = await client(url, 1).request({ method: "GET", path: "/users" }, ctx);
+    // A deadline far beyond the answer's 60 ms, however busy the machine.
+    const http = client(url, 1, 30_000);
+    const answer = await http.request({ method: "GET", path: "/users" }, ctx);
 
     expect(answer.body).toEqual({ items: [1, 2] });
   });
