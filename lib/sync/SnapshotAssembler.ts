@@ -1,12 +1,11 @@
 import { once } from "node:events";
-import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
-import { rm } from "node:fs/promises";
+import { createWriteStream, type WriteStream } from "node:fs";
+import { type FileHandle, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
-import { HashedIdSet, hashHex } from "./HashedIdSet";
-import { endStream, jsonLine, readLines, writeJsonLine, writeText } from "./jsonLines";
+import { HashedIdSet, hashId, WORDS } from "./HashedIdSet";
+import { endStream, jsonLine, writeChunk, writeJsonLine } from "./jsonLines";
 import {
-  type GrantRecord,
   type RecordKind,
   SNAPSHOT_VERSION,
   type SnapshotRecord,
@@ -39,7 +38,9 @@ export interface AssemblerOptions {
  * id), and the page in hand. Grants are spooled to a temporary file and copied after every other
  * record, so each grant is checked against the complete set of entitlements and principals
  * (referential integrity); a grant naming anything missing is left out and counted as
- * `dangling_grant`.
+ * `dangling_grant`. Each record is serialised once: the spool holds a page's grants as the bytes
+ * of their snapshot lines, beside the hashes of what they name, so completing the snapshot checks
+ * and copies them without decoding or parsing them.
  */
 export class SnapshotAssembler {
   readonly #out: Writable;
@@ -56,6 +57,8 @@ export class SnapshotAssembler {
     entitlement: 0,
     grant: 0,
   };
+  /** The spool hashes of the page in hand, `SPOOL_HASH_WORDS` a grant; grown as pages need. */
+  #pageHashes = new Uint32Array(1024 * SPOOL_HASH_WORDS);
   #closed = false;
   /** The first error of either stream (a full disk, say); the snapshot then fails. */
   #streamError: Error | undefined;
@@ -104,23 +107,21 @@ export class SnapshotAssembler {
     this.#throwIfFailed();
     await endStream(this.#spool);
     let dangling = 0;
-    let chunk = "";
-    for await (const line of readLines(createReadStream(this.#spoolPath, "utf8"))) {
-      if (
-        this.#entitlements.hasHex(line, SPOOL_ENTITLEMENT_AT) &&
-        this.#resources.hasHex(line, SPOOL_PRINCIPAL_AT)
-      ) {
-        this.#counts.grant++;
-        chunk += `${line.slice(SPOOL_RECORD_AT)}\n`;
-        if (chunk.length >= COPY_CHUNK_CHARS) {
-          await writeText(this.#out, chunk);
-          chunk = "";
-        }
-      } else {
-        dangling++;
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    for await (const frame of readSpoolFrames(this.#spoolPath)) {
+      const kept = this.#keptGrants(frame);
+      this.#counts.grant += kept.grants;
+      dangling += frame.grants - kept.grants;
+      pending.push(kept.lines);
+      pendingBytes += kept.lines.length;
+      if (pendingBytes >= COPY_CHUNK_BYTES) {
+        await writeChunk(this.#out, pending.length === 1 ? kept.lines : Buffer.concat(pending));
+        pending = [];
+        pendingBytes = 0;
       }
     }
-    if (chunk.length > 0) await writeText(this.#out, chunk);
+    if (pendingBytes > 0) await writeChunk(this.#out, Buffer.concat(pending));
     const end: SyncEndRecord = {
       kind: "sync_end",
       syncId: this.#syncId,
@@ -129,7 +130,7 @@ export class SnapshotAssembler {
       counts: { ...this.#counts },
       skipped: { dangling_grant: dangling },
     };
-    await writeText(this.#out, jsonLine(end));
+    await writeChunk(this.#out, jsonLine(end));
     await endStream(this.#out);
     this.#throwIfFailed();
     await rm(this.#spoolPath, { force: true });
@@ -159,6 +160,7 @@ export class SnapshotAssembler {
   async #writePage(records: readonly SnapshotRecord[]): Promise<void> {
     let out = "";
     let spool = "";
+    let grants = 0;
     for (const record of records) {
       switch (record.kind) {
         case "resource_type":
@@ -171,31 +173,128 @@ export class SnapshotAssembler {
           if (!this.#entitlements.add(record.id)) continue;
           break;
         case "grant":
-          if (this.#grants.add(record.id)) spool += spoolLine(record);
+          if (this.#grants.add(record.id)) {
+            const at = grants * SPOOL_HASH_WORDS;
+            if (at === this.#pageHashes.length) this.#growPageHashes();
+            hashId(record.entitlement, this.#pageHashes, at);
+            hashId(resourceKey(record.principal), this.#pageHashes, at + WORDS);
+            spool += jsonLine(record);
+            grants++;
+          }
           continue;
       }
       this.#counts[record.kind]++;
       out += jsonLine(record);
     }
-    if (spool.length > 0) await writeText(this.#spool, spool);
-    if (out.length > 0) await writeText(this.#out, out);
+    if (grants > 0) await writeChunk(this.#spool, spoolFrame(grants, this.#pageHashes, spool));
+    if (out.length > 0) await writeChunk(this.#out, out);
+  }
+
+  #growPageHashes(): void {
+    const grown = new Uint32Array(this.#pageHashes.length * 2);
+    grown.set(this.#pageHashes);
+    this.#pageHashes = grown;
+  }
+
+  /** A spooled page's grants whose entitlement and principal were written: all its lines, or those. */
+  #keptGrants(frame: SpoolFrame): { grants: number; lines: Buffer } {
+    const { hashes, lines } = frame;
+    let kept = 0;
+    for (let at = 0; at < hashes.length; at += SPOOL_HASH_WORDS) {
+      if (this.#entitlements.hasHash(hashes, at) && this.#resources.hasHash(hashes, at + WORDS)) {
+        kept++;
+      }
+    }
+    if (kept === frame.grants) return { grants: kept, lines };
+    const parts: Buffer[] = [];
+    let start = 0;
+    for (let at = 0; at < hashes.length; at += SPOOL_HASH_WORDS) {
+      const end = lines.indexOf(NEWLINE, start) + 1;
+      if (this.#entitlements.hasHash(hashes, at) && this.#resources.hasHash(hashes, at + WORDS)) {
+        parts.push(lines.subarray(start, end));
+      }
+      start = end;
+    }
+    return { grants: kept, lines: Buffer.concat(parts) };
   }
 }
 
 /**
- * A spool line: the hashes of the grant's entitlement and principal (`hashHex`, 32 hex digits
- * each), then the grant's snapshot line; `complete` checks the hashes without parsing the record.
+ * The grant spool: a frame a page, `[grants, bytes]` (two 32-bit little-endian words), then each
+ * grant's hashes (`SPOOL_HASH_WORDS` words: its entitlement's, then its principal's, as `hashId`
+ * writes them, in this machine's byte order: the file never leaves the process), then `bytes`
+ * bytes: the grants' snapshot lines, UTF-8, in the same order. A line holds no raw newline byte
+ * (JSON escapes it, and no byte of a multi-byte UTF-8 character is one), so `\n` splits them.
  */
-const SPOOL_ENTITLEMENT_AT = 0;
-const SPOOL_PRINCIPAL_AT = 32;
-const SPOOL_RECORD_AT = 64;
+const SPOOL_HEADER_BYTES = 8;
+const SPOOL_HASH_WORDS = 2 * WORDS;
+const NEWLINE = 0x0a;
 
-function spoolLine(record: GrantRecord): string {
-  return `${hashHex(record.entitlement)}${hashHex(resourceKey(record.principal))}${jsonLine(record)}`;
+interface SpoolFrame {
+  grants: number;
+  hashes: Uint32Array;
+  lines: Buffer;
 }
 
-/** Grants are copied from the spool in writes of about this many characters. */
-const COPY_CHUNK_CHARS = 64 * 1024;
+function spoolFrame(grants: number, hashes: Uint32Array, lines: string): Buffer {
+  const hashBytes = grants * SPOOL_HASH_WORDS * 4;
+  const lineBytes = Buffer.byteLength(lines);
+  const frame = Buffer.allocUnsafe(SPOOL_HEADER_BYTES + hashBytes + lineBytes);
+  frame.writeUInt32LE(grants, 0);
+  frame.writeUInt32LE(lineBytes, 4);
+  frame.set(new Uint8Array(hashes.buffer, hashes.byteOffset, hashBytes), SPOOL_HEADER_BYTES);
+  frame.write(lines, SPOOL_HEADER_BYTES + hashBytes);
+  return frame;
+}
+
+/** The spool's frames in order, each read into a buffer of its own (so a write may keep it). */
+async function* readSpoolFrames(path: string): AsyncGenerator<SpoolFrame> {
+  const file = await open(path, "r");
+  try {
+    const header = Buffer.alloc(SPOOL_HEADER_BYTES);
+    let position = 0;
+    for (;;) {
+      const got = await readFully(file, header, position);
+      if (got === 0) return;
+      const grants = header.readUInt32LE(0);
+      const hashBytes = grants * SPOOL_HASH_WORDS * 4;
+      const body = Buffer.allocUnsafeSlow(hashBytes + header.readUInt32LE(4));
+      position += got;
+      if (got < SPOOL_HEADER_BYTES || (await readFully(file, body, position)) < body.length) {
+        throw new Error(
+          `the grant spool ${path} ends inside a page: it was changed while the sync ran`,
+        );
+      }
+      position += body.length;
+      yield {
+        grants,
+        hashes: new Uint32Array(body.buffer, body.byteOffset, grants * SPOOL_HASH_WORDS),
+        lines: body.subarray(hashBytes),
+      };
+    }
+  } finally {
+    await file.close();
+  }
+}
+
+/** Reads into all of `buffer` from `position`; fewer bytes only at the end of the file. */
+async function readFully(file: FileHandle, buffer: Buffer, position: number): Promise<number> {
+  let filled = 0;
+  while (filled < buffer.length) {
+    const { bytesRead } = await file.read(
+      buffer,
+      filled,
+      buffer.length - filled,
+      position + filled,
+    );
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled;
+}
+
+/** Grants are copied from the spool in writes of about this many bytes. */
+const COPY_CHUNK_BYTES = 64 * 1024;
 
 function resourceKey(ref: { type: string; id: string }): string {
   return `${ref.type}\u0000${ref.id}`;

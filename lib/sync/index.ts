@@ -9,7 +9,7 @@ export {
   type Page,
   type RunIdentity,
 } from "./job";
-export { endStream, jsonLine, readLines, writeJsonLine, writeText } from "./jsonLines";
+export { endStream, jsonLine, readLines, writeChunk, writeJsonLine } from "./jsonLines";
 export {
   firstIndexCursor,
   firstPageCursor,

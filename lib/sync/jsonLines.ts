@@ -10,13 +10,13 @@ export function jsonLine(value: unknown): string {
   return `${JSON.stringify(value)}\n`;
 }
 
-/** Writes `text` and waits for the stream to drain when its buffer is full. */
-export async function writeText(stream: Writable, text: string): Promise<void> {
-  if (!stream.write(text)) await once(stream, "drain");
+/** Writes `chunk` (text as UTF-8) and waits for the stream to drain when its buffer is full. */
+export async function writeChunk(stream: Writable, chunk: string | Uint8Array): Promise<void> {
+  if (!stream.write(chunk)) await once(stream, "drain");
 }
 
 export function writeJsonLine(stream: Writable, value: unknown): Promise<void> {
-  return writeText(stream, jsonLine(value));
+  return writeChunk(stream, jsonLine(value));
 }
 
 /** The lines of a JSON Lines stream as raw text, blank lines skipped. */
