@@ -4,10 +4,12 @@ import { SCIM_MEDIA_TYPE } from "./constants";
 import { ScimError } from "./errors";
 import type { PatchOp } from "./patch";
 
+/**
+ * A list answer: its resources and total. `startIndex` and `itemsPerPage` are not read: paging
+ * decides from the resources served (servers report the count asked in `itemsPerPage`).
+ */
 export const listResponse = z.object({
   totalResults: z.number().int().nonnegative().optional(),
-  startIndex: z.number().int().optional(),
-  itemsPerPage: z.number().int().optional(),
   Resources: z.array(z.unknown()).optional(),
 });
 

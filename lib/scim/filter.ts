@@ -30,6 +30,7 @@ export function compare(
 }
 
 export const eq = (attribute: string, value: FilterValue) => compare(attribute, "eq", value);
+export const ne = (attribute: string, value: FilterValue) => compare(attribute, "ne", value);
 
 /** All of `filters`; an operand that is an `or` at its top level is parenthesised. */
 export function and(...filters: string[]): string {

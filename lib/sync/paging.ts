@@ -6,11 +6,33 @@ import { ConnectorError } from "../errors";
 /**
  * The paging decisions every connector shares. A cursor travels in its job (through a queue in the
  * cloud runtime), so each decision is made from the cursor and the page in hand: the next cursor,
- * or undefined when the list is done. A cursor carries a fingerprint of the page before, so a
- * server that ignores the paging parameter and serves the same page again is noticed.
+ * or undefined when the list is done. No client loops over pages.
+ *
+ * A list is complete only when proven, by one rule for both paging styles (`page` and `pageSize`;
+ * `startIndex` and `count`):
+ * - an empty page (and, when the server gave a total, every item of it counted);
+ * - the count reaching the total, on a page no longer than asked (a longer page shows a server
+ *   that serves items twice, which inflates the count);
+ * - a page shorter than asked from a server known to honour the page size: an earlier page served
+ *   at least as many items as are asked now.
+ * A first page shorter than asked proves nothing (the server may cap the page size silently), so
+ * the list goes on with pages of the size it served, which both ways of counting a capped page's
+ * offset agree on. Anything else fails the list with a message that says what the server did and
+ * which setting, if any, reads the list whole: the same page twice before any proof (the paging
+ * parameter is ignored), pages that go round in a cycle (found in constant space by Brent's
+ * method), an empty page before the total, a total that changes, more pages than the page cap.
+ *
+ * Index paging adds two probes, one request each, where the total is missing or one item short:
+ * - A page repeated without a total is asked for again without its first item (`exclude`, a
+ *   filter): only a server whose answer is its whole list answers exactly the page's other items,
+ *   so such a server (an unpaginated one, or one whose cap holds every item) is read whole, and
+ *   one that serves the first items of a longer list fails.
+ * - A list ended without its total, or one item short of it, is asked `startIndex` 0 with `count`
+ *   1: RFC 7644 reads 0 as 1, so a server counting from 1 answers the first item again (written
+ *   once), while one that counts from 0 answers the item its pages skipped.
  */
 
-/** The server served the same page twice: it ignores the paging parameter. */
+/** The server served the same page twice, or its pages go round: it ignores the paging parameter. */
 export class RepeatedPageError extends ConnectorError {
   override name = "RepeatedPageError";
   override readonly code: string = "repeated_page";
@@ -38,15 +60,15 @@ export class ListChangedError extends ConnectorError {
   override readonly code: string = "list_changed";
 }
 
-/**
- * The list's total as the first page gave it; a later page giving another total means items were
- * added or removed mid-list, and page boundaries moved (an item can slip between two pages).
- */
-function checkTotal(cursor: { total?: number }, total: number | undefined, what: string) {
-  if (cursor.total === undefined || total === undefined || total === cursor.total) return;
-  throw new ListChangedError(
-    `${what}: the list changed while it was read (${cursor.total} items on its first page, ${total} now), so an item may have been skipped; nothing is published: run the sync again`,
-  );
+/** The list's pages ended before its total was counted: an item may be missing. */
+export class ListShortOfTotalError extends ConnectorError {
+  override name = "ListShortOfTotalError";
+  override readonly code: string = "list_short_of_total";
+}
+
+/** The page size a connector asks for, its variable and its largest value: what a hint may advise. */
+export interface PageSize extends Bound {
+  readonly max: number;
 }
 
 /** A short digest of a page's ids. */
@@ -64,6 +86,10 @@ const seenSoFar = {
   anchor: z.string().optional(),
   /** The list's total as its first page gave it. */
   total: z.number().int().nonnegative().optional(),
+  /** The page size asked after a first page shorter than asked: the size the server serves. */
+  size: z.number().int().positive().optional(),
+  /** The most items one page has served so far. */
+  most: z.number().int().nonnegative().optional(),
 };
 
 type SeenSoFar = {
@@ -72,26 +98,57 @@ type SeenSoFar = {
   pages?: number;
   anchor?: string;
   total?: number;
+  size?: number;
+  most?: number;
 };
+
+/** How messages name a list's pages in one paging style. */
+interface Style {
+  /** Where this page was asked for: `page 3`, `the page at startIndex 101`. */
+  at: string;
+  /** The answer's total field: `totalItems`, `totalResults`. */
+  totalField: string;
+}
+
+interface ListOptions {
+  what: string;
+  pageSize: PageSize;
+  /** The page cap and its variable (the connector's MAX_PAGES_PER_LIST). */
+  maxPages?: Bound;
+}
+
+/** What one page shows about its list. */
+type Verdict =
+  | { kind: "end"; total: number | undefined }
+  | { kind: "next"; tracked: SeenSoFar }
+  /** An empty page before the total was counted. */
+  | { kind: "shortOfTotal"; total: number }
+  /** The previous page again, before any proof of the end. */
+  | { kind: "repeat"; total: number | undefined; served: number };
+
+/**
+ * The list's total as the first page gave it; a later page giving another total means items were
+ * added or removed mid-list, and page boundaries moved (an item can slip between two pages).
+ */
+function checkTotal(cursor: { total?: number }, total: number | undefined, what: string) {
+  if (cursor.total === undefined || total === undefined || total === cursor.total) return;
+  throw new ListChangedError(
+    `${what}: the list changed while it was read (${cursor.total} items on its first page, ${total} now), so an item may have been skipped; nothing is published: run the sync again`,
+  );
+}
 
 /**
  * Tracks a list's pages in constant space: a page equal to any earlier one (A, B, A, B as well as
  * A, A) is found by comparing each page with an anchor page that moves to the current page
  * whenever the count of pages reaches a power of two (Brent's cycle detection): for a cycle of
- * `c` pages after `r` others, within 2 * max(r, c) + c pages. Returns the fields of the next
- * cursor.
+ * `c` pages after `r` others, within 2 * max(r, c) + c pages.
  */
 function trackPages(
   cursor: SeenSoFar,
   fingerprint: string,
   seen: number,
-  onRepeat: () => never,
-  what: string,
   total: number | undefined,
 ): SeenSoFar {
-  checkTotal(cursor, total, what);
-  const known = cursor.total ?? total;
-  if (fingerprint === cursor.anchor) onRepeat();
   const pages = (cursor.pages ?? 0) + 1;
   const isPowerOfTwo = (pages & (pages - 1)) === 0;
   return {
@@ -99,7 +156,7 @@ function trackPages(
     previous: fingerprint,
     pages,
     anchor: isPowerOfTwo ? fingerprint : cursor.anchor,
-    ...(known === undefined ? {} : { total: known }),
+    ...(total === undefined ? {} : { total }),
   };
 }
 
@@ -109,16 +166,78 @@ const DEFAULT_MAX_PAGES: Bound = {
   variable: "CONNECTOR_<APP>_MAX_PAGES_PER_LIST",
 };
 
+/** The one completeness rule (module header), for a page of `ids` asked with `asked` items. */
+function judge(
+  cursor: SeenSoFar,
+  ids: readonly string[],
+  reported: number | undefined,
+  asked: number,
+  options: ListOptions,
+  style: Style,
+): Verdict {
+  const { what } = options;
+  checkTotal(cursor, reported, what);
+  const total = cursor.total ?? reported;
+  if (ids.length === 0) {
+    return total !== undefined && cursor.seen < total
+      ? { kind: "shortOfTotal", total }
+      : { kind: "end", total };
+  }
+  const fingerprint = pageFingerprint(ids);
+  if (fingerprint === cursor.previous) {
+    return total !== undefined && cursor.seen >= total
+      ? { kind: "end", total }
+      : { kind: "repeat", total, served: ids.length };
+  }
+  if (fingerprint === cursor.anchor) {
+    throw new RepeatedPageError(
+      `${what}: ${style.at} repeated an earlier page, so the server's pages go round in a cycle; stopped instead of looping after ${cursor.seen} items: the list cannot be read whole`,
+    );
+  }
+  const served = ids.length;
+  const tracked = trackPages(cursor, fingerprint, cursor.seen + served, total);
+  const proven =
+    total === undefined
+      ? served < asked && (cursor.most ?? 0) >= asked
+      : tracked.seen >= total && served <= asked;
+  if (proven) return { kind: "end", total };
+  if ((tracked.pages ?? 0) >= (options.maxPages ?? DEFAULT_MAX_PAGES).value) {
+    throw new TooManyPagesError(what, options.maxPages ?? DEFAULT_MAX_PAGES);
+  }
+  const firstPage = cursor.pages === undefined;
+  const size = firstPage && served < asked ? served : cursor.size;
+  return {
+    kind: "next",
+    tracked: {
+      ...tracked,
+      ...(size === undefined ? {} : { size }),
+      most: Math.max(cursor.most ?? 0, served),
+    },
+  };
+}
+
 /**
- * A list longer than `maxPages` is taken for a server that never stops (no page is ever empty or
- * short): the run fails rather than grow without end.
+ * The setting that reads a list whole when the server ignores the paging parameter, if any: a
+ * page of the whole list, when the server serves the page size asked.
  */
-function requireAnotherPage(
-  tracked: SeenSoFar,
-  what: string,
-  maxPages: Bound = DEFAULT_MAX_PAGES,
-): void {
-  if ((tracked.pages ?? 0) >= maxPages.value) throw new TooManyPagesError(what, maxPages);
+function wholeListHint(served: number, total: number | undefined, pageSize: PageSize): string {
+  const { variable, max, value } = pageSize;
+  if (served !== value) {
+    return `It serves ${served < value ? "at most " : ""}${served} items a page whatever ${variable} (${value}) asks, so no page size reads the list whole`;
+  }
+  if (total !== undefined && total <= max) {
+    return `Set ${variable} to at least ${total} so that one page holds the whole list`;
+  }
+  if (total === undefined && value < max) {
+    return `Raise ${variable} (now ${value}, at most ${max}) so that one page can hold the whole list`;
+  }
+  return `No page size reads it whole: ${variable} goes up to ${max}`;
+}
+
+function shortOfTotal(what: string, style: Style, seen: number, total: number, why: string) {
+  return new ListShortOfTotalError(
+    `${what}: the pages ended after ${seen} of the ${total} items its ${style.totalField} announced, so ${why}; stopped rather than publish a list that may miss ${total - seen}`,
+  );
 }
 
 /** Page-number paging (`page`, `pageSize`). */
@@ -129,53 +248,78 @@ export function firstPageCursor(page: number): PageCursor {
   return { page, seen: 0 };
 }
 
-/**
- * After a page-number page: done on an empty page, or on a page shorter than asked for once the
- * running count reaches `totalItems` (or without `totalItems`). A short page before `totalItems`
- * means the server caps the page size: go on. A full page never ends the list, even when the
- * count reaches `totalItems`: an item served twice counts twice, and stopping on the count would
- * leave the last items unread. A repeated page fails rather than loops; `hint` says how to read
- * the list anyway. A `totalItems` that changes between pages fails the list (`ListChangedError`).
- */
+/** What to ask for next: the cursor's page, with the page size the list is read at. */
+export function pageQuery(
+  cursor: PageCursor,
+  pageSize: number,
+): { page: number; pageSize: number } {
+  return { page: cursor.page, pageSize: cursor.size ?? pageSize };
+}
+
+/** After a page-number page: the next cursor, or undefined once the list is proven complete. */
 export function nextPageCursor(options: {
   cursor: PageCursor;
   ids: readonly string[];
   totalItems: number | undefined;
-  pageSize: number;
-  /** The page cap and its variable (the connector's MAX_PAGES_PER_LIST). */
+  pageSize: PageSize;
   maxPages?: Bound;
   what: string;
-  hint: string;
 }): PageCursor | undefined {
-  const { cursor, ids, totalItems, pageSize, what } = options;
-  if (ids.length === 0) return undefined;
-  const fingerprint = pageFingerprint(ids);
-  if (fingerprint === cursor.previous) {
-    throw new RepeatedPageError(
-      `${what}: page ${cursor.page} repeated page ${cursor.page - 1}, so the server ignores the page parameter; stopped instead of looping. ${options.hint}`,
-    );
-  }
-  const seen = cursor.seen + ids.length;
-  const tracked = trackPages(
-    cursor,
-    fingerprint,
-    seen,
-    () => {
-      throw new RepeatedPageError(
-        `${what}: page ${cursor.page} repeated an earlier page, so the server's pages go round in a cycle; stopped instead of looping. ${options.hint}`,
+  const { cursor, ids, what } = options;
+  const style: Style = { at: `page ${cursor.page}`, totalField: "totalItems" };
+  const asked = pageQuery(cursor, options.pageSize.value).pageSize;
+  const verdict = judge(cursor, ids, options.totalItems, asked, options, style);
+  switch (verdict.kind) {
+    case "end":
+      return undefined;
+    case "next":
+      return { page: cursor.page + 1, ...verdict.tracked };
+    case "shortOfTotal":
+      throw shortOfTotal(
+        what,
+        style,
+        cursor.seen,
+        verdict.total,
+        `page ${cursor.page} is empty: the server's pages skip items, or its totalItems counts items it does not serve`,
       );
-    },
-    what,
-    totalItems,
-  );
-  if (ids.length < pageSize && (totalItems === undefined || seen >= totalItems)) return undefined;
-  requireAnotherPage(tracked, what, options.maxPages);
-  return { page: cursor.page + 1, ...tracked };
+    case "repeat": {
+      const repeated = `${what}: page ${cursor.page} repeated page ${cursor.page - 1}, so the server ignores the page parameter`;
+      if (verdict.total === undefined) {
+        throw new RepeatedPageError(
+          `${repeated}, and it sends no totalItems, so nothing proves that its ${verdict.served} items are the whole list; stopped rather than publish it. A server that ignores the page parameter is read whole only when it says how many items the list has`,
+        );
+      }
+      throw new RepeatedPageError(
+        `${repeated}; stopped instead of looping after ${cursor.seen} of ${verdict.total} items. ${wholeListHint(verdict.served, verdict.total, options.pageSize)}`,
+      );
+    }
+  }
 }
 
 /** Index paging (`startIndex`, `count`), as SCIM lists page. */
 export const indexCursor = z
-  .object({ startIndex: z.number().int().nonnegative(), ...seenSoFar })
+  .object({
+    startIndex: z.number().int().nonnegative(),
+    ...seenSoFar,
+    /** Fingerprint of the list's first item: what the `startIndex` 0 probe is compared with. */
+    first: z.string().optional(),
+    /**
+     * This request is a probe: `zero` asks `startIndex` 0 for one item; `exclude` asks the
+     * repeated page again without the item of that id, expecting the page's other items.
+     */
+    probe: z
+      .union([
+        z.literal("zero"),
+        z
+          .object({
+            exclude: z.string().min(1),
+            expect: z.string(),
+            served: z.number().int().positive(),
+          })
+          .strict(),
+      ])
+      .optional(),
+  })
   .strict();
 export type IndexCursor = z.infer<typeof indexCursor>;
 
@@ -183,45 +327,116 @@ export function firstIndexCursor(startIndex: number): IndexCursor {
   return { startIndex, seen: 0 };
 }
 
-/**
- * After an index page: done on an empty page, on the running count reaching `totalResults`, or
- * on a page repeating the previous one (a server that ignores `startIndex`). A repeat before
- * `totalResults` is reached means the list cannot be read whole: that fails rather than passing
- * a partial list off as complete.
- */
+/** What to ask for next: `startIndex`, `count`, and the id to leave out of a probe's answer. */
+export function indexQuery(
+  cursor: IndexCursor,
+  pageSize: number,
+): { startIndex: number; count: number; exclude?: string } {
+  if (cursor.probe === "zero") return { startIndex: 0, count: 1 };
+  const count = cursor.size ?? pageSize;
+  return cursor.probe
+    ? { startIndex: cursor.startIndex, count, exclude: cursor.probe.exclude }
+    : { startIndex: cursor.startIndex, count };
+}
+
+/** After an index page: the next cursor (or probe), or undefined once the list is proven complete. */
 export function nextIndexCursor(options: {
   cursor: IndexCursor;
   ids: readonly string[];
   totalResults: number | undefined;
-  /** The page cap and its variable (the connector's MAX_PAGES_PER_LIST). */
+  pageSize: PageSize;
   maxPages?: Bound;
   what: string;
 }): IndexCursor | undefined {
-  const { cursor, ids, totalResults, what } = options;
-  if (ids.length === 0) return undefined;
-  const fingerprint = pageFingerprint(ids);
-  if (fingerprint === cursor.previous) {
-    if (totalResults !== undefined && cursor.seen < totalResults) {
-      throw new RepeatedPageError(
-        `${what}: the page at startIndex ${cursor.startIndex} repeated the previous one after ${cursor.seen} of ${totalResults} resources; the server ignores startIndex, so the list cannot be read whole`,
+  const { cursor, ids, what } = options;
+  const style: Style = {
+    at: `the page at startIndex ${cursor.startIndex}`,
+    totalField: "totalResults",
+  };
+  if (cursor.probe === "zero") return afterZeroProbe(cursor, ids, what, style);
+  if (cursor.probe) return afterExcludeProbe(cursor, cursor.probe, ids, options);
+  const asked = indexQuery(cursor, options.pageSize.value).count;
+  const verdict = judge(cursor, ids, options.totalResults, asked, options, style);
+  const first = cursor.first ?? (ids[0] === undefined ? undefined : pageFingerprint([ids[0]]));
+  const zeroProbe = (total?: number): IndexCursor => ({
+    startIndex: 0,
+    seen: cursor.seen,
+    probe: "zero",
+    ...(first === undefined ? {} : { first }),
+    ...(total === undefined ? {} : { total }),
+  });
+  switch (verdict.kind) {
+    case "end":
+      return verdict.total === undefined ? zeroProbe() : undefined;
+    case "next":
+      return {
+        startIndex: cursor.startIndex + ids.length,
+        ...verdict.tracked,
+        ...(first === undefined ? {} : { first }),
+      };
+    case "shortOfTotal":
+      if (cursor.seen + 1 === verdict.total) return zeroProbe(verdict.total);
+      throw shortOfTotal(
+        what,
+        style,
+        cursor.seen,
+        verdict.total,
+        `the server's pages skip items, or its totalResults counts items it does not serve`,
       );
+    case "repeat": {
+      const repeated = `${what}: the page at startIndex ${cursor.startIndex} repeated the previous one`;
+      if (verdict.total !== undefined) {
+        throw new RepeatedPageError(
+          `${repeated} after ${cursor.seen} of ${verdict.total} resources; the server ignores startIndex, so the list cannot be read whole. ${wholeListHint(verdict.served, verdict.total, options.pageSize)}`,
+        );
+      }
+      // A repeated page has items: the first is left out of the probe's answer.
+      const [exclude = "", ...others] = ids;
+      return {
+        startIndex: cursor.startIndex,
+        seen: cursor.seen,
+        ...(cursor.size === undefined ? {} : { size: cursor.size }),
+        probe: { exclude, expect: pageFingerprint(others), served: ids.length },
+      };
     }
-    return undefined;
   }
-  const seen = cursor.seen + ids.length;
-  const tracked = trackPages(
-    cursor,
-    fingerprint,
-    seen,
-    () => {
-      throw new RepeatedPageError(
-        `${what}: the page at startIndex ${cursor.startIndex} repeated an earlier page after ${cursor.seen} resources, so the server's pages go round in a cycle; the list cannot be read whole`,
-      );
-    },
+}
+
+/**
+ * After the `startIndex` 0 probe. Without a total the list was proven by its pages, and the probe's
+ * item is either the first again or the one a server counting from 0 skipped: done either way.
+ * One item short of the total, only a new item completes the list.
+ */
+function afterZeroProbe(
+  cursor: IndexCursor,
+  ids: readonly string[],
+  what: string,
+  style: Style,
+): undefined {
+  if (cursor.total === undefined) return undefined;
+  const [item] = ids;
+  if (item !== undefined && pageFingerprint([item]) !== cursor.first) return undefined;
+  const answered =
+    item === undefined ? "nothing" : "the first item again, so the server counts from 1";
+  throw shortOfTotal(
     what,
-    totalResults,
+    style,
+    cursor.seen,
+    cursor.total,
+    `one was skipped (startIndex 0 answered ${answered}), or its totalResults counts an item it does not serve`,
   );
-  if (totalResults !== undefined && seen >= totalResults) return undefined;
-  requireAnotherPage(tracked, what, options.maxPages);
-  return { startIndex: cursor.startIndex + ids.length, ...tracked };
+}
+
+/** After the page was asked for again without its first item: done when the rest came back. */
+function afterExcludeProbe(
+  cursor: IndexCursor,
+  probe: { expect: string; served: number },
+  ids: readonly string[],
+  options: { what: string; pageSize: PageSize },
+): undefined {
+  if (pageFingerprint(ids) === probe.expect) return undefined;
+  const { served } = probe;
+  throw new RepeatedPageError(
+    `${options.what}: the page at startIndex ${cursor.startIndex} repeated the previous one (${served} resources), so the server ignores startIndex (or starts again past the list's end), and it sends no totalResults to show where the list ends. Asked again without the first of them, it answered ${ids.length} resources rather than the other ${served - 1}, so nothing proves those ${served} are the whole list; stopped rather than publish it. ${wholeListHint(served, undefined, options.pageSize)}`,
+  );
 }

@@ -23,6 +23,8 @@ export interface ScimPeer {
   token: string;
   users: Map<string, StoredUser>;
   requests: Array<{ method: string; path: string; accept?: string; contentType?: string }>;
+  /** The CONNECTOR_EMAILAUTH_* variables that point the Valimail connector at this peer. */
+  env(): Record<string, string>;
   close(): Promise<void>;
 }
 
@@ -122,6 +124,12 @@ export async function startScimPeer(quirks?: ScimPagingQuirks): Promise<ScimPeer
     token,
     users,
     requests,
+    env: () => ({
+      CONNECTOR_EMAILAUTH_BASE_URL: `http://127.0.0.1:${port}`,
+      CONNECTOR_EMAILAUTH_CLIENT_ID: "peer-client",
+      CONNECTOR_EMAILAUTH_APP_ID: "peer-app",
+      CONNECTOR_EMAILAUTH_SLUG: "peer",
+    }),
     async close() {
       server.closeAllConnections();
       server.close();

@@ -6,13 +6,16 @@ import { runLocalSync } from "../../lib/sync";
 import { FAST_RETRY } from "./blackline";
 import { canonicalRecords, readSnapshot } from "./snapshot";
 
-/** The simulator's variables with no request-rate limit, for fast tests. */
-export function valimailEnv(sim: ValimailSimulator, extra: Record<string, string> = {}) {
+/** A Valimail upstream: the simulator, or the scimmy peer (test/helpers/scimPeer.ts). */
+type Upstream = Pick<ValimailSimulator, "env">;
+
+/** The upstream's variables with no request-rate limit, for fast tests. */
+export function valimailEnv(sim: Upstream, extra: Record<string, string> = {}) {
   return { ...sim.env(), CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND: "0", ...extra };
 }
 
 export async function syncValimail(
-  sim: ValimailSimulator,
+  sim: Upstream,
   dir: string,
   options: { env?: Record<string, string>; timeoutMs?: number } = {},
 ) {

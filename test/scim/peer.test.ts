@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HttpClient, newRequestContext, RateLimiter, TokenCache } from "../../lib/http";
-import { eq, FIRST_INDEX, patchOp, replace, ScimClient, ScimError } from "../../lib/scim";
-import { firstIndexCursor, type IndexCursor, nextIndexCursor } from "../../lib/sync";
+import { eq, FIRST_INDEX, ne, patchOp, replace, ScimClient, ScimError } from "../../lib/scim";
+import { firstIndexCursor, type IndexCursor, indexQuery, nextIndexCursor } from "../../lib/sync";
 import { type ScimPeer, startScimPeer } from "../helpers/scimPeer";
 
 let peer: ScimPeer;
@@ -41,7 +41,9 @@ async function readAll(count: number) {
   let cursor: IndexCursor | undefined = firstIndexCursor(FIRST_INDEX);
   let pages = 0;
   while (cursor) {
-    const page = await scim.list("Users", { startIndex: cursor.startIndex, count }, ctx);
+    const { exclude, ...query } = indexQuery(cursor, count);
+    const filter = exclude === undefined ? {} : { filter: ne("id", exclude) };
+    const page = await scim.list("Users", { ...query, ...filter }, ctx);
     pages++;
     const pageIds = page.resources.map((r) => (r as { id: string }).id);
     ids.push(...pageIds);
@@ -49,10 +51,23 @@ async function readAll(count: number) {
       cursor,
       ids: pageIds,
       totalResults: page.totalResults,
+      pageSize: { value: count, variable: "PAGE_SIZE", max: 1000 },
       what: "peer",
     });
   }
   return { ids, pages };
+}
+
+/** One list answer of the peer, read with plain fetch. */
+async function listAnswer(query: string) {
+  const response = await fetch(`${peer.url}/scim/v2/Users?${query}`, {
+    headers: { authorization: `Bearer ${peer.token}`, accept: "application/scim+json" },
+  });
+  return (await response.json()) as {
+    totalResults?: number;
+    itemsPerPage?: number;
+    Resources: Array<{ id: string }>;
+  };
 }
 
 describe("SCIM client against scimmy", () => {
@@ -69,6 +84,24 @@ describe("SCIM client against scimmy", () => {
 
     expect(pages).toBe(1);
     expect(ids).toHaveLength(25);
+  });
+
+  it("pages its own way where RFC 7644 leaves room, and the paging rule still reads it whole", async () => {
+    const first = await listAnswer("startIndex=1&count=10");
+    const last = await listAnswer("startIndex=21&count=10");
+    const past = await listAnswer("startIndex=26&count=10");
+    const zero = await listAnswer("startIndex=0&count=1");
+
+    // itemsPerPage is the count asked, not the 5 served (the paging rule never reads it).
+    expect(last.Resources).toHaveLength(5);
+    expect(last.itemsPerPage).toBe(10);
+    // Past the end of the list, scimmy answers its first page again rather than nothing.
+    expect(past.Resources.map((r) => r.id)).toEqual(first.Resources.map((r) => r.id));
+    // startIndex 0 is read as 1, as the RFC says.
+    expect(zero.Resources.map((r) => r.id)).toEqual([first.Resources[0]?.id]);
+    // 25 users in pages of 5 end on the count, never asking past the end.
+    const { ids } = await readAll(5);
+    expect(new Set(ids).size).toBe(25);
   });
 
   it("filters with quoted values, and a value cannot become filter syntax", async () => {

@@ -8,6 +8,8 @@ import {
   RepeatedPageError,
 } from "../../lib/sync";
 
+const PAGE_SIZE = { value: 10, variable: "PAGE_SIZE", max: 100 };
+
 const page = (label: string) => Array.from({ length: 10 }, (_, i) => `${label}-${i}`);
 
 /** Reads pages from `serve(n)` until the list ends or fails; returns the pages read. */
@@ -22,9 +24,8 @@ function walk(serve: (n: number) => string[], limit = 10_000): { pages: number; 
         cursor,
         ids,
         totalItems: undefined,
-        pageSize: 10,
+        pageSize: PAGE_SIZE,
         what: "users/list",
-        hint: "(hint)",
       });
     }
     return { pages };
@@ -71,9 +72,8 @@ describe("paging sees any repeated page, in constant space", () => {
         cursor,
         ids: page(`p${n}`),
         totalItems: undefined,
-        pageSize: 10,
+        pageSize: PAGE_SIZE,
         what: "w",
-        hint: "",
       });
     }
     expect(JSON.stringify(cursor).length).toBeLessThan(200);
@@ -87,6 +87,7 @@ describe("paging sees any repeated page, in constant space", () => {
           cursor,
           ids: page(n % 2 === 0 ? "A" : "B"),
           totalResults: 1_000,
+          pageSize: PAGE_SIZE,
           what: "Valimail users",
         });
         if (!next) return;

@@ -31,6 +31,12 @@ export interface ListPage<Item> {
   totalItems: number | undefined;
 }
 
+/** A list endpoint and the name its errors give it (`BlackLine teams`, `BlackLine members of team 7`). */
+export interface ListEndpoint {
+  path: string;
+  name: string;
+}
+
 /**
  * The BlackLine REST API: a token by password grant, and one list page per call. The token and
  * the rate limiter are shared by every call; counters, logger and abort signal come with `ctx`.
@@ -101,31 +107,38 @@ export class BlacklineApi {
     return { value: token.access_token, expiresAt: requestedAt + lifetimeSeconds * 1000 };
   }
 
+  /**
+   * One page of a list. Each item is parsed on its own, so a bad one is named by its list, page
+   * and place (`BlackLine teams, page 3, item 18`).
+   */
   async listPage<Item extends z.ZodType>(
-    path: string,
+    list: ListEndpoint,
     item: Item,
-    page: number,
-    pageSize: number,
+    query: { page: number; pageSize: number },
     ctx: RequestContext,
   ): Promise<ListPage<z.output<Item>>> {
+    const { page, pageSize } = query;
+    let response: HttpResponse;
     try {
-      const response = await this.#http.request(
+      response = await this.#http.request(
         {
           method: "GET",
-          path,
+          path: list.path,
           query: { [PAGE_PARAM]: page, [PAGE_SIZE_PARAM]: pageSize },
         },
         ctx,
       );
-      const body = parseResponse(
-        listResponse(item),
-        response,
-        `BlackLine GET ${path} page ${page}`,
-      );
-      return { items: body.items, totalItems: body.totalItems };
     } catch (error) {
       throw resourceError(error);
     }
+    const where = `${list.name}, page ${page}`;
+    const body = parseResponse(listResponse, response, `${where} (GET ${list.path})`);
+    return {
+      items: body.items.map((raw, index) =>
+        parseResponse(item, { body: raw }, `${where}, item ${index + 1}`),
+      ),
+      totalItems: body.totalItems,
+    };
   }
 }
 

@@ -11,7 +11,9 @@ import {
   nextPageCursor,
   type Page,
   type PageCursor,
+  type PageSize,
   pageCursor,
+  pageQuery,
   parseCursor,
   type ResourceTypeRecord,
   type SnapshotRecord,
@@ -20,10 +22,11 @@ import {
   type ValidationReport,
 } from "../../sync";
 import { upstreamId } from "../upstreamId";
-import { BlacklineApi } from "./BlacklineApi";
+import { BlacklineApi, type ListEndpoint, type ListPage } from "./BlacklineApi";
 import type { BlacklineConfig } from "./config";
 import {
   FIRST_PAGE,
+  MAX_PAGE_SIZE,
   ROLES_PATH,
   TEAMS_PATH,
   teamUsersPath,
@@ -49,9 +52,17 @@ type ListCursor = z.infer<typeof listCursor>;
 
 const firstPage = firstPageCursor(FIRST_PAGE);
 
-/** For a server that ignores `page`: one page then holds the whole list. */
-function repeatedPageHint(totalItems: number | undefined): string {
-  return `Set CONNECTOR_ACCOUNTING_PAGE_SIZE to at least ${totalItems ?? "the number of items"} so that one page holds the whole list`;
+const LISTS = {
+  user: { path: USERS_PATH, name: "BlackLine users" },
+  team: { path: TEAMS_PATH, name: "BlackLine teams" },
+  role: { path: ROLES_PATH, name: "BlackLine roles" },
+} as const satisfies Record<string, ListEndpoint>;
+
+/** The members of a team, or the teams of a user, whichever side is walked. */
+function membershipList(side: MembershipSide, id: string): ListEndpoint {
+  return side === "team"
+    ? { path: teamUsersPath(id), name: `BlackLine members of team ${id}` }
+    : { path: userTeamsPath(id), name: `BlackLine teams of user ${id}` };
 }
 
 const OP = { plan: "plan", list: "list", members: "members" } as const;
@@ -64,13 +75,17 @@ const OP = { plan: "plan", list: "list", members: "members" } as const;
 export class BlacklineConnector implements SyncConnector {
   readonly name = "blackline";
   readonly #api: BlacklineApi;
-  readonly #pageSize: number;
+  readonly #pageSize: PageSize;
   readonly #maxPages: Bound;
   readonly syncDeadline: Bound;
 
   constructor(config: BlacklineConfig, options: UpstreamOptions = {}) {
     this.#api = new BlacklineApi(config, options);
-    this.#pageSize = config.pageSize;
+    this.#pageSize = {
+      value: config.pageSize,
+      variable: config.bounds.pageSizeVariable,
+      max: MAX_PAGE_SIZE,
+    };
     this.#maxPages = config.bounds.maxPagesPerList;
     this.syncDeadline = config.bounds.syncDeadlineMs;
   }
@@ -101,7 +116,12 @@ export class BlacklineConnector implements SyncConnector {
 
   async validate(ctx: RequestContext): Promise<ValidationReport> {
     const token = await this.#api.token(ctx);
-    const users = await this.#api.listPage(USERS_PATH, user, FIRST_PAGE, 1, ctx);
+    const users = await this.#api.listPage(
+      LISTS.user,
+      user,
+      { page: FIRST_PAGE, pageSize: 1 },
+      ctx,
+    );
     const seconds = Math.round((token.expiresAt - Date.now()) / 1000);
     return {
       checks: [
@@ -112,9 +132,10 @@ export class BlacklineConnector implements SyncConnector {
   }
 
   async #plan(ctx: RequestContext): Promise<Page> {
+    const count = { page: FIRST_PAGE, pageSize: 1 };
     const [users, teams] = await Promise.all([
-      this.#api.listPage(USERS_PATH, idOnly, FIRST_PAGE, 1, ctx),
-      this.#api.listPage(TEAMS_PATH, idOnly, FIRST_PAGE, 1, ctx),
+      this.#api.listPage(LISTS.user, idOnly, count, ctx),
+      this.#api.listPage(LISTS.team, idOnly, count, ctx),
     ]);
     // Without counts, teams are the usual smaller side.
     const side: MembershipSide =
@@ -142,31 +163,20 @@ export class BlacklineConnector implements SyncConnector {
 
   async #list(job: Job, ctx: RequestContext): Promise<Page> {
     const cursor = parseCursor(listCursor, job);
+    const query = pageQuery(cursor, this.#pageSize.value);
     switch (job.resourceType) {
       case "user": {
-        const page = await this.#api.listPage(USERS_PATH, user, cursor.page, this.#pageSize, ctx);
+        const page = await this.#api.listPage(LISTS.user, user, query, ctx);
         const records = page.items.flatMap((u) => [userResource(u), ...userRoleGrants(u)]);
-        return this.#listPage(job, cursor, page.items, page.totalItems, records);
+        return this.#listPage(job, LISTS.user, cursor, page, records);
       }
       case "team": {
-        const page = await this.#api.listPage(TEAMS_PATH, team, cursor.page, this.#pageSize, ctx);
-        return this.#listPage(
-          job,
-          cursor,
-          page.items,
-          page.totalItems,
-          page.items.flatMap(teamRecords),
-        );
+        const page = await this.#api.listPage(LISTS.team, team, query, ctx);
+        return this.#listPage(job, LISTS.team, cursor, page, page.items.flatMap(teamRecords));
       }
       case "role": {
-        const page = await this.#api.listPage(ROLES_PATH, role, cursor.page, this.#pageSize, ctx);
-        return this.#listPage(
-          job,
-          cursor,
-          page.items,
-          page.totalItems,
-          page.items.flatMap(roleRecords),
-        );
+        const page = await this.#api.listPage(LISTS.role, role, query, ctx);
+        return this.#listPage(job, LISTS.role, cursor, page, page.items.flatMap(roleRecords));
       }
       default:
         throw unknownJob(this.name, job);
@@ -175,20 +185,19 @@ export class BlacklineConnector implements SyncConnector {
 
   #listPage(
     job: Job,
+    list: ListEndpoint,
     cursor: ListCursor,
-    items: readonly { id: string }[],
-    totalItems: number | undefined,
+    page: ListPage<{ id: string }>,
     records: SnapshotRecord[],
   ): Page {
-    const ids = items.map((item) => item.id);
+    const ids = page.items.map((item) => item.id);
     const next = nextPageCursor({
       cursor,
       ids,
-      totalItems,
+      totalItems: page.totalItems,
       pageSize: this.#pageSize,
       maxPages: this.#maxPages,
-      what: describeJob(job),
-      hint: repeatedPageHint(totalItems),
+      what: list.name,
     });
     const children: JobSpec[] = cursor.withMembers
       ? ids.map((id) => ({
@@ -216,8 +225,13 @@ export class BlacklineConnector implements SyncConnector {
       );
     }
     const cursor: PageCursor = job.cursor === undefined ? firstPage : parseCursor(pageCursor, job);
-    const path = side.data === "team" ? teamUsersPath(parent.id) : userTeamsPath(parent.id);
-    const page = await this.#api.listPage(path, idOnly, cursor.page, this.#pageSize, ctx);
+    const list = membershipList(side.data, parent.id);
+    const page = await this.#api.listPage(
+      list,
+      idOnly,
+      pageQuery(cursor, this.#pageSize.value),
+      ctx,
+    );
     const ids = page.items.map((item) => item.id);
     const records = ids.map((id) =>
       side.data === "team"
@@ -230,8 +244,7 @@ export class BlacklineConnector implements SyncConnector {
       totalItems: page.totalItems,
       pageSize: this.#pageSize,
       maxPages: this.#maxPages,
-      what: describeJob(job),
-      hint: repeatedPageHint(page.totalItems),
+      what: list.name,
     });
     return { records, ...(next ? { next } : {}) };
   }

@@ -50,10 +50,11 @@ export type Team = z.output<typeof team>;
 export const role = z.object({ id, name: z.string() });
 export type Role = z.output<typeof role>;
 
-/** Confirmed list shape. `totalItems` is read when present. */
-export function listResponse<Item extends z.ZodType>(item: Item) {
-  return z.object({ items: z.array(item), totalItems: z.number().int().nonnegative().optional() });
-}
+/** Confirmed list shape. `totalItems` is read when present; each item is parsed on its own. */
+export const listResponse = z.object({
+  items: z.array(z.unknown()),
+  totalItems: z.number().int().nonnegative().optional(),
+});
 
 /** Membership pages are read for their ids only, whichever side they list. */
 export const idOnly = z.object({ id });

@@ -10,11 +10,16 @@ import {
   type UpstreamOptions,
   upstreamClient,
 } from "../../http";
-import { eq, type PatchOp, SCHEMA, ScimClient } from "../../scim";
-import type { IndexCursor } from "../../sync";
+import { eq, ne, type PatchOp, SCHEMA, ScimClient } from "../../scim";
 import type { ValimailConfig } from "./config";
 import { AUTH_PATH, scimBasePath, USER_EXTENSION, USERS } from "./constants";
 import { authError, authResponse, type ScimUser, scimUser } from "./models";
+
+export interface UsersQuery {
+  startIndex: number;
+  count: number;
+  exclude?: string;
+}
 
 export interface NewUser {
   email: string;
@@ -49,13 +54,25 @@ export class ValimailApi {
     return this.#tokens.token(ctx);
   }
 
-  async listUsers(cursor: IndexCursor, count: number, ctx: RequestContext) {
+  /**
+   * One page of users from `startIndex`, at most `count`; with `exclude`, without the user of that
+   * id (a paging probe). Each user is parsed on its own, so a bad one is named by its place.
+   */
+  async listUsers(query: UsersQuery, ctx: RequestContext) {
+    const { startIndex, count, exclude } = query;
     const page = await this.#guard(() =>
-      this.#scim.list(USERS, { startIndex: cursor.startIndex, count }, ctx),
+      this.#scim.list(
+        USERS,
+        { startIndex, count, ...(exclude === undefined ? {} : { filter: ne("id", exclude) }) },
+        ctx,
+      ),
     );
     return {
       users: page.resources.map((resource, index) =>
-        this.#parseUser(resource, `Valimail user at index ${cursor.startIndex + index}`),
+        this.#parseUser(
+          resource,
+          `Valimail users, page at startIndex ${startIndex}, item ${index + 1}`,
+        ),
       ),
       totalResults: page.totalResults,
     };

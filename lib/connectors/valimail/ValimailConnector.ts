@@ -4,10 +4,12 @@ import { FIRST_INDEX } from "../../scim";
 import {
   firstIndexCursor,
   indexCursor,
+  indexQuery,
   type Job,
   type JobSpec,
   nextIndexCursor,
   type Page,
+  type PageSize,
   parseCursor,
   type ResourceTypeRecord,
   type SyncConnector,
@@ -15,7 +17,7 @@ import {
   type ValidationReport,
 } from "../../sync";
 import type { ValimailConfig } from "./config";
-import { BASE_MEMBER_TYPES } from "./constants";
+import { BASE_MEMBER_TYPES, MAX_PAGE_SIZE } from "./constants";
 import { memberTypeRecords, RESOURCE_TYPES, userMemberTypeGrant, userResource } from "./mappers";
 import { memberTypeOf } from "./models";
 import { ValimailApi } from "./ValimailApi";
@@ -30,13 +32,17 @@ const firstPage = firstIndexCursor(FIRST_INDEX);
 export class ValimailConnector implements SyncConnector {
   readonly name = "valimail";
   readonly #api: ValimailApi;
-  readonly #pageSize: number;
+  readonly #pageSize: PageSize;
   readonly #maxPages: Bound;
   readonly syncDeadline: Bound;
 
   constructor(config: ValimailConfig, options: UpstreamOptions = {}) {
     this.#api = new ValimailApi(config, options);
-    this.#pageSize = config.pageSize;
+    this.#pageSize = {
+      value: config.pageSize,
+      variable: config.bounds.pageSizeVariable,
+      max: MAX_PAGE_SIZE,
+    };
     this.#maxPages = config.bounds.maxPagesPerList;
     this.syncDeadline = config.bounds.syncDeadlineMs;
   }
@@ -52,7 +58,8 @@ export class ValimailConnector implements SyncConnector {
   async runJob(job: Job, ctx: RequestContext): Promise<Page> {
     if (job.resourceType !== "user" || job.op !== "list") throw unknownJob(this.name, job);
     const cursor = parseCursor(indexCursor, job);
-    const { users, totalResults } = await this.#api.listUsers(cursor, this.#pageSize, ctx);
+    const query = indexQuery(cursor, this.#pageSize.value);
+    const { users, totalResults } = await this.#api.listUsers(query, ctx);
     const memberTypes = new Set<string>(
       cursor.startIndex === firstPage.startIndex ? BASE_MEMBER_TYPES : [],
     );
@@ -64,6 +71,7 @@ export class ValimailConnector implements SyncConnector {
       cursor,
       ids: users.map((u) => u.id),
       totalResults,
+      pageSize: this.#pageSize,
       maxPages: this.#maxPages,
       what: "Valimail users",
     });
@@ -78,7 +86,7 @@ export class ValimailConnector implements SyncConnector {
 
   async validate(ctx: RequestContext): Promise<ValidationReport> {
     const token = await this.#api.token(ctx);
-    const { totalResults } = await this.#api.listUsers(firstPage, 1, ctx);
+    const { totalResults } = await this.#api.listUsers({ startIndex: FIRST_INDEX, count: 1 }, ctx);
     const seconds = Math.round((token.expiresAt - Date.now()) / 1000);
     return {
       checks: [

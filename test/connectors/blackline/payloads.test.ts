@@ -47,7 +47,7 @@ describe("BlackLine payloads are parsed at the boundary", () => {
 
     expect(error).toBeInstanceOf(UnexpectedResponseError);
     expect((error as Error).message).toMatch(
-      /^BlackLine GET \/v1\/users page 1: unexpected response body \(items\.1\.loginId: .*; items\.1\.isActive: /,
+      /^BlackLine users, page 1, item 2: unexpected response body \(loginId: .*; isActive: /,
     );
   });
 
@@ -95,17 +95,46 @@ describe("BlackLine payloads are parsed at the boundary", () => {
     expect(ctx.counters.requests).toBe(0);
   });
 
-  it("refuses ids that are not usable path segments or cannot be read exactly, naming the item", async () => {
+  it("names an id that is not a usable path segment, with its list, page and place, and fails", async () => {
+    const teamsPage3 = makeJob(
+      { syncId: "s", connector: "blackline", connectorId: "blackline" },
+      { resourceType: "team", op: "list", cursor: { page: 3, seen: 0 } },
+    );
     for (const [badId, reason] of [
-      ["..", /items\.0\.id: an id of \. or \.\. is not a usable path segment/],
-      [".", /items\.0\.id: an id of \. or \.\. is not a usable path segment/],
-      [2 ** 60, /items\.0\.id: a numeric id beyond the safe integer range/],
-      ["7\n8", /items\.0\.id: an id with control characters/],
+      [
+        "..",
+        /^BlackLine teams, page 3, item 2: unexpected response body \(id: the id "\.\." is not usable as a URL path segment \(a URL reads \. and \.\. as a move to another path\), so the sync stops rather than leave the record out\)$/,
+      ],
+      [".", /^BlackLine teams, page 3, item 2: .*the id "\." is not usable as a URL path segment/],
+      ["\ud800", /^BlackLine teams, page 3, item 2: .*the id "\\ud800" is not well-formed Unicode/],
+      ["7\n8", /^BlackLine teams, page 3, item 2: .*the id "7\\n8" holds control characters/],
+      [
+        2 ** 60,
+        /item 2: .*\(id: the numeric id 1152921504606847000 is beyond the safe integer range/,
+      ],
     ] as const) {
-      const connector = await connectorAgainst([{ id: badId, loginId: "x@example.com" }]);
-      const error = await connector.runJob(usersJob, newRequestContext()).catch((e: unknown) => e);
+      const connector = await connectorAgainst([
+        { id: 1, name: "Audit" },
+        { id: badId, name: "Finance" },
+      ]);
+      const error = await connector
+        .runJob(teamsPage3, newRequestContext())
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(UnexpectedResponseError);
       expect((error as Error).message).toMatch(reason);
+      await server?.close();
     }
+  });
+
+  it("names the membership list an unusable id came in", async () => {
+    const connector = await connectorAgainst([{ id: ".." }]);
+    const members = makeJob(
+      { syncId: "s", connector: "blackline", connectorId: "blackline" },
+      { resourceType: "team", op: "members", parent: { type: "team", id: "7" } },
+    );
+
+    await expect(connector.runJob(members, newRequestContext())).rejects.toThrow(
+      /^BlackLine members of team 7, page 1, item 1: unexpected response body \(id: the id "\.\." is not usable/,
+    );
   });
 });

@@ -1,3 +1,4 @@
+import { readdir } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   type BlacklineSimulator,
@@ -109,21 +110,44 @@ describe("BlackLine sync against the simulator", () => {
     expect(new Set(byKind(lines, "grant").map((g) => g.id))).toEqual(expected.grants);
   });
 
-  it("copes with a server that caps the page size below the one asked for", async () => {
+  it("copes with a server that caps the page size below the one asked for, with or without totalItems", async () => {
+    for (const omitTotal of [false, true]) {
+      sim = await startBlacklineSimulator({
+        seed: 5,
+        size: { users: 700, teams: 30, roles: 8 },
+        maxPageSize: 150,
+        omitTotal,
+      });
+      const expected = expectedFromTenant(sim.tenant);
+
+      const { lines } = await syncBlackline(sim, await makeTempDir(), {
+        env: { CONNECTOR_ACCOUNTING_PAGE_SIZE: "1000" },
+      });
+
+      expect(byKind(lines, "resource").filter((r) => r.type === "user")).toHaveLength(700);
+      expect(new Set(byKind(lines, "grant").map((g) => g.id))).toEqual(expected.grants);
+      // The plan's count, then pages of 150 (asked for 150 once the first came short, which
+      // proves nothing: without totalItems the list used to end there, at 150 of 700). The last,
+      // of 100, is shorter than the pages served before it, so it ends the list.
+      expect(sim.stats.byRoute.users).toBe(1 + Math.ceil(700 / 150));
+      await sim.close();
+      sim = undefined;
+    }
+  });
+
+  it("fails a server that ignores the page parameter and sends no totalItems, saying why", async () => {
     sim = await startBlacklineSimulator({
-      seed: 5,
-      size: { users: 700, teams: 30, roles: 8 },
-      maxPageSize: 150,
+      seed: 1,
+      size: { users: 300, teams: 10, roles: 3 },
+      ignorePaging: true,
+      omitTotal: true,
     });
-    const expected = expectedFromTenant(sim.tenant);
+    const dir = await makeTempDir();
 
-    const { lines } = await syncBlackline(sim, await makeTempDir(), {
-      env: { CONNECTOR_ACCOUNTING_PAGE_SIZE: "1000" },
-    });
-
-    expect(byKind(lines, "resource").filter((r) => r.type === "user")).toHaveLength(700);
-    expect(new Set(byKind(lines, "grant").map((g) => g.id))).toEqual(expected.grants);
-    expect(sim.stats.byRoute.users).toBe(1 + Math.ceil(700 / 150));
+    await expect(syncBlackline(sim, dir)).rejects.toThrow(
+      /^BlackLine (users|teams|roles|members of team \d+): page 2 repeated page 1, so the server ignores the page parameter, and it sends no totalItems, so nothing proves that its \d+ items are the whole list; stopped rather than publish it/,
+    );
+    expect(await readdir(dir)).toEqual([]);
   });
 
   it("completes with 429 storms, 5xx bursts, dropped connections and slow answers, with the records of a clean run", async () => {

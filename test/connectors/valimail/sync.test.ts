@@ -1,5 +1,7 @@
+import { readdir } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { startValimailSimulator, type ValimailSimulator } from "../../../lib/simulators/valimail";
+import { RepeatedPageError } from "../../../lib/sync";
 import type { Line } from "../../helpers/snapshot";
 import { makeTempDir } from "../../helpers/tempDir";
 import { syncValimail } from "../../helpers/valimail";
@@ -107,6 +109,92 @@ describe("Valimail sync against the simulator", () => {
       /the page at startIndex 101 repeated the previous one after 100 of 300 resources/,
     );
     expect(sim.stats.byRoute.list).toBe(2);
+  });
+
+  it("fails, naming the server's paging, when it ignores startIndex, caps count silently and sends no totalResults", async () => {
+    // Issue 16's measurement: 180 users, pages of at most 50 from the first user, no total. The
+    // sync used to end on the repeated page and publish 50 users.
+    sim = await startValimailSimulator({
+      seed: 4,
+      users: 180,
+      ignoreStartIndex: true,
+      maxCount: 50,
+      omitTotal: true,
+    });
+    const dir = await makeTempDir();
+
+    const error = await syncValimail(sim, dir).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(RepeatedPageError);
+    expect((error as Error).message).toBe(
+      "Valimail users: the page at startIndex 51 repeated the previous one (50 resources), so the server ignores startIndex (or starts again past the list's end), and it sends no totalResults to show where the list ends. Asked again without the first of them, it answered 50 resources rather than the other 49, so nothing proves those 50 are the whole list; stopped rather than publish it. It serves at most 50 items a page whatever CONNECTOR_EMAILAUTH_PAGE_SIZE (1000) asks, so no page size reads the list whole",
+    );
+    // Two pages and the probe without the first user.
+    expect(sim.stats.byRoute.list).toBe(3);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it("reads whole a server that answers every user to every request, with or without totalResults", async () => {
+    sim = await startValimailSimulator({ seed: 4, users: 45 });
+    const clean = await syncValimail(sim, await makeTempDir());
+    await sim.close();
+
+    // Asked for 1000, or for 20 from a server that ignores count too.
+    for (const [quirks, pageSize] of [
+      [{ ignoreStartIndex: true, maxCount: 50, omitTotal: true }, "1000"],
+      [{ paging: false, omitTotal: true }, "20"],
+      [{ paging: false }, "20"],
+    ] as const) {
+      sim = await startValimailSimulator({ seed: 4, users: 45, ...quirks });
+      const quirky = await syncValimail(sim, await makeTempDir(), {
+        env: { CONNECTOR_EMAILAUTH_PAGE_SIZE: pageSize },
+      });
+      expect(quirky.records).toEqual(clean.records);
+      await sim.close();
+      sim = undefined;
+    }
+  });
+
+  it("reads the first user of a server that counts startIndex from 0, with or without totalResults", async () => {
+    sim = await startValimailSimulator({ seed: 9, users: 37 });
+    const clean = await syncValimail(sim, await makeTempDir());
+    await sim.close();
+
+    for (const omitTotal of [false, true]) {
+      sim = await startValimailSimulator({
+        seed: 9,
+        users: 37,
+        zeroBasedStartIndex: true,
+        omitTotal,
+      });
+      const zeroBased = await syncValimail(sim, await makeTempDir(), {
+        env: { CONNECTOR_EMAILAUTH_PAGE_SIZE: "10" },
+      });
+      expect(zeroBased.records).toEqual(clean.records);
+      // Pages of 10, 10, 10 and 6 (36 users from startIndex 1), then startIndex 0 for one user;
+      // with a total, the empty page after the 6 shows the list one short of it first.
+      expect(sim.stats.byRoute.list).toBe(omitTotal ? 5 : 6);
+      await sim.close();
+      sim = undefined;
+    }
+  });
+
+  it("names a user whose id is not a usable path segment, with the list and page, and fails", async () => {
+    sim = await startValimailSimulator({ seed: 6, users: 30 });
+    const users = [...sim.users.values()];
+    sim.users.clear();
+    for (const [index, user] of users.entries()) {
+      const id = index === 12 ? ".." : user.id;
+      sim.users.set(id, { ...user, id });
+    }
+    const dir = await makeTempDir();
+
+    await expect(
+      syncValimail(sim, dir, { env: { CONNECTOR_EMAILAUTH_PAGE_SIZE: "10" } }),
+    ).rejects.toThrow(
+      /^Valimail users, page at startIndex 11, item 3: unexpected response body \(id: the id "\.\." is not usable as a URL path segment .*so the sync stops rather than leave the record out\)$/,
+    );
+    expect(await readdir(dir)).toEqual([]);
   });
 
   it("survives 429s, 5xx bursts, dropped connections and token expiry with the records of a clean run", async () => {
