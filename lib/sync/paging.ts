@@ -234,9 +234,10 @@ function wholeListHint(served: number, total: number | undefined, pageSize: Page
   return `No page size reads it whole: ${variable} goes up to ${max}`;
 }
 
-function shortOfTotal(what: string, style: Style, seen: number, total: number, why: string) {
+/** The pages ended `seen` items short of `total`; `evidence` says what showed the end. */
+function shortOfTotal(what: string, style: Style, seen: number, total: number, evidence: string) {
   return new ListShortOfTotalError(
-    `${what}: the pages ended after ${seen} of the ${total} items its ${style.totalField} announced, so ${why}; stopped rather than publish a list that may miss ${total - seen}`,
+    `${what}: the pages ended after ${seen} of the ${total} items its ${style.totalField} announced (${evidence}), so the server's pages skip items or its ${style.totalField} counts items it does not serve; stopped rather than publish a list that may miss ${total - seen}`,
   );
 }
 
@@ -275,13 +276,7 @@ export function nextPageCursor(options: {
     case "next":
       return { page: cursor.page + 1, ...verdict.tracked };
     case "shortOfTotal":
-      throw shortOfTotal(
-        what,
-        style,
-        cursor.seen,
-        verdict.total,
-        `page ${cursor.page} is empty: the server's pages skip items, or its totalItems counts items it does not serve`,
-      );
+      throw shortOfTotal(what, style, cursor.seen, verdict.total, `page ${cursor.page} is empty`);
     case "repeat": {
       const repeated = `${what}: page ${cursor.page} repeated page ${cursor.page - 1}, so the server ignores the page parameter`;
       if (verdict.total === undefined) {
@@ -381,7 +376,7 @@ export function nextIndexCursor(options: {
         style,
         cursor.seen,
         verdict.total,
-        `the server's pages skip items, or its totalResults counts items it does not serve`,
+        `nothing at startIndex ${cursor.startIndex}`,
       );
     case "repeat": {
       const repeated = `${what}: the page at startIndex ${cursor.startIndex} repeated the previous one`;
@@ -417,14 +412,8 @@ function afterZeroProbe(
   const [item] = ids;
   if (item !== undefined && pageFingerprint([item]) !== cursor.first) return undefined;
   const answered =
-    item === undefined ? "nothing" : "the first item again, so the server counts from 1";
-  throw shortOfTotal(
-    what,
-    style,
-    cursor.seen,
-    cursor.total,
-    `one was skipped (startIndex 0 answered ${answered}), or its totalResults counts an item it does not serve`,
-  );
+    item === undefined ? "nothing" : "the first item again: the server counts from 1";
+  throw shortOfTotal(what, style, cursor.seen, cursor.total, `startIndex 0 answered ${answered}`);
 }
 
 /** After the page was asked for again without its first item: done when the rest came back. */

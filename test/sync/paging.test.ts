@@ -2,9 +2,11 @@ import { describe, expect, it } from "vitest";
 import {
   firstIndexCursor,
   firstPageCursor,
+  ListShortOfTotalError,
   nextIndexCursor,
   nextPageCursor,
   type PageCursor,
+  pageQuery,
   RepeatedPageError,
 } from "../../lib/sync";
 
@@ -95,5 +97,33 @@ describe("paging sees any repeated page, in constant space", () => {
       }
     };
     expect(run).toThrow(/Valimail users: the page at startIndex \d+ repeated an earlier page/);
+  });
+});
+
+describe("a page-number list is complete only when proven", () => {
+  const next = (cursor: PageCursor, ids: string[], totalItems?: number) =>
+    nextPageCursor({ cursor, ids, totalItems, pageSize: PAGE_SIZE, what: "BlackLine users" });
+
+  it("goes on after a first page shorter than asked, at the size served, and ends on a shorter one", () => {
+    const second = next(firstPageCursor(1), page("a").slice(0, 4)) ?? firstPageCursor(1);
+
+    expect(pageQuery(second, PAGE_SIZE.value)).toEqual({ page: 2, pageSize: 4 });
+    const third = next(second, page("b").slice(0, 4)) ?? firstPageCursor(1);
+    expect(pageQuery(third, PAGE_SIZE.value)).toEqual({ page: 3, pageSize: 4 });
+    expect(next(third, page("c").slice(0, 3))).toBeUndefined();
+    expect(next(second, [])).toBeUndefined();
+  });
+
+  it("fails a page repeated without totalItems, and pages that end before the total", () => {
+    const second = next(firstPageCursor(1), page("a").slice(0, 4)) ?? firstPageCursor(1);
+
+    expect(() => next(second, page("a").slice(0, 4))).toThrow(
+      /^BlackLine users: page 2 repeated page 1, so the server ignores the page parameter, and it sends no totalItems, so nothing proves that its 4 items are the whole list/,
+    );
+    const full = next(firstPageCursor(1), page("a"), 25) ?? firstPageCursor(1);
+    expect(() => next(full, [], 25)).toThrow(ListShortOfTotalError);
+    expect(() => next(full, [], 25)).toThrow(
+      "BlackLine users: the pages ended after 10 of the 25 items its totalItems announced (page 2 is empty), so the server's pages skip items or its totalItems counts items it does not serve; stopped rather than publish a list that may miss 15",
+    );
   });
 });

@@ -30,7 +30,8 @@ export const DEFAULT_MEMBER_TYPE: MemberType = "member";
 
 /**
  * Assumption: the list may be unpaginated; `startIndex`/`count` (RFC 7644) are sent anyway and
- * the client stops on an empty page, on `totalResults`, or on a repeated page. The largest page
+ * the list ends only when proven complete (lib/sync/paging.ts): an unpaginated answer by
+ * `totalResults`, or by the same request without one user answering the others. The largest page
  * by default: a server that caps `count` lower is followed by the items it sends (5,000 accounts
  * took 52 requests at 100 a page, 6 at 1000; BENCHMARKS.md).
  */
