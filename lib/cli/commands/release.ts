@@ -1,14 +1,13 @@
-import { lstat, rename } from "node:fs/promises";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { blankToUndefined, type Environment } from "../../config/environment";
 import { parseConnectorName } from "../../connectors/registry";
 import type { ConnectorName } from "../../connectors/types";
 import { ExitCode, UsageError } from "../../errors";
-import { digestSnapshotFile } from "../../guard";
+import { publishHeld } from "../../publish";
 import { defaultStateDir, HeldSnapshot, RELEASE_WAIT_MS, SERVICE_VARIABLES } from "../../service";
 import type { CliIo } from "../io";
-import { defaultSnapshotFile, heldPathFor } from "../snapshotPaths";
+import { defaultSnapshotFile, SnapshotFiles } from "../snapshotPaths";
 
 export interface ReleaseOptions {
   connector?: string;
@@ -44,30 +43,26 @@ export async function releaseHeld(
 
 /**
  * `release <connector> [--out FILE]`: moves the held snapshot onto --out as it is, without
- * syncing again. Nothing held is bad usage (exit 2); a held file that is not a complete snapshot
- * of that connector is refused and left where it is.
+ * syncing again (lib/publish's release, with the files beside --out). Nothing held is bad usage
+ * (exit 2); a held file that is not a complete snapshot of that connector is refused and left
+ * where it is.
  */
 async function releaseHeldFile(
   io: CliIo,
   options: { connector: ConnectorName; out?: string },
 ): Promise<void> {
-  const outFile = resolve(options.out ?? defaultSnapshotFile(options.connector));
-  const heldFile = heldPathFor(outFile);
-  const stats = await lstat(heldFile).catch(() => undefined);
-  if (!stats?.isFile()) {
+  const files = new SnapshotFiles(
+    options.connector,
+    resolve(options.out ?? defaultSnapshotFile(options.connector)),
+  );
+  const { outFile, heldFile } = files;
+  const outcome = await publishHeld({ store: files, publish: files.publish });
+  if (outcome.status !== "released") {
     throw new UsageError(
       `--out: nothing is held for ${outFile} (no file at ${heldFile}); give the --out of the sync that was held`,
     );
   }
-  const held = await digestSnapshotFile(heldFile);
-  if (!("digest" in held) || held.digest.connector !== options.connector) {
-    const why = "digest" in held ? `it is a ${held.digest.connector} snapshot` : held.notSnapshot;
-    throw new UsageError(
-      `${heldFile} is not a complete ${options.connector} snapshot (${why}); it was left where it is`,
-    );
-  }
-  await rename(heldFile, outFile);
-  const { users, grants, syncId } = held.digest;
+  const { users, grants, syncId } = outcome.held;
   io.stdout.write(
     `released ${options.connector} sync ${syncId}: ${heldFile} is now ${outFile} (${users.length} users, ${grants.length} grants)\n`,
   );

@@ -1,5 +1,5 @@
 import { constants, type Stats } from "node:fs";
-import { access, lstat, rename } from "node:fs/promises";
+import { access, lstat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { Environment } from "../../config";
 import { loadSyncConnector } from "../../connectors/registry";
@@ -7,20 +7,18 @@ import type { ConnectorName } from "../../connectors/types";
 import { UsageError } from "../../errors";
 import {
   describeVerdict,
-  digestSnapshotFile,
-  type GuardVerdict,
-  judgeRemoval,
   MAX_REMOVAL_FLAG,
   MAX_REMOVAL_VARIABLE,
   parseRemovalLimit,
   SnapshotHeldError,
 } from "../../guard";
 import { newRequestContext, type UpstreamOptions } from "../../http";
+import { publishGuarded } from "../../publish";
 import { removeTempFilesOnExit, runLocalSync, type SyncSummary } from "../../sync";
 import type { CliIo } from "../io";
 import { createCliLogger } from "../logger";
 import { createProgressReporter } from "../progress";
-import { defaultSnapshotFile, heldPathFor, releaseCommand } from "../snapshotPaths";
+import { defaultSnapshotFile, releaseCommand, SnapshotFiles } from "../snapshotPaths";
 import { formatSummary } from "../summary";
 
 export interface SyncOptions {
@@ -34,9 +32,9 @@ export interface SyncOptions {
 
 /**
  * One full sync in this process, to a snapshot file; prints the summary. The new snapshot is
- * written beside --out under its held name, then judged by the mass-deletion guard against the
- * snapshot at --out: within the limit it is renamed onto --out; over it, it stays held, --out is
- * left as it was, and a `SnapshotHeldError` (exit 4) says why and how to release it.
+ * written beside --out under its held name, then goes through the guarded publish (lib/publish)
+ * against the snapshot at --out: within the limit it is renamed onto --out; over it, it stays
+ * held, --out is left as it was, and a `SnapshotHeldError` (exit 4) says why and how to release it.
  */
 export async function syncToFile(
   io: CliIo,
@@ -45,8 +43,11 @@ export async function syncToFile(
   upstreamOptions: UpstreamOptions = {},
 ): Promise<SyncSummary> {
   removeTempFilesOnExit();
-  const outFile = resolve(options.out ?? defaultSnapshotFile(options.connector));
-  const heldFile = heldPathFor(outFile);
+  const files = new SnapshotFiles(
+    options.connector,
+    resolve(options.out ?? defaultSnapshotFile(options.connector)),
+  );
+  const { outFile, heldFile } = files;
   const limit =
     options.maxRemovalPercent === undefined
       ? parseRemovalLimit(env[MAX_REMOVAL_VARIABLE], MAX_REMOVAL_VARIABLE)
@@ -69,8 +70,13 @@ export async function syncToFile(
   } finally {
     progress.stop();
   }
-  const verdict = await judgeAgainst(outFile, heldFile, limit);
-  if (!verdict.held) await rename(heldFile, outFile);
+  const { verdict } = await publishGuarded({
+    snapshotFile: heldFile,
+    syncId: summary.syncId,
+    limit,
+    store: files,
+    publish: files.publish,
+  });
   const result = { ...summary, snapshot: verdict.held ? heldFile : outFile };
   io.stdout.write(
     options.json
@@ -85,27 +91,6 @@ export async function syncToFile(
     );
   }
   return result;
-}
-
-/** The guard's verdict on the new snapshot against what --out holds (nothing, or not a snapshot: nothing to compare). */
-async function judgeAgainst(
-  outFile: string,
-  newFile: string,
-  limit: ReturnType<typeof parseRemovalLimit>,
-): Promise<GuardVerdict> {
-  const previous = (await exists(outFile)) ? await digestSnapshotFile(outFile) : undefined;
-  // Nothing to compare with: the new snapshot is not read again (100,000 users take seconds).
-  if (!previous || !("digest" in previous)) return { held: false, basis: "first", limit };
-  const next = await digestSnapshotFile(newFile);
-  if (!("digest" in next)) throw new Error(`the new snapshot ${newFile}: ${next.notSnapshot}`);
-  return judgeRemoval(previous.digest, next.digest, limit);
-}
-
-async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(
-    () => true,
-    () => false,
-  );
 }
 
 /**

@@ -1,0 +1,52 @@
+import {
+  digestSnapshotFile,
+  type GuardVerdict,
+  judgeRemoval,
+  type RemovalLimit,
+  type SnapshotDigest,
+} from "../guard";
+import type { GuardStore, Publisher } from "./types";
+
+export interface GuardedPublish<R> {
+  /** The new, complete snapshot (plain or gzip). */
+  snapshotFile: string;
+  syncId: string;
+  limit: RemovalLimit;
+  store: GuardStore;
+  publish: Publisher<R>;
+}
+
+/** Published (with what the publisher returned), or held by the guard (nothing published). */
+export type PublishOutcome<R> =
+  | { held: false; verdict: GuardVerdict; published: R }
+  | { held: true; verdict: GuardVerdict };
+
+/**
+ * The step after a complete snapshot, the same in every runtime: the removal guard judges it
+ * against the last published snapshot; over the limit it is held in the store and nothing is
+ * published; otherwise it is published and its digest recorded as the one the next snapshot is
+ * compared with. A failure of the publisher or the store is thrown, and nothing is recorded.
+ */
+export async function publishGuarded<R>(step: GuardedPublish<R>): Promise<PublishOutcome<R>> {
+  const { store, limit } = step;
+  const previous = await store.published();
+  // Nothing to compare with and no digest to keep: the new snapshot is not read again
+  // (100,000 users take about a second of CPU).
+  const digest = previous || store.recordPublished ? await digestNew(step.snapshotFile) : undefined;
+  const verdict: GuardVerdict = digest
+    ? judgeRemoval(previous, digest, limit)
+    : { held: false, basis: "first", limit };
+  if (verdict.held) {
+    await store.hold(step.snapshotFile, digest as SnapshotDigest);
+    return { held: true, verdict };
+  }
+  const published = await step.publish(step.snapshotFile, step.syncId);
+  if (digest && store.recordPublished) await store.recordPublished(digest);
+  return { held: false, verdict, published };
+}
+
+async function digestNew(snapshotFile: string): Promise<SnapshotDigest> {
+  const result = await digestSnapshotFile(snapshotFile);
+  if ("digest" in result) return result.digest;
+  throw new Error(`the new snapshot cannot be read back: ${result.notSnapshot}`);
+}
