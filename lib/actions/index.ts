@@ -1,4 +1,5 @@
-export { ActionError } from "./errors";
+export { ActionError, RequestIdTakenError } from "./errors";
+export { type ReplyMemory, type ReplyStore, replayAction, replyMemoryOf } from "./replay";
 export * from "./reply";
 export {
   type ActionRequest,

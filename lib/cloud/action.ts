@@ -9,8 +9,9 @@ import type { Context } from "aws-lambda";
 import {
   type ActionReply,
   type ActionRequest,
-  actionRequest,
-  failedReply,
+  type ReplyMemory,
+  RequestIdTakenError,
+  replayAction,
   runAction,
 } from "../actions";
 import { newRequestContext } from "../http";
@@ -21,24 +22,12 @@ import type { Telemetry } from "./observability";
 /** Replies are remembered this long: a platform retrying within a day gets the first reply. */
 const REMEMBER_SECONDS = 24 * 3600;
 
-/** Carries a retryable reply out of the idempotent function, so that it is not remembered. */
-class RetryableReply extends Error {
-  readonly reply: ActionReply;
-
-  constructor(reply: ActionReply) {
-    super("retryable reply");
-    this.reply = reply;
-  }
-}
-
-let idempotent: ((request: ActionRequest) => Promise<ActionReply>) | undefined;
-
 /**
- * The action function (CONTRACTS.md sections 4 and 6): a malformed request is answered
- * `invalid_request` before anything else (no secret read, no token requested); a valid one runs
- * once per `requestId` (Powertools idempotency on DynamoDB). Only final replies are remembered: a
- * `rate_limited` or `upstream_error` reply is returned but forgotten, so the platform's retry
- * runs the action again. The same `requestId` with a different request is refused.
+ * The action function (CONTRACTS.md sections 4 and 6): the action replay of lib/actions, shared
+ * with the service, over Powertools idempotency on DynamoDB (the request's `requestId` is the key,
+ * its connector, action and arguments the payload checked). A malformed request is answered
+ * `invalid_request` before any AWS call; a 429 upstream answers `rate_limited` at once (waiting
+ * it out could outlast the function).
  */
 export async function handleAction(
   event: unknown,
@@ -46,33 +35,25 @@ export async function handleAction(
   config: CloudConfig,
   telemetry: Telemetry,
 ): Promise<ActionReply> {
-  const parsed = actionRequest.safeParse(event);
-  if (!parsed.success) return runAction(event, unreachable, newRequestContext());
-  const request = parsed.data;
-  idempotent ??= makeIdempotentAction(config, telemetry);
-  idempotencyConfigFor().registerLambdaContext(lambdaContext);
-  try {
-    return await idempotent(request);
-  } catch (error) {
-    if (error instanceof RetryableReply) return error.reply;
-    if (error instanceof IdempotencyValidationError) {
-      return failedReply(
-        request.requestId,
-        "invalid_request",
-        `requestId ${request.requestId} was used before for a different request; use a new requestId for a new request`,
-      );
-    }
-    if (error instanceof IdempotencyAlreadyInProgressError) {
-      return failedReply(
-        request.requestId,
-        "upstream_error",
-        `the request ${request.requestId} is being carried out right now; ask again for its reply in a moment`,
-      );
-    }
-    throw error;
-  }
+  return replayAction(event, {
+    memory: idempotencyMemory(config, lambdaContext),
+    run: async (request, logger) =>
+      runAction(
+        request,
+        async () => (await openInstance(config, request.connectorId)).provisioner(),
+        newRequestContext({ logger, onRateLimit: "throw" }),
+      ),
+    logger: telemetry.logger,
+  });
 }
 
+type IdempotentRun = (
+  request: ActionRequest,
+  run: () => Promise<ActionReply>,
+) => Promise<ActionReply>;
+
+/** Made at the first valid request, and kept while the function is warm. */
+let idempotentRun: IdempotentRun | undefined;
 let sharedConfig: IdempotencyConfig | undefined;
 
 function idempotencyConfigFor(): IdempotencyConfig {
@@ -85,25 +66,29 @@ function idempotencyConfigFor(): IdempotencyConfig {
   return sharedConfig;
 }
 
-function makeIdempotentAction(config: CloudConfig, telemetry: Telemetry) {
-  return makeIdempotent(
-    async (request: ActionRequest): Promise<ActionReply> => {
-      const reply = await runAction(
-        request,
-        async () => (await openInstance(config, request.connectorId)).provisioner(),
-        // A 429 answers rate_limited (retryable) at once: waiting it out could outlast the function.
-        newRequestContext({ logger: telemetry.logger, onRateLimit: "throw" }),
+/** The reply memory on the idempotency table: one record per `requestId`, kept a day. */
+function idempotencyMemory(config: CloudConfig, lambdaContext: Context): ReplyMemory {
+  return {
+    async once(request, run) {
+      idempotentRun ??= makeIdempotent(
+        (_request: ActionRequest, work: () => Promise<ActionReply>) => work(),
+        {
+          persistenceStore: new DynamoDBPersistenceLayer({ tableName: config.idempotencyTable }),
+          config: idempotencyConfigFor(),
+        },
       );
-      if (reply.status === "failed" && reply.error.retryable) throw new RetryableReply(reply);
-      return reply;
+      idempotencyConfigFor().registerLambdaContext(lambdaContext);
+      try {
+        return await idempotentRun(request, run);
+      } catch (error) {
+        if (error instanceof IdempotencyValidationError) {
+          throw new RequestIdTakenError("request_id_reused", request.requestId);
+        }
+        if (error instanceof IdempotencyAlreadyInProgressError) {
+          throw new RequestIdTakenError("request_in_progress", request.requestId);
+        }
+        throw error;
+      }
     },
-    {
-      persistenceStore: new DynamoDBPersistenceLayer({ tableName: config.idempotencyTable }),
-      config: idempotencyConfigFor(),
-    },
-  );
-}
-
-function unreachable(): never {
-  throw new Error("a malformed request never reaches a provisioner");
+  };
 }
