@@ -2,6 +2,7 @@ import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { decodeDigest, encodeDigest, type SnapshotDigest } from "../guard";
+import type { GuardStore } from "../publish";
 import { HELD_DIR_NAME, PUBLISHED_DIGEST_NAME, RELEASE_RESULT_NAME } from "./constants";
 
 /** What the service answers a release request with (the `release --service` command waits for it). */
@@ -16,13 +17,13 @@ export type ReleaseResult = z.output<typeof releaseResult>;
 const releaseRequest = z.object({ syncId: z.string().min(1), requestedAt: z.string() });
 
 /**
- * The mass-deletion guard's files in the service's state directory: the digest of the last
- * uploaded snapshot (what the next one is compared with), the snapshot the guard held with its
- * digest, a release request (written by `access-connectors release --service`, taken by the
+ * The mass-deletion guard's files in the service's state directory (its store for lib/publish):
+ * the digest of the last uploaded snapshot (what the next one is compared with), the snapshot
+ * the guard held with its digest, a release request (written by `access-connectors release --service`, taken by the
  * running service, so only the service talks to the platform and writes its state), and the
  * answer to the last request. Every file is written to a temporary name and renamed.
  */
-export class HeldSnapshot {
+export class HeldSnapshot implements GuardStore {
   readonly #stateDir: string;
   readonly #heldDir: string;
 
@@ -58,6 +59,10 @@ export class HeldSnapshot {
   /** The held snapshot's digest (its sync id, its counts), if one is held. */
   async held(): Promise<SnapshotDigest | undefined> {
     return this.#readDigest(join(this.#heldDir, "snapshot.digest"));
+  }
+
+  withHeldSnapshot<T>(use: (snapshotFile: string) => Promise<T>): Promise<T> {
+    return use(this.snapshotPath);
   }
 
   /** Asks the running service to upload the held snapshot `syncId`. */

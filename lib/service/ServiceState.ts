@@ -1,6 +1,6 @@
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { z } from "zod";
-import type { ActionReply } from "../actions";
+import type { ActionReply, ReplyStore } from "../actions";
 import type { Logger } from "../logging";
 import type { StatusLabel, TaskOutcome } from "../platform";
 import { MAX_REMEMBERED_REPLIES, REPLY_RETENTION_MS } from "./constants";
@@ -59,7 +59,7 @@ const empty = (): StateFile => ({ version: 1, replies: {}, finishes: [] });
  * label, and the task finishes the platform has not acknowledged. Holds no secret: replies are
  * redacted when they are made.
  */
-export class ServiceState {
+export class ServiceState implements ReplyStore {
   readonly path: string;
   #state: StateFile;
   #saving: Promise<void> = Promise.resolve();

@@ -87,6 +87,7 @@ function sentence(text: string): string {
   return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 
-function messageOf(error: unknown): string {
+/** An error's message, redacted. */
+export function messageOf(error: unknown): string {
   return redact(error instanceof Error ? error.message : String(error));
 }

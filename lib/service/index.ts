@@ -1,3 +1,4 @@
+export { askServiceToRelease } from "./askServiceToRelease";
 export { Backoff, type BackoffSettings } from "./Backoff";
 export { ConnectorService, type ServiceOptions } from "./ConnectorService";
 export {
@@ -18,7 +19,6 @@ export {
   describeUploadFailure,
 } from "./describeFailure";
 export type { HealthReport } from "./HealthFile";
-export { HeldSnapshot } from "./HeldSnapshot";
 export {
   createJsonLogger,
   type JsonLogger,

@@ -18,3 +18,16 @@ export function linkedSignal(parent: AbortSignal): { signal: AbortSignal; releas
     release: () => parent.removeEventListener("abort", abort),
   };
 }
+
+/** Runs `work` with a signal that aborts with `parent` and is unlinked when the work is over. */
+export async function withLinkedSignal<T>(
+  parent: AbortSignal,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const { signal, release } = linkedSignal(parent);
+  try {
+    return await work(signal);
+  } finally {
+    release();
+  }
+}

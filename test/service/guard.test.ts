@@ -5,7 +5,7 @@
 import { stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "vitest";
-import { HeldSnapshot } from "../../lib/service";
+import { HeldSnapshot } from "../../lib/service/HeldSnapshot";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { cli } from "../helpers/cli";
 import { scenario, waitFor } from "./harness";

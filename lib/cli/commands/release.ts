@@ -1,11 +1,15 @@
 import { resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { blankToUndefined, type Environment } from "../../config/environment";
 import { parseConnectorName } from "../../connectors/registry";
 import type { ConnectorName } from "../../connectors/types";
 import { ExitCode, UsageError } from "../../errors";
 import { publishHeld } from "../../publish";
-import { defaultStateDir, HeldSnapshot, RELEASE_WAIT_MS, SERVICE_VARIABLES } from "../../service";
+import {
+  askServiceToRelease,
+  defaultStateDir,
+  RELEASE_WAIT_MS,
+  SERVICE_VARIABLES,
+} from "../../service";
 import type { CliIo } from "../io";
 import { defaultSnapshotFile, SnapshotFiles } from "../snapshotPaths";
 
@@ -69,39 +73,28 @@ async function releaseHeldFile(
 }
 
 /**
- * Asks the running service to upload its held snapshot (a request file in its state directory:
- * only the service talks to the platform and writes its state), and waits for its answer: 0 when
- * uploaded; 1 when refused, replaced by a later sync, or not answered in time.
+ * Asks the running service to upload its held snapshot (it alone talks to the platform and
+ * writes its state), and waits for its answer: 0 when uploaded; 1 when refused, replaced by a
+ * later sync, or not answered in time.
  */
 async function releaseInService(io: CliIo, env: Environment): Promise<number> {
   const stateDir = resolve(
     blankToUndefined(env[SERVICE_VARIABLES.stateDir]) ?? defaultStateDir(env),
   );
-  const files = new HeldSnapshot(stateDir);
-  const held = await files.held();
-  if (!held) {
-    throw new UsageError(
-      `${SERVICE_VARIABLES.stateDir}: nothing is held in ${stateDir}; run this where the service runs (in its container), with its state directory`,
-    );
-  }
-  await files.requestRelease(held.syncId);
-  io.stderr.write(
-    `asked the service to upload held sync ${held.syncId} (${held.users.length} users, ${held.grants.length} grants); waiting for it...\n`,
+  const { held, answer } = await askServiceToRelease(stateDir, (asked) =>
+    io.stderr.write(
+      `asked the service to upload held sync ${asked.syncId} (${asked.users.length} users, ${asked.grants.length} grants); waiting for it...\n`,
+    ),
   );
-  const deadline = Date.now() + RELEASE_WAIT_MS;
-  while (Date.now() < deadline) {
-    const answer = await files.releaseAnswer(held.syncId);
-    if (answer?.status === "uploaded") {
-      io.stdout.write(`released ${held.connector} sync ${held.syncId}: ${answer.detail}\n`);
-      return ExitCode.ok;
-    }
-    if (answer) {
-      io.stderr.write(
-        `error: sync ${held.syncId} was not released (${answer.status}): ${answer.detail}\n`,
-      );
-      return ExitCode.failure;
-    }
-    await sleep(250);
+  if (answer?.status === "uploaded") {
+    io.stdout.write(`released ${held.connector} sync ${held.syncId}: ${answer.detail}\n`);
+    return ExitCode.ok;
+  }
+  if (answer) {
+    io.stderr.write(
+      `error: sync ${held.syncId} was not released (${answer.status}): ${answer.detail}\n`,
+    );
+    return ExitCode.failure;
   }
   io.stderr.write(
     `error: the service did not answer within ${RELEASE_WAIT_MS / 1000} s (is it running with ${stateDir}? a sync in progress finishes first); the request stays, and the service uploads the held snapshot when it takes it\n`,
