@@ -3,16 +3,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGzip } from "node:zlib";
-import {
-  digestSnapshotFile,
-  judgeRemoval,
-  MAX_REMOVAL_VARIABLE,
-  parseRemovalLimit,
-} from "../guard";
+import { MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../guard";
+import { publishGuarded } from "../publish";
 import { redact } from "../redact";
 import { readLines, SnapshotAssembler, type SnapshotRecord } from "../sync";
 import type { CloudConfig } from "./config";
-import { GuardStore } from "./guardStore";
+import { S3GuardStore } from "./guardStore";
 import { openInstance } from "./instanceRuntime";
 import { readInstanceSettings, secretName } from "./instanceSettings";
 import { InstanceRegistry } from "./instances";
@@ -48,9 +44,9 @@ export async function finalizeRecord(
 
 /**
  * Publishes a run whose jobs are all done: takes the run (once), streams the committed shards
- * through the same assembler as the CLI into a gzip file, checks that every job is done, has the
- * mass-deletion guard compare it with the last published snapshot (a snapshot that removes too
- * much is held: see `holdRun`), uploads the snapshot with the platform client, and sets the label
+ * through the same assembler as the CLI into a gzip file, checks that every job is done, then the
+ * guarded publish of lib/publish (the guard's objects in S3, the platform upload): a snapshot that
+ * removes too much is held (see `holdRun`); one within the limit is uploaded and the label set
  * `connected`. Any failure ends the run `error` with the reason, and nothing is uploaded.
  */
 export async function finalizeRun(
@@ -106,24 +102,22 @@ export async function finalizeRun(
     }
     const snapshot = await assembler.complete();
     await closed;
-    const assembled = await digestSnapshotFile(path);
-    if (!("digest" in assembled)) {
-      throw new Error(`the assembled snapshot cannot be read back: ${assembled.notSnapshot}`);
-    }
-    const { digest } = assembled;
     const settings = await readInstanceSettings(
       secretName(config.secretsPrefix, run.connectorId),
       instance.row.connector,
     );
-    const limit = parseRemovalLimit(settings[MAX_REMOVAL_VARIABLE], MAX_REMOVAL_VARIABLE);
-    const guard = new GuardStore(config.shardsBucket, run.connectorId);
-    const verdict = judgeRemoval(await guard.published(), digest, limit);
-    if (verdict.held) {
-      await holdRun(config, run, { path, digest, verdict }, instance.platform, telemetry);
+    const outcome = await publishGuarded({
+      snapshotFile: path,
+      syncId,
+      limit: parseRemovalLimit(settings[MAX_REMOVAL_VARIABLE], MAX_REMOVAL_VARIABLE),
+      store: new S3GuardStore(config.shardsBucket, run.connectorId),
+      publish: (file, id) => instance.platform.uploadSnapshot(id, file),
+    });
+    if (outcome.held) {
+      await holdRun(config, run, outcome.verdict, instance.platform, telemetry);
       return { syncId, status: "held", counts: snapshot.counts };
     }
-    const upload = await instance.platform.uploadSnapshot(syncId, path);
-    await guard.recordPublished(digest);
+    const { verdict, published: upload } = outcome;
     if (!(await runs.complete(syncId))) throw new Error("the run was ended while it was finalized");
     await new InstanceRegistry(config.instancesTable).endRun(run.connectorId, syncId, {
       status: "complete",

@@ -1,18 +1,22 @@
 import { createReadStream, createWriteStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { decodeDigest, encodeDigest, type SnapshotDigest } from "../guard";
+import type { GuardStore } from "../publish";
 import { awsClients } from "./clients";
 
 /**
- * The mass-deletion guard's objects of one instance in the shards bucket, under
+ * The mass-deletion guard's objects of one instance (its store for lib/publish) in the shards
+ * bucket, under
  * `guard/<connectorId>/` (kept: the bucket's lifecycle rule expires `runs/` only): the digest of
  * the last published snapshot (what the next run is compared with, 8 bytes an id), and the
  * snapshot the guard held, as assembled, with its digest (its sync id and counts).
  */
-export class GuardStore {
+export class S3GuardStore implements GuardStore {
   readonly #bucket: string;
   readonly #prefix: string;
 
@@ -21,7 +25,7 @@ export class GuardStore {
     this.#prefix = `guard/${connectorId}/`;
   }
 
-  get heldSnapshotKey(): string {
+  get #heldKey(): string {
     return `${this.#prefix}held.jsonl.gz`;
   }
 
@@ -43,7 +47,7 @@ export class GuardStore {
     await awsClients().s3.send(
       new PutObjectCommand({
         Bucket: this.#bucket,
-        Key: this.heldSnapshotKey,
+        Key: this.#heldKey,
         Body: createReadStream(snapshotFile),
         ContentLength: size,
         ContentType: "application/gzip",
@@ -58,13 +62,20 @@ export class GuardStore {
     return this.#digest("held.digest");
   }
 
-  /** Downloads the held snapshot to `path`. */
-  async downloadHeld(path: string): Promise<void> {
-    const { Body } = await awsClients().s3.send(
-      new GetObjectCommand({ Bucket: this.#bucket, Key: this.heldSnapshotKey }),
-    );
-    if (!Body) throw new Error(`s3://${this.#bucket}/${this.heldSnapshotKey} has no body`);
-    await pipeline(Body as Readable, createWriteStream(path));
+  /** Downloads the held snapshot into a temporary directory for the time of `use`. */
+  async withHeldSnapshot<T>(use: (snapshotFile: string) => Promise<T>): Promise<T> {
+    const dir = await mkdtemp(join(tmpdir(), "release-"));
+    try {
+      const path = join(dir, "held.jsonl.gz");
+      const { Body } = await awsClients().s3.send(
+        new GetObjectCommand({ Bucket: this.#bucket, Key: this.#heldKey }),
+      );
+      if (!Body) throw new Error(`s3://${this.#bucket}/${this.#heldKey} has no body`);
+      await pipeline(Body as Readable, createWriteStream(path));
+      return await use(path);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 
   async #digest(name: string): Promise<SnapshotDigest | undefined> {

@@ -1,18 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { ConfigError } from "../errors";
-import {
-  describeVerdict,
-  type GuardVerdict,
-  MAX_REMOVAL_VARIABLE,
-  type SnapshotDigest,
-} from "../guard";
+import { describeVerdict, type GuardVerdict, MAX_REMOVAL_VARIABLE } from "../guard";
+import { publishHeld } from "../publish";
 import { redact } from "../redact";
 import { makeJob } from "../sync";
 import type { CloudConfig } from "./config";
-import { GuardStore } from "./guardStore";
+import { S3GuardStore } from "./guardStore";
 import { openInstance, UnknownInstanceError } from "./instanceRuntime";
 import { InstanceRegistry } from "./instances";
 import { sendJobs } from "./messages";
@@ -102,22 +95,22 @@ export async function failRun(
 }
 
 /**
- * Ends a finalizing run `held` by the mass-deletion guard: the assembled snapshot and its digest
- * kept under the instance's `guard/` prefix, the run `held`, the instance released for its next
- * run with the label `error` saying why and how to release it, and nothing uploaded.
+ * Ends a finalizing run the mass-deletion guard held (the guarded publish has kept the assembled
+ * snapshot and its digest under the instance's `guard/` prefix): the run `held`, the instance
+ * released for its next run with the label `error` saying why and how to release it, and nothing
+ * uploaded.
  */
 export async function holdRun(
   config: CloudConfig,
   run: RunItem,
-  held: { path: string; digest: SnapshotDigest; verdict: GuardVerdict },
+  verdict: GuardVerdict,
   platform: Parameters<typeof reportLabel>[0],
   telemetry: Telemetry,
 ): Promise<void> {
   const { connectorId, syncId } = run;
   const detail = redact(
-    `The new snapshot was held, not published: ${describeVerdict(held.verdict)} (${MAX_REMOVAL_VARIABLE} in the instance's settings). If these removals are real, publish it as it is: access-connectors cloud release ${connectorId} --stage ${config.stage} (or invoke the scheduler with {"connectorId":"${connectorId}","release":true}). If not, fix the upstream: a later sync within the limit replaces the held snapshot; the next sync starts on schedule.`,
+    `The new snapshot was held, not published: ${describeVerdict(verdict)} (${MAX_REMOVAL_VARIABLE} in the instance's settings). If these removals are real, publish it as it is: access-connectors cloud release ${connectorId} --stage ${config.stage} (or invoke the scheduler with {"connectorId":"${connectorId}","release":true}). If not, fix the upstream: a later sync within the limit replaces the held snapshot; the next sync starts on schedule.`,
   );
-  await new GuardStore(config.shardsBucket, connectorId).hold(held.path, held.digest);
   if (!(await new RunStore(config.runsTable).hold(syncId, detail))) {
     throw new Error("the run was ended while it was finalized");
   }
@@ -130,61 +123,59 @@ export async function holdRun(
   telemetry.logger.warn("run held: the snapshot removes too much; nothing was uploaded", {
     syncId,
     connectorId,
-    users: held.verdict.users,
-    grants: held.verdict.grants,
-    limitPercent: held.verdict.limit,
+    users: verdict.users,
+    grants: verdict.grants,
+    limitPercent: verdict.limit,
   });
   await reportLabel(platform, "error", detail, telemetry);
 }
 
 /**
- * Publishes the instance's held snapshot as it was assembled (no sync): uploads it under its run's
- * sync id, makes it the one the next run is compared with, marks the run complete and, unless
- * another run has started or ended since, the instance `connected`. Released once: the held
- * objects are removed, so a second release finds nothing held.
+ * Publishes the instance's held snapshot as it was assembled (no sync; lib/publish's release with
+ * the guard's objects in S3): uploads it under its run's sync id, makes it the one the next run
+ * is compared with, marks the run complete and, unless another run has started or ended since,
+ * the instance `connected`. Released once: the held objects are removed, so a second release
+ * finds nothing held.
  */
 export async function releaseHeld(
   config: CloudConfig,
   connectorId: string,
   telemetry: Telemetry,
 ): Promise<ReleaseAnswer> {
-  const guard = new GuardStore(config.shardsBucket, connectorId);
-  const held = await guard.held();
-  if (!held) {
+  const outcome = await publishHeld({
+    store: new S3GuardStore(config.shardsBucket, connectorId),
+    publish: async (file, syncId) => {
+      const { platform } = await openInstance(config, connectorId);
+      return { platform, upload: await platform.uploadSnapshot(syncId, file) };
+    },
+  });
+  if (outcome.status !== "released") {
     return {
       connectorId,
       status: "nothing_held",
       detail: `no snapshot of ${connectorId} is held (never, already released, or replaced by a later sync within the limit)`,
     };
   }
-  const instance = await openInstance(config, connectorId);
-  const dir = await mkdtemp(join(tmpdir(), "release-"));
-  try {
-    const path = join(dir, `${held.syncId}.jsonl.gz`);
-    await guard.downloadHeld(path);
-    const upload = await instance.platform.uploadSnapshot(held.syncId, path);
-    await guard.recordPublished(held);
-    const runs = new RunStore(config.runsTable);
-    await runs.release(held.syncId);
-    const run = await runs.get(held.syncId);
-    const current = await new InstanceRegistry(config.instancesTable).recordRelease(
-      connectorId,
-      held.syncId,
-      run?.startedAt ?? new Date().toISOString(),
-    );
-    if (current) await reportLabel(instance.platform, "connected", undefined, telemetry);
-    telemetry.count("runsReleased", 1);
-    telemetry.logger.info("held snapshot released and uploaded", {
-      syncId: held.syncId,
-      connectorId,
-      users: held.users.length,
-      grants: held.grants.length,
-      bytes: upload.bytes,
-    });
-    return { connectorId, syncId: held.syncId, status: "released" };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const { held } = outcome;
+  const { platform, upload } = outcome.published;
+  const runs = new RunStore(config.runsTable);
+  await runs.release(held.syncId);
+  const run = await runs.get(held.syncId);
+  const current = await new InstanceRegistry(config.instancesTable).recordRelease(
+    connectorId,
+    held.syncId,
+    run?.startedAt ?? new Date().toISOString(),
+  );
+  if (current) await reportLabel(platform, "connected", undefined, telemetry);
+  telemetry.count("runsReleased", 1);
+  telemetry.logger.info("held snapshot released and uploaded", {
+    syncId: held.syncId,
+    connectorId,
+    users: held.users.length,
+    grants: held.grants.length,
+    bytes: upload.bytes,
+  });
+  return { connectorId, syncId: held.syncId, status: "released" };
 }
 
 /** Sets the platform label; a platform that cannot be reached is logged, not fatal. */
