@@ -133,7 +133,7 @@ export class PlatformClient {
           signal,
           redirect: "error",
         });
-        return await readAnswer(response);
+        return await readAnswer(response, signal);
       } finally {
         body.destroy();
       }
@@ -166,6 +166,7 @@ export class PlatformClient {
           signal,
           redirect: "error",
         }),
+        signal,
       );
     const timeoutMs = this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const answer = await this.#authorized(summary, this.#ctx(options), timeoutMs, send);
@@ -228,6 +229,7 @@ export class PlatformClient {
             signal,
             redirect: "error",
           }),
+          signal,
         ),
     });
     if (isCredentialsRejection(answer)) {

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { RequestContext } from "../http/context";
+import { readCapped, withDeadline } from "../http/deadline";
 import { AbortedError, NetworkError, type RequestSummary } from "../http/errors";
 import { backoffDelayMs, isRetryableStatus, parseRetryAfter } from "../http/retryPolicy";
 
@@ -49,10 +50,9 @@ export async function sendWithRetry(options: SendOptions): Promise<PlatformAnswe
   for (let attempt = 1; ; attempt++) {
     throwIfAborted(ctx, summary);
     ctx.counters.requests++;
-    const timeout = AbortSignal.timeout(timeoutMs);
     let answer: PlatformAnswer;
     try {
-      answer = await options.send(ctx.signal ? AbortSignal.any([timeout, ctx.signal]) : timeout);
+      answer = await withDeadline(timeoutMs, ctx.signal, options.send);
     } catch (error) {
       throwIfAborted(ctx, summary);
       const failure = new NetworkError(summary, networkReason(error, timeoutMs), error);
@@ -74,9 +74,15 @@ export async function sendWithRetry(options: SendOptions): Promise<PlatformAnswe
   }
 }
 
-/** Reads a fetch answer whole, inside the attempt's timeout. */
-export async function readAnswer(response: Response): Promise<PlatformAnswer> {
-  return { status: response.status, headers: response.headers, text: await response.text() };
+/** Reads a fetch answer whole, until the attempt's signal fires. */
+export async function readAnswer(response: Response, signal: AbortSignal): Promise<PlatformAnswer> {
+  const bytes = await readCapped(
+    response.body,
+    signal,
+    Number.POSITIVE_INFINITY,
+    () => new Error(),
+  );
+  return { status: response.status, headers: response.headers, text: bytes.toString("utf8") };
 }
 
 function settingsOf(retry: PlatformRetry) {

@@ -1,0 +1,156 @@
+/**
+ * Every platform call is bounded in time, headers and body together: against a real socket on
+ * loopback whose answer trickles in for ever, each attempt ends at the call's timeout, the
+ * attempts are those configured, and every connection is dropped, even when garbage collections
+ * run during the read (with `AbortSignal.timeout` handed to fetch, a collection cut the timeout off
+ * from the body, which was then read for ever: a service stuck in a poll, a heartbeat or an upload).
+ */
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { NetworkError } from "../../lib/http";
+import { PlatformClient, type PlatformClientOptions } from "../../lib/platform";
+import { gzipFileOf } from "./helpers";
+
+/** A full garbage collection, as often as the test likes (`--expose-gc` set at run time). */
+const collectGarbage: () => void =
+  (globalThis as { gc?: () => void }).gc ??
+  (() => {
+    setFlagsFromString("--expose-gc");
+    return runInNewContext("gc") as () => void;
+  })();
+
+const TIMEOUT_MS = 300;
+const ATTEMPTS = 3;
+const TOKEN = "trickle-token-000123";
+
+let server: Server | undefined;
+afterEach(() => {
+  server?.closeAllConnections();
+  server?.close();
+  server = undefined;
+});
+
+/**
+ * A platform whose answers to `trickled` (a path) send their headers and a `{` at once, then one
+ * space (JSON whitespace) every 50 ms for as long as the client reads, with a full garbage
+ * collection after each; any other path is the token endpoint, answered at once. It counts the
+ * requests to `trickled` and the connections the client dropped.
+ */
+async function tricklingPlatform(trickled: string) {
+  const seen = { requests: 0, closed: 0 };
+  server = createServer(async (req, res) => {
+    for await (const _ of req) {
+      // The request's body (an upload's file) is read whole before the answer starts.
+    }
+    if (req.url !== trickled) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ access_token: TOKEN, expires_in: 3600 }));
+      return;
+    }
+    seen.requests++;
+    res.writeHead(200, { "content-type": "application/json" });
+    res.write("{");
+    const timer = setInterval(() => {
+      res.write(" ");
+      collectGarbage();
+    }, 50);
+    res.on("close", () => {
+      clearInterval(timer);
+      seen.closed++;
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+function client(url: string, overrides: Partial<PlatformClientOptions> = {}): PlatformClient {
+  return new PlatformClient({
+    baseUrl: url,
+    clientId: "id",
+    clientSecret: "trickle-secret-value",
+    hostId: "h",
+    timeoutMs: TIMEOUT_MS,
+    uploadTimeoutMs: TIMEOUT_MS,
+    retry: { attempts: ATTEMPTS, baseDelayMs: 1, maxDelayMs: 5 },
+    ...overrides,
+  });
+}
+
+/**
+ * What `work` settled with (its value or its error), or "still reading" if it has not settled
+ * within ten times what its attempts may take (the old code's outcome: without the guard the test
+ * would hang, not fail).
+ */
+async function outcome(work: Promise<unknown>): Promise<unknown> {
+  let guard: NodeJS.Timeout | undefined;
+  const stillReading = new Promise<"still reading">((resolve) => {
+    guard = setTimeout(() => resolve("still reading"), 10 * ATTEMPTS * TIMEOUT_MS);
+  });
+  const settled = work.then(
+    (value) => value,
+    (error: unknown) => error,
+  );
+  try {
+    return await Promise.race([settled, stillReading]);
+  } finally {
+    clearTimeout(guard);
+  }
+}
+
+/** The call gave up after its attempts, each at the timeout, and dropped every connection. */
+async function expectGivenUp(
+  error: unknown,
+  call: string,
+  seen: { requests: number; closed: number },
+) {
+  expect(error).toBeInstanceOf(NetworkError);
+  expect((error as Error).message).toMatch(
+    new RegExp(`^${call} got no answer: no complete answer within ${TIMEOUT_MS} ms`),
+  );
+  expect(seen.requests).toBe(ATTEMPTS);
+  await vi.waitFor(() => expect(seen.closed).toBe(ATTEMPTS));
+}
+
+describe("a platform answer that trickles in for ever", () => {
+  it("ends a poll for tasks at the timeout of each attempt", async () => {
+    const { url, seen } = await tricklingPlatform("/connector/v1/tasks/next");
+    const platform = client(url);
+
+    const error = await outcome(platform.nextTask());
+
+    await expectGivenUp(error, "POST /connector/v1/tasks/next", seen);
+    expect(platform.counters.requests).toBe(1 + ATTEMPTS);
+  });
+
+  it("ends a heartbeat at the timeout when the caller passes a signal of its own", async () => {
+    const { url, seen } = await tricklingPlatform("/connector/v1/tasks/t-1/heartbeat");
+    // A long-lived signal, as the service's stop signal, that never fires.
+    const signal = new AbortController().signal;
+
+    const error = await outcome(client(url).heartbeat("t-1", { signal }));
+
+    await expectGivenUp(error, "POST /connector/v1/tasks/t-1/heartbeat", seen);
+  });
+
+  it("ends the token request at the timeout", async () => {
+    const { url, seen } = await tricklingPlatform("/auth/v1/token");
+
+    const error = await outcome(client(url).setStatus("syncing"));
+
+    await expectGivenUp(error, "POST /auth/v1/token", seen);
+  });
+
+  it("ends a snapshot upload at the upload timeout, the file sent again each attempt", async () => {
+    const { url, seen } = await tricklingPlatform("/connector/v1/syncs/s-1/snapshot");
+    const file = await gzipFileOf('{"kind":"sync_start"}\n');
+
+    const error = await outcome(client(url).uploadSnapshot("s-1", file));
+
+    await expectGivenUp(error, "PUT /connector/v1/syncs/s-1/snapshot", seen);
+  });
+});
