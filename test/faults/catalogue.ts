@@ -159,7 +159,7 @@ export const FAULTS: readonly FaultCase[] = [
     injects:
       "every page after the first also repeats the previous page's last item (each page one longer than asked; no item missing)",
     handling:
-      "each record is written once; the end of a list is a short or empty page, never a count that the repeats inflate",
+      "each record is written once; a page longer than asked never ends a list on its count (the repeats inflate it): the end is an empty page, a short one, or the total reached on a page no longer than asked",
     settings: () => ({ pages: "duplicates" }),
     reason: /^$/,
     expect: everywhere("exact"),
