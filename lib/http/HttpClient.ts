@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { redact } from "../redact";
 import { newRequestContext, type RequestContext } from "./context";
@@ -7,10 +8,10 @@ import {
   type HttpBoundVariables,
   HttpStatusError,
   NetworkError,
+  noAnswerReason,
   RateLimitedError,
   type RequestSummary,
   ResponseTooLargeError,
-  timeoutReason,
 } from "./errors";
 import type { Permit, RateLimiter } from "./RateLimiter";
 import {
@@ -23,11 +24,16 @@ import {
   type RetrySettings,
 } from "./retryPolicy";
 import type { AccessToken, TokenCache } from "./TokenCache";
+import { describeErrorBody, parseBody } from "./upstreamText";
 
 export interface HttpClientOptions {
   /** Scheme, host and optional path prefix, e.g. `https://us.api.blackline.com`. */
   baseUrl: string;
-  limiter: RateLimiter;
+  /**
+   * Paces the requests and waits out 429s. Without one (the platform's client) requests start at
+   * once and a 429 is retried as a 503 is: an attempt, after its `Retry-After` or the backoff.
+   */
+  limiter?: RateLimiter;
   /** Source of the bearer token; requests are anonymous without one. */
   tokens?: TokenCache;
   /** Per-attempt timeout, headers and body included. */
@@ -37,6 +43,8 @@ export interface HttpClientOptions {
   /** The variables that raise those bounds, named in the errors they cause. */
   boundVariables?: HttpBoundVariables;
   retry?: Partial<RetrySettings>;
+  /** The statuses worth another attempt; default `isRetryableStatus` (the platform adds 500). */
+  retryableStatus?: (status: number, idempotent: boolean) => boolean;
   /** How long a request answered 429 keeps waiting and trying; default 300 s. */
   rateLimitWait?: RateLimitWait;
   /** The context of calls that pass none (a long-lived client with counters of its own). */
@@ -44,12 +52,17 @@ export interface HttpClientOptions {
 }
 
 export interface HttpRequest {
-  method: "GET" | "POST" | "PATCH";
+  method: "GET" | "POST" | "PATCH" | "PUT";
   /** Path below the base address, starting with `/`; callers encode path segments. */
   path: string;
   query?: Record<string, string | number | undefined>;
   json?: unknown;
   form?: Record<string, string>;
+  /**
+   * A body streamed from its source, opened afresh for each attempt (a file) and closed after it;
+   * its `content-type` and `content-length` go in `headers`.
+   */
+  stream?: () => Readable;
   headers?: Record<string, string>;
   /** Media type of a `json` body (SCIM wants `application/scim+json`). */
   contentType?: string;
@@ -57,12 +70,16 @@ export interface HttpRequest {
   authenticate?: boolean;
   /** Safe to repeat after an uncertain failure; default true for GET only. */
   idempotent?: boolean;
+  /** This request's per-attempt timeout, when not the client's (a large upload). */
+  timeoutMs?: number;
+  /** Hand the body over as the text received, not parsed (a caller that reads it itself). */
+  rawBody?: boolean;
 }
 
 export interface HttpResponse {
   status: number;
   headers: Headers;
-  /** Parsed JSON when the server sent JSON, the text otherwise, undefined when empty. */
+  /** Parsed JSON when the server sent JSON, the text otherwise or if `rawBody`; undefined when empty. */
   body: unknown;
 }
 
@@ -82,9 +99,10 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 64 * 2 ** 20;
 
 /**
- * The one HTTP layer for every upstream: timeouts, the retry rules of `retryPolicy`,
- * `Retry-After`, the token cache (with one refresh on 401), the adaptive rate limiter (a 429 is
- * waited out within `rateLimitWait`, not counted against the attempts) and counters.
+ * The one HTTP layer for every upstream and the platform: timeouts (headers and body), the retry
+ * rules of `retryPolicy`, `Retry-After`, the token cache (with one refresh on 401), the adaptive
+ * rate limiter (a 429 is waited out within `rateLimitWait`, not counted against the attempts) and
+ * counters.
  */
 export class HttpClient {
   readonly #options: HttpClientOptions;
@@ -172,8 +190,9 @@ export class HttpClient {
         detail: describeErrorBody(response.body),
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       });
+      const retryable = this.#options.retryableStatus ?? isRetryableStatus;
       const canRetry =
-        isRetryableStatus(status, idempotent) &&
+        retryable(status, idempotent) &&
         attempt < this.#retry.maxAttempts &&
         (retryAfterMs === undefined || retryAfterMs <= this.#retry.maxRetryAfterMs);
       if (!canRetry) throw error;
@@ -250,7 +269,7 @@ export class HttpClient {
     wait: AttemptWait,
   ): Promise<Answer | "token_expired"> {
     const headers: Record<string, string> = { accept: "application/json", ...request.headers };
-    let body: string | undefined;
+    let body: string | (() => Readable) | undefined = request.stream;
     if (request.form) {
       headers["content-type"] = "application/x-www-form-urlencoded";
       body = new URLSearchParams(request.form).toString();
@@ -260,8 +279,32 @@ export class HttpClient {
     }
     if (access) headers.authorization = `Bearer ${access.value}`;
 
-    const timeoutMs = this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const permit = await this.#options.limiter
+    const timeoutMs = request.timeoutMs ?? this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const permit = await this.#permit(ctx, summary, wait);
+    if (access && Date.now() >= access.expiresAt) {
+      permit?.unanswered();
+      return "token_expired";
+    }
+    try {
+      await ctx.sharedRate?.permit(ctx.signal);
+    } catch (error) {
+      permit?.unanswered();
+      throwIfAborted(ctx, summary);
+      throw error;
+    }
+    ctx.counters.requests++;
+    return this.#fetch(request, url, headers, body, timeoutMs, summary, ctx, permit);
+  }
+
+  /** The limiter's start for this attempt (none without a limiter). */
+  async #permit(
+    ctx: RequestContext,
+    summary: RequestSummary,
+    wait: AttemptWait,
+  ): Promise<Permit | undefined> {
+    const { limiter } = this.#options;
+    if (!limiter) return undefined;
+    const permit = await limiter
       .acquire({
         signal: ctx.signal,
         budget: { since: wait.rateLimitedSince, ms: this.#rateLimitWait.budgetMs },
@@ -272,30 +315,18 @@ export class HttpClient {
         throw error;
       });
     if (!permit) throw this.#budgetSpent(summary, wait.rateLimitedSince ?? Date.now());
-    if (access && Date.now() >= access.expiresAt) {
-      permit.unanswered();
-      return "token_expired";
-    }
-    try {
-      await ctx.sharedRate?.permit(ctx.signal);
-    } catch (error) {
-      permit.unanswered();
-      throwIfAborted(ctx, summary);
-      throw error;
-    }
-    ctx.counters.requests++;
-    return this.#fetch(request, url, headers, body, timeoutMs, summary, ctx, permit);
+    return permit;
   }
 
   async #fetch(
     request: HttpRequest,
     url: URL,
     headers: Record<string, string>,
-    body: string | undefined,
+    body: string | (() => Readable) | undefined,
     timeoutMs: number,
     summary: RequestSummary,
     ctx: RequestContext,
-    permit: Permit,
+    permit: Permit | undefined,
   ): Promise<Answer> {
     const maxBytes = this.#options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const variables = this.#options.boundVariables;
@@ -304,30 +335,37 @@ export class HttpClient {
     let text: string;
     try {
       [response, text] = await withDeadline(timeoutMs, ctx.signal, async (signal) => {
-        const answer = await fetch(url, {
-          method: request.method,
-          headers,
-          body,
-          signal,
-          redirect: "error",
-        });
-        const bytes = await readCapped(answer.body, signal, maxBytes, tooLarge);
-        return [answer, bytes.toString("utf8")] as const;
+        const stream = typeof body === "function" ? body() : undefined;
+        try {
+          const answer = await fetch(url, {
+            method: request.method,
+            headers,
+            body: stream ?? body,
+            signal,
+            redirect: "error",
+            ...(stream ? { duplex: "half" } : {}),
+          } as RequestInit);
+          const bytes = await readCapped(answer.body, signal, maxBytes, tooLarge);
+          return [answer, bytes.toString("utf8")] as const;
+        } finally {
+          stream?.destroy();
+        }
       });
     } catch (error) {
-      permit.unanswered();
+      permit?.unanswered();
       throwIfAborted(ctx, summary);
       if (ResponseTooLargeError.is(error)) throw error;
-      const reason = networkReason(error, timeoutMs, variables?.requestTimeout);
+      const reason = noAnswerReason(error, timeoutMs, variables?.requestTimeout);
       throw new NetworkError(summary, reason, error);
     }
     const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
     const answer: Answer = {
       status: response.status,
       headers: response.headers,
-      body: parseBody(text, response),
+      body: request.rawBody ? text || undefined : parseBody(text, response),
       retryAfterMs,
     };
+    if (!permit) return answer;
     if (response.status === 429) {
       // A caller told of 429s waits elsewhere (a queue's delay): its 429 holds no one here.
       const hold = ctx.onRateLimit !== "throw";
@@ -346,63 +384,6 @@ export class HttpClient {
 
 function throwIfAborted(ctx: RequestContext, summary: RequestSummary): void {
   if (ctx.signal?.aborted) {
-    throw new AbortedError(`${summary.method} ${summary.path} was abandoned: the run was aborted`);
+    throw new AbortedError(`${summary.method} ${summary.path} was abandoned: the call was aborted`);
   }
-}
-
-function parseBody(text: string, response: Response): unknown {
-  if (text === "") return undefined;
-  if (/json/i.test(response.headers.get("content-type") ?? "")) {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return text;
-    }
-  }
-  return text;
-}
-
-function networkReason(error: unknown, timeoutMs: number, timeoutVariable?: string): string {
-  if (error instanceof DOMException && error.name === "TimeoutError") {
-    return timeoutReason(timeoutMs, timeoutVariable);
-  }
-  const cause =
-    error instanceof Error ? (error.cause as { code?: string; message?: string }) : undefined;
-  if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ""}`;
-  return error instanceof Error ? error.message : String(error);
-}
-
-/**
- * A short human reading of an error body: OAuth (`error`, `error_description`), SCIM
- * (`detail`, `scimType`) or a `message` field; a short text body as is.
- */
-export function describeErrorBody(body: unknown): string | undefined {
-  if (typeof body === "string") return printable(body);
-  if (typeof body !== "object" || body === null) return undefined;
-  const fields = body as Record<string, unknown>;
-  const parts = [
-    fields.error,
-    fields.error_description,
-    fields.scimType,
-    fields.detail,
-    fields.message,
-  ].filter((part): part is string => typeof part === "string" && part.length > 0);
-  return parts.length > 0 ? printable(parts.join(": ")) : undefined;
-}
-
-const MAX_QUOTED_CHARS = 200;
-
-/**
- * Upstream text made safe to quote in a message or a log line: control characters (terminal
- * escapes, line breaks that would forge log lines) shown as `\uXXXX`, and at most 200 characters.
- */
-export function printable(upstreamText: string): string {
-  // Redacted before it is cut: a secret echoed across the cut would otherwise leave its start.
-  const text = redact(upstreamText);
-  const short = text.length <= MAX_QUOTED_CHARS ? text : `${text.slice(0, MAX_QUOTED_CHARS)}...`;
-  return short.replace(
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
-    /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
 }

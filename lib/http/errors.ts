@@ -71,9 +71,25 @@ export class RateLimitedError extends ConnectorError {
 }
 
 /** Why a request timed out: the bound, its value, and the variable that raises it. */
-export function timeoutReason(timeoutMs: number, variable?: string): string {
+function timeoutReason(timeoutMs: number, variable?: string): string {
   const raise = variable ? `; raise ${variable} for a slow upstream (e.g. 60s)` : "";
   return `no complete answer within ${timeoutMs} ms, the per-request timeout${raise}`;
+}
+
+/** Why a request got no answer: the timeout, or the network error's code and message. */
+export function noAnswerReason(
+  error: unknown,
+  timeoutMs: number,
+  timeoutVariable?: string,
+): string {
+  if (error instanceof DOMException && error.name === "TimeoutError") {
+    return timeoutReason(timeoutMs, timeoutVariable);
+  }
+  const cause =
+    error instanceof Error ? (error.cause as { code?: string; message?: string }) : undefined;
+  if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ""}`;
+  if (cause?.message) return cause.message;
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** No answer: connection refused or dropped, DNS failure, or the per-request timeout. */

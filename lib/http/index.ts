@@ -11,12 +11,10 @@ export {
   UnexpectedResponseError,
 } from "./errors";
 export {
-  describeErrorBody,
   HttpClient,
   type HttpClientOptions,
   type HttpRequest,
   type HttpResponse,
-  printable,
 } from "./HttpClient";
 export { parseResponse } from "./parseResponse";
 export {
@@ -34,3 +32,4 @@ export {
 } from "./retryPolicy";
 export { type AccessToken, TokenCache } from "./TokenCache";
 export { type UpstreamOptions, type UpstreamSettings, upstreamClient } from "./upstreamClient";
+export { describeErrorBody, printable } from "./upstreamText";

@@ -1,20 +1,27 @@
 import { createReadStream } from "node:fs";
 import type { z } from "zod";
-import { newRequestContext, type RequestContext } from "../http/context";
-import type { HttpCounters } from "../http/counters";
-import type { RequestSummary } from "../http/errors";
-import { type AccessToken, TokenCache } from "../http/TokenCache";
-import { registerSecret } from "../redact";
+import {
+  type AccessToken,
+  HttpClient,
+  type HttpCounters,
+  type HttpRequest,
+  type HttpResponse,
+  newRequestContext,
+  type RequestContext,
+  type RequestSummary,
+  TokenCache,
+} from "../http";
+import { redact, registerSecret } from "../redact";
 import {
   CONTENT_SHA256_HEADER,
   DEFAULT_PLATFORM_RETRY,
   DEFAULT_TIMEOUT_MS,
   DEFAULT_UPLOAD_TIMEOUT_MS,
+  isRetryablePlatformStatus,
   PLATFORM_PATHS,
   type StatusLabel,
 } from "./constants";
 import { digestFile } from "./digestFile";
-import { PlatformCredentialsError } from "./errors";
 import {
   acknowledgement,
   type HelloAnswer,
@@ -23,13 +30,7 @@ import {
   type PlatformTask,
   tokenAnswer,
 } from "./models";
-import { describeAnswer, isCredentialsRejection, parseAnswer, statusError } from "./parseAnswer";
-import {
-  type PlatformAnswer,
-  type PlatformRetry,
-  readAnswer,
-  sendWithRetry,
-} from "./sendWithRetry";
+import { parseAnswer, platformError } from "./parseAnswer";
 import type {
   CallOptions,
   HelloRequest,
@@ -41,25 +42,31 @@ import type {
 /** Token lifetime assumed when the platform's token answer has no `expires_in`. */
 const DEFAULT_TOKEN_LIFETIME_S = 3600;
 
-type Send = (signal: AbortSignal, token: string) => Promise<PlatformAnswer>;
-
 /**
- * The platform protocol of CONTRACTS.md section 5. Every call is retried on no answer, 429 and
- * 5xx (the protocol's calls are idempotent); a 401 refreshes the token once; every answer is
- * parsed. Snapshot uploads stream the file from disk, re-opened for each attempt.
+ * The platform protocol of CONTRACTS.md section 5 on the HTTP layer's `HttpClient` (timeouts of
+ * headers and body, retries, `Retry-After`, the token cache). Every call is retried on no answer,
+ * 429 and 5xx (the protocol's calls are idempotent), each 429 as one of the attempts (no rate
+ * limiter: the service's own loop waits between calls); a 401 refreshes the token once; every
+ * answer is parsed. Snapshot uploads stream the file from disk, re-opened for each attempt.
  */
 export class PlatformClient {
   readonly #options: PlatformClientOptions;
-  readonly #retry: PlatformRetry;
-  readonly #tokens: TokenCache;
   readonly #context: RequestContext;
+  readonly #http: HttpClient;
 
   constructor(options: PlatformClientOptions) {
     registerSecret(options.clientSecret);
     this.#options = { ...options, baseUrl: options.baseUrl.replace(/\/+$/, "") };
-    this.#retry = { ...DEFAULT_PLATFORM_RETRY, ...options.retry };
     this.#context = newRequestContext(options.logger ? { logger: options.logger } : {});
-    this.#tokens = new TokenCache((ctx) => this.#fetchToken(ctx));
+    const { attempts, ...delays } = { ...DEFAULT_PLATFORM_RETRY, ...options.retry };
+    this.#http = new HttpClient({
+      baseUrl: this.#options.baseUrl,
+      tokens: new TokenCache((ctx) => this.#fetchToken(ctx)),
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      retry: { ...delays, maxAttempts: attempts },
+      retryableStatus: isRetryablePlatformStatus,
+      context: this.#context,
+    });
   }
 
   /** Requests sent (every attempt, token calls included), retries and tokens fetched. */
@@ -110,37 +117,27 @@ export class PlatformClient {
     source: string,
     options: CallOptions = {},
   ): Promise<UploadResult> {
-    const ctx = this.#ctx(options);
     const { sha256, bytes } = await digestFile(source);
-    const url = this.#url(PLATFORM_PATHS.snapshot(nonEmpty(syncId, "syncId")));
-    const summary: RequestSummary = { method: "PUT", path: url.pathname };
+    const path = PLATFORM_PATHS.snapshot(nonEmpty(syncId, "syncId"));
     let attempts = 0;
-    const send: Send = async (signal, token) => {
-      attempts++;
-      const body = createReadStream(source);
-      try {
-        const response = await fetch(url, {
-          method: "PUT",
-          headers: {
-            accept: "application/json",
-            authorization: `Bearer ${token}`,
-            "content-type": "application/gzip",
-            "content-length": String(bytes),
-            [CONTENT_SHA256_HEADER]: sha256,
-          },
-          body,
-          duplex: "half",
-          signal,
-          redirect: "error",
-        });
-        return await readAnswer(response, signal);
-      } finally {
-        body.destroy();
-      }
-    };
-    const timeoutMs = this.#options.uploadTimeoutMs ?? DEFAULT_UPLOAD_TIMEOUT_MS;
-    const answer = await this.#authorized(summary, ctx, timeoutMs, send);
-    parseAnswer(acknowledgement, answer, summary);
+    const answer = await this.#call(
+      {
+        method: "PUT",
+        path,
+        headers: {
+          "content-type": "application/gzip",
+          "content-length": String(bytes),
+          [CONTENT_SHA256_HEADER]: sha256,
+        },
+        stream: () => {
+          attempts++;
+          return createReadStream(source);
+        },
+        timeoutMs: this.#options.uploadTimeoutMs ?? DEFAULT_UPLOAD_TIMEOUT_MS,
+      },
+      this.#ctx(options),
+    );
+    parseAnswer(acknowledgement, answer, this.#summary("PUT", path));
     return { sha256, bytes, attempts };
   }
 
@@ -150,93 +147,29 @@ export class PlatformClient {
     schema: Schema,
     options: CallOptions,
   ): Promise<z.output<Schema>> {
-    const url = this.#url(path);
-    const summary: RequestSummary = { method: "POST", path: url.pathname };
-    const body = JSON.stringify(json);
-    const send: Send = async (signal, token) =>
-      readAnswer(
-        await fetch(url, {
-          method: "POST",
-          headers: {
-            accept: "application/json",
-            authorization: `Bearer ${token}`,
-            "content-type": "application/json",
-          },
-          body,
-          signal,
-          redirect: "error",
-        }),
-        signal,
-      );
-    const timeoutMs = this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const answer = await this.#authorized(summary, this.#ctx(options), timeoutMs, send);
-    return parseAnswer(schema, answer, summary);
+    const answer = await this.#call({ method: "POST", path, json }, this.#ctx(options));
+    return parseAnswer(schema, answer, this.#summary("POST", path));
   }
 
-  /** Sends with the bearer token; a 401 refreshes it once; 401 again or 403 is a credentials error. */
-  async #authorized(
-    summary: RequestSummary,
-    ctx: RequestContext,
-    timeoutMs: number,
-    send: Send,
-  ): Promise<PlatformAnswer> {
-    for (let refreshed = false; ; refreshed = true) {
-      const token = await this.#tokens.get(ctx);
-      const answer = await sendWithRetry({
-        summary,
-        retry: this.#retry,
-        ctx,
-        timeoutMs,
-        send: (signal) => send(signal, token),
-      });
-      if (answer.status === 401 && !refreshed) {
-        this.#tokens.invalidate(token);
-        ctx.counters.retries++;
-        ctx.logger.debug("platform token rejected, refreshing once", { ...summary });
-        continue;
-      }
-      if (answer.status === 401 || answer.status === 403) {
-        throw new PlatformCredentialsError(summary, answer.status, describeAnswer(answer));
-      }
-      if (answer.status >= 400) throw statusError(summary, answer);
-      return answer;
+  /** One call of the protocol: idempotent, its body read as text; errors as the platform's. */
+  async #call(request: HttpRequest, ctx: RequestContext): Promise<HttpResponse> {
+    try {
+      return await this.#http.request({ ...request, idempotent: true, rawBody: true }, ctx);
+    } catch (error) {
+      throw platformError(error, request.path === PLATFORM_PATHS.token);
     }
   }
 
   async #fetchToken(ctx: RequestContext): Promise<AccessToken> {
-    const url = this.#url(PLATFORM_PATHS.token);
-    const summary: RequestSummary = { method: "POST", path: url.pathname };
-    const body = new URLSearchParams({
+    ctx.counters.tokenRequests++;
+    const form = {
       grant_type: "client_credentials",
       client_id: this.#options.clientId,
       client_secret: this.#options.clientSecret,
-    }).toString();
-    ctx.counters.tokenRequests++;
-    const answer = await sendWithRetry({
-      summary,
-      retry: this.#retry,
-      ctx,
-      timeoutMs: this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      send: async (signal) =>
-        readAnswer(
-          await fetch(url, {
-            method: "POST",
-            headers: {
-              accept: "application/json",
-              "content-type": "application/x-www-form-urlencoded",
-            },
-            body,
-            signal,
-            redirect: "error",
-          }),
-          signal,
-        ),
-    });
-    if (isCredentialsRejection(answer)) {
-      throw new PlatformCredentialsError(summary, answer.status, describeAnswer(answer));
-    }
-    if (answer.status >= 400) throw statusError(summary, answer);
-    const token = parseAnswer(tokenAnswer, answer, summary);
+    };
+    const path = PLATFORM_PATHS.token;
+    const answer = await this.#call({ method: "POST", path, form, authenticate: false }, ctx);
+    const token = parseAnswer(tokenAnswer, answer, this.#summary("POST", path));
     const lifetimeS = token.expires_in ?? DEFAULT_TOKEN_LIFETIME_S;
     return { value: token.access_token, expiresAt: Date.now() + lifetimeS * 1000 };
   }
@@ -245,8 +178,9 @@ export class PlatformClient {
     return options.signal ? { ...this.#context, signal: options.signal } : this.#context;
   }
 
-  #url(path: string): URL {
-    return new URL(this.#options.baseUrl + path);
+  /** The call as errors name it, as the HTTP layer names it: method and path, redacted. */
+  #summary(method: string, path: string): RequestSummary {
+    return { method, path: redact(new URL(this.#options.baseUrl + path).pathname) };
   }
 }
 

@@ -1,3 +1,5 @@
+import { isRetryableStatus } from "../http";
+
 /** The platform protocol of CONTRACTS.md section 5: paths below the platform's base address. */
 export const PLATFORM_PATHS = {
   token: "/auth/v1/token",
@@ -34,3 +36,11 @@ export const DEFAULT_PLATFORM_RETRY = {
   /** A `Retry-After` longer than this is not slept on: the call fails with the 429 or 503. */
   maxRetryAfterMs: 120_000,
 } as const;
+
+/**
+ * Whether the platform may answer differently next time. Every call of the protocol is
+ * idempotent, so a 500 is retried too, beside 429, 502, 503 and 504.
+ */
+export function isRetryablePlatformStatus(status: number): boolean {
+  return status === 500 || isRetryableStatus(status, true);
+}

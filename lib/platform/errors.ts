@@ -4,7 +4,7 @@
  * command line treat platform calls like any other; what is particular to the platform is here.
  */
 import { ConnectorError, CredentialsRejectedError, UsageError } from "../errors";
-import { HttpStatusError, type RequestSummary } from "../http/errors";
+import { HttpStatusError, type RequestSummary } from "../http";
 import { redact } from "../redact";
 
 /** The platform refused CONNECTOR_CLIENT_ID / CONNECTOR_CLIENT_SECRET, or a fresh token (exit 3). */

@@ -13,6 +13,7 @@ export {
   CONTENT_SHA256_HEADER,
   DEFAULT_PLATFORM_RETRY,
   DEFAULT_SYNC_INTERVAL_MS,
+  isRetryablePlatformStatus,
   PLATFORM_PATHS,
   STATUS_LABELS,
   type StatusLabel,
@@ -27,7 +28,6 @@ export {
 } from "./errors";
 export { type HelloAnswer, type PlatformTask, platformTask } from "./models";
 export { PlatformClient } from "./PlatformClient";
-export { isRetryablePlatformStatus, type PlatformRetry } from "./sendWithRetry";
 export type {
   CallOptions,
   HelloRequest,

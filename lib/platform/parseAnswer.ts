@@ -1,10 +1,12 @@
 import type { z } from "zod";
 import { describeIssues } from "../errors";
-import type { RequestSummary } from "../http/errors";
-import { printable } from "../http/HttpClient";
-import { parseRetryAfter } from "../http/retryPolicy";
-import { PlatformResponseError, PlatformStatusError } from "./errors";
-import type { PlatformAnswer } from "./sendWithRetry";
+import {
+  describeErrorBody,
+  type HttpResponse,
+  HttpStatusError,
+  type RequestSummary,
+} from "../http";
+import { PlatformCredentialsError, PlatformResponseError, PlatformStatusError } from "./errors";
 
 /** OAuth errors that mean the client id or secret is wrong (RFC 6749 section 5.2). */
 const CREDENTIAL_ERRORS: ReadonlySet<string> = new Set([
@@ -13,16 +15,22 @@ const CREDENTIAL_ERRORS: ReadonlySet<string> = new Set([
   "invalid_grant",
 ]);
 
+/** The text of a body the HTTP layer handed over unparsed (`rawBody`); "" when empty. */
+function textOf(body: unknown): string {
+  return typeof body === "string" ? body : "";
+}
+
 /** A JSON body, or undefined when empty; anything else is not an answer of the protocol. */
-function jsonBody(answer: PlatformAnswer, summary: RequestSummary): unknown {
-  if (answer.text === "") return undefined;
+function jsonBody(answer: HttpResponse, summary: RequestSummary): unknown {
+  const text = textOf(answer.body);
+  if (text === "") return undefined;
   try {
-    return JSON.parse(answer.text);
+    return JSON.parse(text);
   } catch {
     const type = answer.headers.get("content-type") ?? "no content-type";
     throw new PlatformResponseError(
       summary,
-      `the platform answered ${answer.status} with a body that is not JSON (${type}, ${answer.text.length} characters)`,
+      `the platform answered ${answer.status} with a body that is not JSON (${type}, ${text.length} characters)`,
     );
   }
 }
@@ -30,7 +38,7 @@ function jsonBody(answer: PlatformAnswer, summary: RequestSummary): unknown {
 /** Parses an answer with `schema`; a body that is not JSON or does not fit is a precise error. */
 export function parseAnswer<Schema extends z.ZodType>(
   schema: Schema,
-  answer: PlatformAnswer,
+  answer: HttpResponse,
   summary: RequestSummary,
 ): z.output<Schema> {
   const result = schema.safeParse(jsonBody(answer, summary));
@@ -42,45 +50,40 @@ export function parseAnswer<Schema extends z.ZodType>(
 }
 
 /** The parsed error body when it is JSON, else its text; never thrown for a bad body. */
-function errorBody(answer: PlatformAnswer): unknown {
+function errorBody(text: string): unknown {
   try {
-    return answer.text === "" ? undefined : JSON.parse(answer.text);
+    return text === "" ? undefined : JSON.parse(text);
   } catch {
-    return answer.text;
+    return text;
   }
 }
 
-/** A short reading of an error body: OAuth `error` and `error_description`, or `message`. */
-export function describeAnswer(answer: PlatformAnswer): string | undefined {
-  const body = errorBody(answer);
-  // Upstream text: redacted before it is cut, control characters escaped.
-  if (typeof body === "string") return body ? printable(body) : undefined;
-  if (typeof body !== "object" || body === null) return undefined;
-  const fields = body as Record<string, unknown>;
-  const parts = [fields.error, fields.error_description, fields.message].filter(
-    (part): part is string => typeof part === "string" && part.length > 0,
-  );
-  return parts.length > 0 ? printable(parts.join(": ")) : undefined;
-}
-
 /** The token endpoint refused the client: 401, 403, or 400 with an OAuth client error. */
-export function isCredentialsRejection(answer: PlatformAnswer): boolean {
-  if (answer.status === 401 || answer.status === 403) return true;
-  if (answer.status !== 400) return false;
-  const body = errorBody(answer);
+function isClientRejection(status: number, body: unknown): boolean {
+  if (status === 401 || status === 403) return true;
+  if (status !== 400) return false;
   const error =
     typeof body === "object" && body !== null ? (body as { error?: unknown }).error : undefined;
   return typeof error === "string" && CREDENTIAL_ERRORS.has(error);
 }
 
-/** The error for an answer the call does not expect, with the platform's reason. */
-export function statusError(summary: RequestSummary, answer: PlatformAnswer): PlatformStatusError {
-  const retryAfterMs = parseRetryAfter(answer.headers.get("retry-after"));
-  const detail = describeAnswer(answer);
+/**
+ * The platform's error for a status the HTTP layer gave up on, with the platform's reason: the
+ * credentials refused (401 again after a fresh token, or 403; at the token endpoint also 400 with
+ * an OAuth client error), or `PlatformStatusError`. Any other error is returned as it is.
+ */
+export function platformError(error: unknown, tokenRequest: boolean): unknown {
+  // A platform error already (the token's, met by a call that needed one) goes on as it is.
+  if (!(error instanceof HttpStatusError) || error instanceof PlatformStatusError) return error;
+  const { status, request, retryAfterMs } = error;
+  const body = errorBody(textOf(error.body));
+  const detail = describeErrorBody(body);
+  const refused = tokenRequest ? isClientRejection(status, body) : status === 401 || status === 403;
+  if (refused) return new PlatformCredentialsError(request, status, detail);
   return new PlatformStatusError({
-    status: answer.status,
-    request: summary,
-    body: errorBody(answer),
+    status,
+    request,
+    body,
     ...(detail === undefined ? {} : { detail }),
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
   });

@@ -1,5 +1,13 @@
+import type { RetrySettings } from "../http";
 import type { Logger } from "../logging";
-import type { PlatformRetry } from "./sendWithRetry";
+
+/**
+ * Retries of platform calls, the HTTP layer's `RetrySettings` with `attempts` (attempts in all,
+ * the first included) for `maxAttempts`. A 429 counts as an attempt, as a 5xx does.
+ */
+export interface PlatformRetry extends Omit<RetrySettings, "maxAttempts"> {
+  attempts: number;
+}
 
 export interface PlatformClientOptions {
   /** The platform's API base address (CONNECTOR_PLATFORM_URL). */

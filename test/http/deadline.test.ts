@@ -5,14 +5,9 @@
  * run during the read (with `AbortSignal.timeout` handed to fetch, a collection cut the timeout off
  * from the body, which was then read for ever).
  */
-import { once } from "node:events";
 import { access } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { syncToFile } from "../../lib/cli/commands/sync";
 import type { CliIo } from "../../lib/cli/io";
 import { exitCodeOf } from "../../lib/errors";
@@ -25,25 +20,11 @@ import {
   type RequestContext,
 } from "../../lib/http";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
+import { collectGarbage, loopbackServer, trickleForever, within } from "../helpers/slowAnswers";
 import { makeTempDir } from "../helpers/tempDir";
-
-/** A full garbage collection, as often as the test likes (`--expose-gc` set at run time). */
-const collectGarbage: () => void =
-  (globalThis as { gc?: () => void }).gc ??
-  (() => {
-    setFlagsFromString("--expose-gc");
-    return runInNewContext("gc") as () => void;
-  })();
 
 const TIMEOUT_MS = 300;
 const VARIABLE = "CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT";
-
-let server: Server | undefined;
-afterEach(() => {
-  server?.closeAllConnections();
-  server?.close();
-  server = undefined;
-});
 
 /**
  * A server whose answers send their headers and the start of a JSON list at once, then one space
@@ -52,24 +33,11 @@ afterEach(() => {
  */
 async function trickling(intervalMs: number, onByte: (sent: number) => void = () => {}) {
   const seen = { requests: 0, closed: 0 };
-  server = createServer((_req, res) => {
+  const url = await loopbackServer((_req, res) => {
     seen.requests++;
-    res.writeHead(200, { "content-type": "application/json" });
-    res.write('{"items":[');
-    let sent = 0;
-    const timer = setInterval(() => {
-      res.write(" ");
-      collectGarbage();
-      onByte(++sent);
-    }, intervalMs);
-    res.on("close", () => {
-      clearInterval(timer);
-      seen.closed++;
-    });
+    trickleForever(res, '{"items":[', intervalMs, { byte: onByte, close: () => seen.closed++ });
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  return { url, seen };
 }
 
 /** A client as a connector builds it, with a short timeout (the setting's value) and fast backoff. */
@@ -81,26 +49,6 @@ function client(url: string, maxAttempts: number, timeoutMs = TIMEOUT_MS) {
     boundVariables: { requestTimeout: VARIABLE },
     retry: { maxAttempts, baseDelayMs: 1, maxDelayMs: 5 },
   });
-}
-
-/**
- * What `work` settled with (its value or its error), or "still reading" if it has not settled
- * within `guardMs` (the old code's outcome: without the guard the test would hang, not fail).
- */
-async function within(guardMs: number, work: Promise<unknown>): Promise<unknown> {
-  let guard: NodeJS.Timeout | undefined;
-  const stillReading = new Promise<"still reading">((resolve) => {
-    guard = setTimeout(() => resolve("still reading"), guardMs);
-  });
-  const settled = work.then(
-    (value) => value,
-    (error: unknown) => error,
-  );
-  try {
-    return await Promise.race([settled, stillReading]);
-  } finally {
-    clearTimeout(guard);
-  }
 }
 
 /** A GET of /users, given ten times what its attempts may take. */
@@ -155,7 +103,7 @@ describe("a body that trickles in for ever", () => {
 
 describe("a body that ends within the deadline", () => {
   it("is read whole, however slowly it came", async () => {
-    server = createServer((_req, res) => {
+    const url = await loopbackServer((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
       const parts = ['{"items"', ":[1,", "2]}"];
       const timer = setInterval(() => {
@@ -169,9 +117,6 @@ describe("a body that ends within the deadline", () => {
         }
       }, 20);
     });
-    server.listen(0, "127.0.0.1");
-    await once(server, "listening");
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const ctx = newRequestContext();
 
     // A deadline far beyond the answer's 60 ms, however busy the machine.

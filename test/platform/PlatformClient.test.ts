@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ExitCode } from "../../lib/errors";
-import { AbortedError, NetworkError } from "../../lib/http/errors";
+import { AbortedError, NetworkError } from "../../lib/http";
 import {
   PlatformClient,
   PlatformCredentialsError,
@@ -253,6 +253,29 @@ describe("PlatformClient retries", () => {
     expect(PlatformStatusError.is(error) && error.status).toBe(500);
     expect(error.message).toBe("POST /connector/v1/hello answered 500: simulated_fault");
     expect(sim.count("hello")).toBe(3);
+  });
+
+  it("counts each 429 as an attempt, and gives up with the 429 for the service to wait", async () => {
+    const sim = await platform();
+    sim.failNext("status", 5, "status429", { retryAfterSeconds: 0 });
+    const client = clientFor(sim, { retry: { ...FAST_RETRY, attempts: 3 } });
+
+    const error = await caught(client.setStatus("connected"));
+
+    expect(PlatformStatusError.is(error) && error.status).toBe(429);
+    expect(sim.count("status")).toBe(3);
+  });
+
+  it("does not sleep on a Retry-After longer than maxRetryAfterMs: fails at once with it", async () => {
+    const sim = await platform();
+    sim.failNext("hello", 1, "status429", { retryAfterSeconds: 600 });
+    const client = clientFor(sim, { retry: { ...FAST_RETRY, maxRetryAfterMs: 120_000 } });
+
+    const error = await caught(client.hello({ connector: "x", version: "1", capabilities: [] }));
+
+    expect(PlatformStatusError.is(error) && error.status).toBe(429);
+    expect(PlatformStatusError.is(error) && error.retryAfterMs).toBe(600_000);
+    expect(sim.count("hello")).toBe(1);
   });
 
   it("retries a call that outlives its timeout; the abandoned attempt changes nothing", async () => {

@@ -5,34 +5,15 @@
  * run during the read (with `AbortSignal.timeout` handed to fetch, a collection cut the timeout off
  * from the body, which was then read for ever: a service stuck in a poll, a heartbeat or an upload).
  */
-import { once } from "node:events";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { NetworkError } from "../../lib/http";
 import { PlatformClient, type PlatformClientOptions } from "../../lib/platform";
+import { loopbackServer, trickleForever, within } from "../helpers/slowAnswers";
 import { gzipFileOf } from "./helpers";
-
-/** A full garbage collection, as often as the test likes (`--expose-gc` set at run time). */
-const collectGarbage: () => void =
-  (globalThis as { gc?: () => void }).gc ??
-  (() => {
-    setFlagsFromString("--expose-gc");
-    return runInNewContext("gc") as () => void;
-  })();
 
 const TIMEOUT_MS = 300;
 const ATTEMPTS = 3;
 const TOKEN = "trickle-token-000123";
-
-let server: Server | undefined;
-afterEach(() => {
-  server?.closeAllConnections();
-  server?.close();
-  server = undefined;
-});
 
 /**
  * A platform whose answers to `trickled` (a path) send their headers and a `{` at once, then one
@@ -42,7 +23,7 @@ afterEach(() => {
  */
 async function tricklingPlatform(trickled: string) {
   const seen = { requests: 0, closed: 0 };
-  server = createServer(async (req, res) => {
+  const url = await loopbackServer(async (req, res) => {
     for await (const _ of req) {
       // The request's body (an upload's file) is read whole before the answer starts.
     }
@@ -52,20 +33,9 @@ async function tricklingPlatform(trickled: string) {
       return;
     }
     seen.requests++;
-    res.writeHead(200, { "content-type": "application/json" });
-    res.write("{");
-    const timer = setInterval(() => {
-      res.write(" ");
-      collectGarbage();
-    }, 50);
-    res.on("close", () => {
-      clearInterval(timer);
-      seen.closed++;
-    });
+    trickleForever(res, "{", 50, { close: () => seen.closed++ });
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  return { url, seen };
 }
 
 function client(url: string, overrides: Partial<PlatformClientOptions> = {}): PlatformClient {
@@ -75,31 +45,16 @@ function client(url: string, overrides: Partial<PlatformClientOptions> = {}): Pl
     clientSecret: "trickle-secret-value",
     hostId: "h",
     timeoutMs: TIMEOUT_MS,
-    uploadTimeoutMs: TIMEOUT_MS,
+    // Far beyond the test's guard: a JSON call that took it would still be reading.
+    uploadTimeoutMs: 60_000,
     retry: { attempts: ATTEMPTS, baseDelayMs: 1, maxDelayMs: 5 },
     ...overrides,
   });
 }
 
-/**
- * What `work` settled with (its value or its error), or "still reading" if it has not settled
- * within ten times what its attempts may take (the old code's outcome: without the guard the test
- * would hang, not fail).
- */
-async function outcome(work: Promise<unknown>): Promise<unknown> {
-  let guard: NodeJS.Timeout | undefined;
-  const stillReading = new Promise<"still reading">((resolve) => {
-    guard = setTimeout(() => resolve("still reading"), 10 * ATTEMPTS * TIMEOUT_MS);
-  });
-  const settled = work.then(
-    (value) => value,
-    (error: unknown) => error,
-  );
-  try {
-    return await Promise.race([settled, stillReading]);
-  } finally {
-    clearTimeout(guard);
-  }
+/** What the call settled with, or "still reading" after ten times what its attempts may take. */
+function outcome(work: Promise<unknown>): Promise<unknown> {
+  return within(10 * ATTEMPTS * TIMEOUT_MS, work);
 }
 
 /** The call gave up after its attempts, each at the timeout, and dropped every connection. */
@@ -149,7 +104,10 @@ describe("a platform answer that trickles in for ever", () => {
     const { url, seen } = await tricklingPlatform("/connector/v1/syncs/s-1/snapshot");
     const file = await gzipFileOf('{"kind":"sync_start"}\n');
 
-    const error = await outcome(client(url).uploadSnapshot("s-1", file));
+    // The upload's own timeout, not the JSON calls'.
+    const platform = client(url, { timeoutMs: 60_000, uploadTimeoutMs: TIMEOUT_MS });
+
+    const error = await outcome(platform.uploadSnapshot("s-1", file));
 
     await expectGivenUp(error, "PUT /connector/v1/syncs/s-1/snapshot", seen);
   });
