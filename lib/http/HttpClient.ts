@@ -132,6 +132,7 @@ export class HttpClient {
       path: redact(url.pathname + url.search),
     };
     let refreshedAfter401 = false;
+    let expiredOnTheWay = 0;
     const wait: AttemptWait = {};
 
     for (let attempt = 1; ; ) {
@@ -156,6 +157,20 @@ export class HttpClient {
       const { status, retryAfterMs } = response;
       if (status < 400) return response;
 
+      if (
+        status === 401 &&
+        access !== undefined &&
+        Date.now() >= access.expiresAt &&
+        expiredOnTheWay < this.#retry.maxAttempts
+      ) {
+        // The token was good when sent and had expired by the answer (a short-lived token on a
+        // slow road): not a rejection; a fresh one, without spending the refresh below.
+        expiredOnTheWay++;
+        this.#options.tokens?.invalidate(access.value);
+        counters.retries++;
+        logger.debug("token expired on the way, refreshing", { ...summary });
+        continue;
+      }
       if (status === 401 && token !== undefined && !refreshedAfter401) {
         // The token may have expired early or been revoked: fetch a new one, once.
         refreshedAfter401 = true;
@@ -269,7 +284,7 @@ export class HttpClient {
     wait: AttemptWait,
   ): Promise<Answer | "token_expired"> {
     const headers: Record<string, string> = { accept: "application/json", ...request.headers };
-    let body: string | (() => Readable) | undefined = request.stream;
+    let body: string | undefined;
     if (request.form) {
       headers["content-type"] = "application/x-www-form-urlencoded";
       body = new URLSearchParams(request.form).toString();
@@ -322,7 +337,7 @@ export class HttpClient {
     request: HttpRequest,
     url: URL,
     headers: Record<string, string>,
-    body: string | (() => Readable) | undefined,
+    body: string | undefined,
     timeoutMs: number,
     summary: RequestSummary,
     ctx: RequestContext,
@@ -335,7 +350,7 @@ export class HttpClient {
     let text: string;
     try {
       [response, text] = await withDeadline(timeoutMs, ctx.signal, async (signal) => {
-        const stream = typeof body === "function" ? body() : undefined;
+        const stream = request.stream?.();
         try {
           const answer = await fetch(url, {
             method: request.method,
@@ -344,7 +359,7 @@ export class HttpClient {
             signal,
             redirect: "error",
             ...(stream ? { duplex: "half" } : {}),
-          } as RequestInit);
+          });
           const bytes = await readCapped(answer.body, signal, maxBytes, tooLarge);
           return [answer, bytes.toString("utf8")] as const;
         } finally {
