@@ -10,12 +10,7 @@ export {
   ResponseTooLargeError,
   UnexpectedResponseError,
 } from "./errors";
-export {
-  HttpClient,
-  type HttpClientOptions,
-  type HttpRequest,
-  type HttpResponse,
-} from "./HttpClient";
+export { HttpClient } from "./HttpClient";
 export { parseResponse } from "./parseResponse";
 export {
   RateLimiter,
@@ -31,5 +26,6 @@ export {
   type RetrySettings,
 } from "./retryPolicy";
 export { type AccessToken, TokenCache } from "./TokenCache";
+export type { HttpClientOptions, HttpRequest, HttpResponse } from "./types";
 export { type UpstreamOptions, type UpstreamSettings, upstreamClient } from "./upstreamClient";
 export { describeErrorBody, printable } from "./upstreamText";
