@@ -40,21 +40,26 @@ export class HashedIdSet {
   /** Adds `id`; false when it was there already. */
   add(id: string): boolean {
     hashId(id, scratch, 0);
-    const found = this.#find(scratch, 0);
+    return this.addHash(scratch, 0);
+  }
+
+  /** Whether the set holds the hash written at `at` of `words` (by `hashId`, or a file read back). */
+  hasHash(words: Uint32Array, at: number): boolean {
+    return this.#find(words, at) >= 0;
+  }
+
+  /** Adds the hash written at `at` of `words`; false when it was there already. */
+  addHash(words: Uint32Array, at: number): boolean {
+    const found = this.#find(words, at);
     if (found >= 0) return false;
     if ((this.#size + 1) * 4 > this.#capacity * 3) {
       this.#grow();
-      this.#place(scratch, 0);
+      this.#place(words, at);
     } else {
-      this.#copy(scratch, 0, -found - 1);
+      this.#copy(words, at, -found - 1);
     }
     this.#size++;
     return true;
-  }
-
-  /** Whether the set holds the hash that `hashId` wrote at `at` of `words` (a file read back). */
-  hasHash(words: Uint32Array, at: number): boolean {
-    return this.#find(words, at) >= 0;
   }
 
   /** The word offset of the hash's slot, or -(offset of the free slot where it belongs) - 1. */

@@ -57,6 +57,9 @@ export class SnapshotAssembler {
     entitlement: 0,
     grant: 0,
   };
+  readonly #typeMasks = new Map<string, Uint32Array>();
+  #lastEntitlement: string | undefined;
+  readonly #lastEntitlementHash = new Uint32Array(WORDS);
   /** The spool hashes of the page in hand, `SPOOL_HASH_WORDS` a grant; grown as pages need. */
   #pageHashes = new Uint32Array(1024 * SPOOL_HASH_WORDS);
   #closed = false;
@@ -68,7 +71,7 @@ export class SnapshotAssembler {
   private constructor(options: AssemblerOptions) {
     this.#out = options.out;
     this.#syncId = options.syncId;
-    this.#spoolPath = join(options.spoolDir, `.grants.${options.syncId}.${process.pid}.jsonl`);
+    this.#spoolPath = join(options.spoolDir, `.grants.${options.syncId}.${process.pid}.spool`);
     this.#spool = createWriteStream(this.#spoolPath, { flags: "wx" });
     for (const stream of [this.#out, this.#spool]) {
       stream.on("error", (error: Error) => {
@@ -107,21 +110,13 @@ export class SnapshotAssembler {
     this.#throwIfFailed();
     await endStream(this.#spool);
     let dangling = 0;
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
+    const copy = new ChunkCopier(this.#out, COPY_CHUNK_BYTES);
     for await (const frame of readSpoolFrames(this.#spoolPath)) {
-      const kept = this.#keptGrants(frame);
-      this.#counts.grant += kept.grants;
-      dangling += frame.grants - kept.grants;
-      pending.push(kept.lines);
-      pendingBytes += kept.lines.length;
-      if (pendingBytes >= COPY_CHUNK_BYTES) {
-        await writeChunk(this.#out, pending.length === 1 ? kept.lines : Buffer.concat(pending));
-        pending = [];
-        pendingBytes = 0;
-      }
+      const kept = await this.#copyKeptGrants(frame, copy);
+      this.#counts.grant += kept;
+      dangling += frame.grants - kept;
     }
-    if (pendingBytes > 0) await writeChunk(this.#out, Buffer.concat(pending));
+    await copy.flush();
     const end: SyncEndRecord = {
       kind: "sync_end",
       syncId: this.#syncId,
@@ -167,7 +162,8 @@ export class SnapshotAssembler {
           if (!this.#resourceTypes.add(record.id)) continue;
           break;
         case "resource":
-          if (!this.#resources.add(resourceKey(record))) continue;
+          this.#hashResource(record, scratch, 0);
+          if (!this.#resources.addHash(scratch, 0)) continue;
           break;
         case "entitlement":
           if (!this.#entitlements.add(record.id)) continue;
@@ -176,8 +172,8 @@ export class SnapshotAssembler {
           if (this.#grants.add(record.id)) {
             const at = grants * SPOOL_HASH_WORDS;
             if (at === this.#pageHashes.length) this.#growPageHashes();
-            hashId(record.entitlement, this.#pageHashes, at);
-            hashId(resourceKey(record.principal), this.#pageHashes, at + WORDS);
+            this.#hashEntitlement(record.entitlement, this.#pageHashes, at);
+            this.#hashResource(record.principal, this.#pageHashes, at + WORDS);
             spool += jsonLine(record);
             grants++;
           }
@@ -190,14 +186,43 @@ export class SnapshotAssembler {
     if (out.length > 0) await writeChunk(this.#out, out);
   }
 
+  /**
+   * The hash of an entitlement id, kept for the next grant: a membership page's grants all name
+   * one entitlement, hashed once.
+   */
+  #hashEntitlement(id: string, out: Uint32Array, at: number): void {
+    if (id !== this.#lastEntitlement) {
+      hashId(id, this.#lastEntitlementHash, 0);
+      this.#lastEntitlement = id;
+    }
+    out.set(this.#lastEntitlementHash, at);
+  }
+
+  /**
+   * The hash of a resource: its id's, XOR its type's (`typeMask`), so that no key is built from
+   * the two strings. For one type this maps distinct ids to distinct hashes; two resources of two
+   * types collide only when their ids' hashes differ by exactly the two masks (2^-127 a pair).
+   */
+  #hashResource(ref: { type: string; id: string }, out: Uint32Array, at: number): void {
+    hashId(ref.id, out, at);
+    let mask = this.#typeMasks.get(ref.type);
+    if (!mask) {
+      mask = typeMask(ref.type);
+      this.#typeMasks.set(ref.type, mask);
+    }
+    for (let word = 0; word < WORDS; word++) {
+      out[at + word] = (out[at + word] as number) ^ (mask[word] as number);
+    }
+  }
+
   #growPageHashes(): void {
     const grown = new Uint32Array(this.#pageHashes.length * 2);
     grown.set(this.#pageHashes);
     this.#pageHashes = grown;
   }
 
-  /** A spooled page's grants whose entitlement and principal were written: all its lines, or those. */
-  #keptGrants(frame: SpoolFrame): { grants: number; lines: Buffer } {
+  /** Copies a spooled page's grants whose entitlement and principal were written; returns how many. */
+  async #copyKeptGrants(frame: SpoolFrame, copy: ChunkCopier): Promise<number> {
     const { hashes, lines } = frame;
     let kept = 0;
     for (let at = 0; at < hashes.length; at += SPOOL_HASH_WORDS) {
@@ -205,17 +230,54 @@ export class SnapshotAssembler {
         kept++;
       }
     }
-    if (kept === frame.grants) return { grants: kept, lines };
-    const parts: Buffer[] = [];
+    if (kept === frame.grants) {
+      await copy.append(lines);
+      return kept;
+    }
     let start = 0;
     for (let at = 0; at < hashes.length; at += SPOOL_HASH_WORDS) {
       const end = lines.indexOf(NEWLINE, start) + 1;
       if (this.#entitlements.hasHash(hashes, at) && this.#resources.hasHash(hashes, at + WORDS)) {
-        parts.push(lines.subarray(start, end));
+        await copy.append(lines.subarray(start, end));
       }
       start = end;
     }
-    return { grants: kept, lines: Buffer.concat(parts) };
+    return kept;
+  }
+}
+
+/**
+ * Bytes copied to a stream in chunks of `size`: each chunk a buffer of its own, so the stream
+ * may keep it, filled from buffers that are reused as soon as `append` returns.
+ */
+class ChunkCopier {
+  readonly #out: Writable;
+  readonly #size: number;
+  #chunk: Buffer;
+  #used = 0;
+
+  constructor(out: Writable, size: number) {
+    this.#out = out;
+    this.#size = size;
+    this.#chunk = Buffer.allocUnsafeSlow(size);
+  }
+
+  async append(bytes: Buffer): Promise<void> {
+    let from = 0;
+    while (from < bytes.length) {
+      if (this.#used === this.#size) await this.flush();
+      const copied = bytes.copy(this.#chunk, this.#used, from);
+      this.#used += copied;
+      from += copied;
+    }
+  }
+
+  async flush(): Promise<void> {
+    if (this.#used === 0) return;
+    const full = this.#chunk.subarray(0, this.#used);
+    this.#chunk = Buffer.allocUnsafeSlow(this.#size);
+    this.#used = 0;
+    await writeChunk(this.#out, full);
   }
 }
 
@@ -247,18 +309,26 @@ function spoolFrame(grants: number, hashes: Uint32Array, lines: string): Buffer 
   return frame;
 }
 
-/** The spool's frames in order, each read into a buffer of its own (so a write may keep it). */
+/**
+ * The spool's frames in order, each read into one buffer (grown to the largest frame), so a frame
+ * holds until the next is asked for: reading 50 MB of spool then allocates one buffer, not one a
+ * frame (buffers that V8 frees only when it collects, which a phase that allocates little on its
+ * heap makes rare: they raised the peak RSS by tens of MB).
+ */
 async function* readSpoolFrames(path: string): AsyncGenerator<SpoolFrame> {
   const file = await open(path, "r");
   try {
     const header = Buffer.alloc(SPOOL_HEADER_BYTES);
+    let buffer = Buffer.allocUnsafeSlow(COPY_CHUNK_BYTES);
     let position = 0;
     for (;;) {
       const got = await readFully(file, header, position);
       if (got === 0) return;
       const grants = header.readUInt32LE(0);
       const hashBytes = grants * SPOOL_HASH_WORDS * 4;
-      const body = Buffer.allocUnsafeSlow(hashBytes + header.readUInt32LE(4));
+      const size = hashBytes + header.readUInt32LE(4);
+      if (size > buffer.length) buffer = Buffer.allocUnsafeSlow(size);
+      const body = buffer.subarray(0, size);
       position += got;
       if (got < SPOOL_HEADER_BYTES || (await readFully(file, body, position)) < body.length) {
         throw new Error(
@@ -293,9 +363,15 @@ async function readFully(file: FileHandle, buffer: Buffer, position: number): Pr
   return filled;
 }
 
-/** Grants are copied from the spool in writes of about this many bytes. */
-const COPY_CHUNK_BYTES = 64 * 1024;
+/** Grants are copied from the spool in writes of this many bytes. */
+const COPY_CHUNK_BYTES = 256 * 1024;
 
-function resourceKey(ref: { type: string; id: string }): string {
-  return `${ref.type}\u0000${ref.id}`;
+const scratch = new Uint32Array(WORDS);
+
+/** A resource type's hash with the used-slot bit clear, so XOR with it keeps an id's hash used. */
+function typeMask(type: string): Uint32Array {
+  const mask = new Uint32Array(WORDS);
+  hashId(type, mask, 0);
+  mask[0] = (mask[0] as number) & ~1;
+  return mask;
 }

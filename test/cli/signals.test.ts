@@ -62,7 +62,7 @@ async function untilTempFiles(dir: string, run: Run): Promise<string[]> {
   const exited = run.exit.then(() => true);
   for (;;) {
     const names = await readdir(dir);
-    const temp = names.filter((n) => n.endsWith(".partial") || /^\.grants\..*\.jsonl$/.test(n));
+    const temp = names.filter((n) => n.endsWith(".partial") || /^\.grants\..*\.spool$/.test(n));
     if (temp.length === 2) return temp;
     if (await Promise.race([exited, sleep(20).then(() => false)])) {
       throw new Error(`the sync ended before its temporary files existed: ${run.stderr()}`);

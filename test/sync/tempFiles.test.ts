@@ -53,7 +53,7 @@ describe("the temporary file registry", () => {
       await run;
 
       expect(during.map((path) => basename(path)).sort()).toEqual([
-        `.grants.id1.${process.pid}.jsonl`,
+        `.grants.id1.${process.pid}.spool`,
         ".s.jsonl.id1.partial",
       ]);
       expect(tempFiles().filter((path) => path.startsWith(dir))).toEqual([]);
