@@ -196,6 +196,29 @@ describe("HttpClient", () => {
     expect((rejected as HttpStatusError).status).toBe(401);
   });
 
+  it("takes a 401 to a token that expired on the way for an expiry, not a rejection", async () => {
+    // Tokens 1 and 2 live 30 ms and the answer takes 60: each has expired when its 401 arrives
+    // (a one-second token under load). Token 3 lives an hour and is accepted.
+    let issued = 0;
+    const { url } = await serve(
+      (req) =>
+        req.headers.authorization === "Bearer token-3"
+          ? { status: 200, body: { ok: true } }
+          : { status: 401, body: { detail: "Unauthorized" } },
+      { latencyMs: 60 },
+    );
+    const tokens = new TokenCache(async () => {
+      issued++;
+      return { value: `token-${issued}`, expiresAt: Date.now() + (issued < 3 ? 30 : 3_600_000) };
+    });
+    const { http } = client(url, { tokens });
+
+    const answer = await http.request({ method: "GET", path: "/me" });
+
+    expect(answer.status).toBe(200);
+    expect(issued).toBe(3);
+  });
+
   it("refreshes a token before it expires, with one fetch for concurrent callers", async () => {
     let fetches = 0;
     const tokens = new TokenCache(async () => {
