@@ -2,7 +2,7 @@ import { Argument, Command, CommanderError, Option } from "commander";
 import packageJson from "../../package.json" with { type: "json" };
 import type { FunctionInvoker } from "../cloud/invoker";
 import { loadEnvironment } from "../config";
-import { parseConnectorName } from "../connectors/registry";
+import { CONNECTOR_CHOICES, parseConnectorName } from "../connectors";
 import { ExitCode, exitCodeOf } from "../errors";
 import { redact } from "../redact";
 import { actionCommand } from "./commands/action";
@@ -50,7 +50,7 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices
     program
       .command("sync")
       .description("run one full sync and write a snapshot")
-      .argument("<connector>", "blackline or valimail")
+      .argument("<connector>", CONNECTOR_CHOICES)
       .option(
         "--out <file>",
         "snapshot file; a name ending in .gz is compressed (default: <connector>.sync.jsonl)",
@@ -76,7 +76,7 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices
     program
       .command("release")
       .description("publish a snapshot the removal guard held, as it is, without syncing again")
-      .argument("[connector]", "blackline or valimail: the held sync's connector")
+      .argument("[connector]", `${CONNECTOR_CHOICES}: the held sync's connector`)
       .option("--out <file>", "the held sync's --out (default: <connector>.sync.jsonl)")
       .option(
         "--service",
@@ -95,7 +95,7 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices
     program
       .command("validate")
       .description("check the configuration and the credentials (one token call, one small read)")
-      .argument("<connector>", "blackline or valimail"),
+      .argument("<connector>", CONNECTOR_CHOICES),
   ).action(async (connector: string, options: CommonOptions) => {
     await validateConnector(io, envFor(options), parseConnectorName(connector));
   });
@@ -115,7 +115,7 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices
     program
       .command("action")
       .description("run a connector action")
-      .argument("<connector>", "blackline or valimail")
+      .argument("<connector>", CONNECTOR_CHOICES)
       .addArgument(new Argument("<action>", "the action").choices(["enable_user", "disable_user"]))
       .requiredOption("--user-id <id>", "the user's id in the upstream"),
   ).action(
@@ -128,7 +128,7 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices
     program
       .command("create-account")
       .description("provision an account")
-      .argument("<connector>", "blackline or valimail")
+      .argument("<connector>", CONNECTOR_CHOICES)
       .requiredOption("--email <email>", "the account's email, its userName")
       .requiredOption("--given-name <name>", "given name")
       .requiredOption("--family-name <name>", "family name")
@@ -164,7 +164,7 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices
       program
         .command(name)
         .description(description)
-        .argument("<connector>", "blackline or valimail")
+        .argument("<connector>", CONNECTOR_CHOICES)
         .requiredOption("--user-id <id>", "the user's id in the upstream")
         .requiredOption(
           "--entitlement <id>",
@@ -191,7 +191,7 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices
       .description(
         "self-hosted service mode: sync on an interval, run the platform's tasks, until SIGTERM",
       )
-      .argument("[connector]", "blackline or valimail (default: CONNECTOR_NAME)"),
+      .argument("[connector]", `${CONNECTOR_CHOICES} (default: CONNECTOR_NAME)`),
   ).action(async (connector: string | undefined, options: CommonOptions) => {
     setExitCode(await serviceCommand(io, { ...options, connector }));
   });
@@ -240,7 +240,7 @@ function addCloudCommands(
         .command("put-instance")
         .description("register or update an instance: its settings secret and registry row")
         .argument("<connectorId>", "the instance's id, e.g. blackline-prod")
-        .argument("<connector>", "blackline or valimail")
+        .argument("<connector>", CONNECTOR_CHOICES)
         .option("--interval <interval>", "how often it syncs: 90s, 30m, 1h, 24h", "1h")
         .option("--no-sync", "do not start the first sync"),
     ),

@@ -1,6 +1,6 @@
 import { lstat, rename } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import type { ConnectorName } from "../connectors/types";
+import type { ConnectorName } from "../connectors";
 import { UsageError } from "../errors";
 import { digestSnapshotFile, type SnapshotDigest } from "../guard";
 import type { GuardStore } from "../publish";

@@ -1,7 +1,11 @@
-import { createHash } from "node:crypto";
 import type { Provisioner } from "../actions";
 import type { Environment } from "../config";
-import { type LoadedConnector, loadProvisioner, loadSyncConnector } from "../connectors/registry";
+import {
+  CONNECTOR_NAMES,
+  connectorNamed,
+  type LoadedConnector,
+  UpstreamConnectors,
+} from "../connectors";
 import { ConfigError } from "../errors";
 import type { UpstreamOptions } from "../http";
 import { loadPlatformConnection, PlatformClient } from "../platform";
@@ -18,7 +22,7 @@ export class UnknownInstanceError extends ConfigError {
     super([
       {
         variable: "connectorId",
-        message: `no connector instance "${connectorId}" is registered on this stage; register it with \`access-connectors cloud put-instance ${connectorId} <blackline|valimail>\``,
+        message: `no connector instance "${connectorId}" is registered on this stage; register it with \`access-connectors cloud put-instance ${connectorId} <${CONNECTOR_NAMES.join("|")}>\``,
       },
     ]);
   }
@@ -28,9 +32,13 @@ export class UnknownInstanceError extends ConfigError {
   }
 }
 
-/** One instance, ready to work: its registry row, connector, provisioner and platform client. */
+/**
+ * One instance, ready to work: its registry row, its settings (as its secret held them when
+ * opened), its connector, provisioner and platform client.
+ */
 export interface InstanceRuntime {
   row: InstanceRow;
+  settings: Environment;
   loaded: LoadedConnector;
   platform: PlatformClient;
   provisioner(): Provisioner;
@@ -44,10 +52,18 @@ const CLOUD_UPSTREAM: UpstreamOptions = {
 };
 
 /**
- * Built instances, kept by a warm function and rebuilt when the secret changes. A connector
- * holds configuration, its token and its limiter only; per-run state comes with each call.
+ * What a warm function keeps of each instance: its connector objects (rebuilt by
+ * `UpstreamConnectors` when the connector's settings change) and its platform client (rebuilt
+ * when the platform's settings change). They hold configuration, tokens and limiters only;
+ * per-run state comes with each call.
  */
-const warm = new Map<string, { fingerprint: string; runtime: Omit<InstanceRuntime, "row"> }>();
+interface WarmInstance {
+  settings: Environment;
+  upstream: UpstreamConnectors;
+  platform?: { key: string; client: PlatformClient };
+}
+
+const warm = new Map<string, WarmInstance>();
 
 export async function openInstance(
   config: CloudConfig,
@@ -60,36 +76,51 @@ export async function openInstance(
     secretName(config.secretsPrefix, connectorId),
     row.connector,
   );
-  const fingerprint = createHash("sha256")
-    .update(`${row.connector}\n${JSON.stringify(settings)}`)
-    .digest("hex");
-  const cached = warm.get(connectorId);
-  if (cached?.fingerprint === fingerprint) return { row, ...cached.runtime };
-  const runtime = build(row, settings, { ...CLOUD_UPSTREAM, ...options.upstream });
-  warm.set(connectorId, { fingerprint, runtime });
-  return { row, ...runtime };
+  const instance = warmInstance(row, settings, { ...CLOUD_UPSTREAM, ...options.upstream });
+  return {
+    row,
+    settings,
+    loaded: instance.upstream.syncer(),
+    platform: platformClient(instance, row),
+    provisioner: () => instance.upstream.provisioner(),
+  };
 }
 
-function build(
+function warmInstance(
   row: InstanceRow,
   settings: Environment,
   upstream: UpstreamOptions,
-): Omit<InstanceRuntime, "row"> {
-  const loaded = loadSyncConnector(row.connector, settings, upstream);
-  const connection = loadPlatformConnection(settings);
-  const platform = new PlatformClient({
-    baseUrl: connection.platformUrl,
-    clientId: connection.clientId,
-    clientSecret: connection.clientSecret,
-    hostId: row.connectorId,
-  });
-  let provisioner: Provisioner | undefined;
-  return {
-    loaded,
-    platform,
-    provisioner: () => {
-      provisioner ??= loadProvisioner(row.connector, settings, upstream);
-      return provisioner;
-    },
-  };
+): WarmInstance {
+  let instance = warm.get(row.connectorId);
+  if (instance?.upstream.connector.name !== row.connector) {
+    const created: WarmInstance = {
+      settings,
+      upstream: new UpstreamConnectors(
+        connectorNamed(row.connector),
+        () => created.settings,
+        upstream,
+      ),
+    };
+    instance = created;
+    warm.set(row.connectorId, instance);
+  }
+  instance.settings = settings;
+  return instance;
+}
+
+function platformClient(instance: WarmInstance, row: InstanceRow): PlatformClient {
+  const connection = loadPlatformConnection(instance.settings);
+  const key = JSON.stringify(connection);
+  if (instance.platform?.key !== key) {
+    instance.platform = {
+      key,
+      client: new PlatformClient({
+        baseUrl: connection.platformUrl,
+        clientId: connection.clientId,
+        clientSecret: connection.clientSecret,
+        hostId: row.connectorId,
+      }),
+    };
+  }
+  return instance.platform.client;
 }

@@ -7,8 +7,7 @@ import {
 } from "@aws-sdk/client-secrets-manager";
 import { z } from "zod";
 import { type Environment, resolveSecrets } from "../config";
-import { connectorVariables, loadSyncConnector } from "../connectors/registry";
-import type { ConnectorName } from "../connectors/types";
+import { type ConnectorName, connectorNamed } from "../connectors";
 import { ConfigError } from "../errors";
 import { loadPlatformConnection, PLATFORM_SECRET_VARIABLES } from "../platform";
 import { registerSecret } from "../redact";
@@ -42,7 +41,7 @@ export function collectInstanceSettings(
   connector: ConnectorName,
   env: Environment,
 ): Record<string, string> {
-  const { variables, secrets } = connectorVariables(connector);
+  const { variables, secrets } = connectorNamed(connector);
   const secretNames = [...secrets, ...PLATFORM_SECRET_VARIABLES];
   const resolved = resolveSecrets(env, secretNames);
   // Validated as stored: the values read from `<NAME>_FILE`, without the `_FILE` variables (the
@@ -64,7 +63,7 @@ export function collectInstanceSettings(
 export function validateInstanceSettings(connector: ConnectorName, env: Environment): void {
   const issues = [];
   for (const check of [
-    () => loadSyncConnector(connector, env),
+    () => connectorNamed(connector).sync(env),
     () => loadPlatformConnection(env),
   ]) {
     try {
@@ -129,7 +128,7 @@ export async function readInstanceSettings(
       },
     ]);
   }
-  for (const variable of [...connectorVariables(connector).secrets, ...PLATFORM_SECRET_VARIABLES]) {
+  for (const variable of [...connectorNamed(connector).secrets, ...PLATFORM_SECRET_VARIABLES]) {
     registerSecret(parsed.data[variable]);
   }
   return parsed.data;

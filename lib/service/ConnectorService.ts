@@ -2,6 +2,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Environment } from "../config/environment";
+import { connectorNamed, UpstreamConnectors } from "../connectors";
 import { AbortedError } from "../http";
 import type { ServiceConfig } from "./config";
 import { SHUTDOWN_CALL_TIMEOUT_MS, STATE_FILE_NAME, TEMP_DIR_NAME } from "./constants";
@@ -12,7 +13,6 @@ import { ServiceHealth } from "./ServiceHealth";
 import { ServiceState } from "./ServiceState";
 import { ServiceSync } from "./ServiceSync";
 import { TaskRunner } from "./TaskRunner";
-import { UpstreamConnectors } from "./UpstreamConnectors";
 
 export interface ServiceOptions {
   config: ServiceConfig;
@@ -114,7 +114,7 @@ export class ConnectorService {
     const stop = this.#stop.signal;
     const health = this.#health;
     const link = this.#link;
-    const upstream = new UpstreamConnectors(config.connector, readEnv);
+    const upstream = new UpstreamConnectors(connectorNamed(config.connector), readEnv);
     const reports = new Reports(link, state, logger, stop);
     const tempDir = this.#tempDir;
     const sync = new ServiceSync({

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Environment } from "../config/environment";
+import type { UpstreamConnectors } from "../connectors";
 import { type GuardVerdict, MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../guard";
 import { newRequestContext } from "../http";
 import type { UploadResult } from "../platform";
@@ -17,7 +18,6 @@ import { isPlatformUnavailable } from "./platformErrors";
 import type { Reports } from "./Reports";
 import type { ServiceHealth } from "./ServiceHealth";
 import type { LabelReport, ServiceState } from "./ServiceState";
-import type { UpstreamConnectors } from "./UpstreamConnectors";
 
 /** How one sync ended. */
 export type SyncOutcome =

@@ -1,3 +1,4 @@
+import type { UpstreamConnectors } from "../connectors";
 import type { PlatformTask, TaskOutcome } from "../platform";
 import { runActionTask } from "./actionTask";
 import { HEARTBEAT_BOUNDS_MS } from "./constants";
@@ -8,7 +9,6 @@ import type { ServiceHealth } from "./ServiceHealth";
 import type { ServiceState } from "./ServiceState";
 import type { ServiceSync, SyncOutcome } from "./ServiceSync";
 import { startHeartbeats } from "./startHeartbeats";
-import type { UpstreamConnectors } from "./UpstreamConnectors";
 
 export interface TaskRunnerParts {
   logger: JsonLogger;

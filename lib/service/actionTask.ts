@@ -7,12 +7,12 @@ import {
   replyMemoryOf,
   runAction,
 } from "../actions";
+import type { UpstreamConnectors } from "../connectors";
 import { ConfigError } from "../errors";
 import { newRequestContext } from "../http";
 import type { Logger } from "../logging";
 import { ACTION_GRACE_MS } from "./constants";
 import type { ServiceState } from "./ServiceState";
-import type { UpstreamConnectors } from "./UpstreamConnectors";
 
 export interface ActionTaskParts {
   upstream: UpstreamConnectors;

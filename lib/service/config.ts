@@ -3,9 +3,13 @@ import { access, mkdir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { blankToUndefined, type Environment } from "../config/environment";
-import { loadSyncConnector, parseConnectorName } from "../connectors/registry";
-import type { ConnectorName } from "../connectors/types";
-import { loadValimailConfig } from "../connectors/valimail";
+import {
+  CONNECTOR_CHOICES,
+  CONNECTOR_NAMES,
+  type ConnectorName,
+  connectorNamed,
+  parseConnectorName,
+} from "../connectors";
 import { ConfigError, type ConfigIssue, UsageError } from "../errors";
 import { MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../guard";
 import { loadPlatformConfig, type PlatformConfig } from "../platform";
@@ -23,15 +27,6 @@ export interface ServiceConfig {
   /** Announced in `hello`: `sync`, plus the actions this host will carry out. */
   capabilities: string[];
 }
-
-/** The writes a connector carries out; announced only when they are switched on. */
-const PROVISIONING_CAPABILITIES = [
-  "enable_user",
-  "disable_user",
-  "create_account",
-  "grant",
-  "revoke",
-] as const;
 
 /** `$XDG_STATE_HOME/access-connectors`, or `~/.local/state/access-connectors`. */
 export function defaultStateDir(env: Environment): string {
@@ -70,7 +65,7 @@ export async function loadServiceConfig(
 
   const connector = connectorOf(argument, env, issues);
   const platform = collect(() => loadPlatformConfig(env));
-  if (connector) collect(() => loadSyncConnector(connector, env));
+  if (connector) collect(() => connectorNamed(connector).sync(env));
   collect(() => parseRemovalLimit(env[MAX_REMOVAL_VARIABLE], MAX_REMOVAL_VARIABLE));
 
   const level = blankToUndefined(env[SERVICE_VARIABLES.logLevel])?.trim().toLowerCase();
@@ -111,7 +106,7 @@ export async function loadServiceConfig(
     stateDir,
     healthFile,
     logLevel: logLevelOf(env, verbose),
-    capabilities: capabilitiesOf(connector, env),
+    capabilities: connectorNamed(connector).capabilities(env),
   };
 }
 
@@ -125,8 +120,7 @@ function connectorOf(
   if (given === undefined) {
     issues.push({
       variable: SERVICE_VARIABLES.name,
-      message:
-        "is not set and no connector was given; pass it as the argument (service blackline) or set CONNECTOR_NAME to blackline or valimail",
+      message: `is not set and no connector was given; pass it as the argument (service ${CONNECTOR_NAMES[0]}) or set CONNECTOR_NAME to ${CONNECTOR_CHOICES}`,
     });
     return undefined;
   }
@@ -149,13 +143,6 @@ function connectorOf(
     return undefined;
   }
   return name;
-}
-
-function capabilitiesOf(connector: ConnectorName, env: Environment): string[] {
-  if (connector === "valimail" && loadValimailConfig(env).provisioning) {
-    return ["sync", ...PROVISIONING_CAPABILITIES];
-  }
-  return ["sync"];
 }
 
 /** Undefined when `dir` is a writable directory (created first when `create`); else the problem. */

@@ -1,14 +1,8 @@
-import type { ConnectorName } from "../connectors/types";
+import { type ConnectorName, connectorNamed } from "../connectors";
 import { ConfigError, CredentialsRejectedError } from "../errors";
 import { describeVerdict, type GuardVerdict, MAX_REMOVAL_VARIABLE } from "../guard";
 import { HttpStatusError, NetworkError, RateLimitedError } from "../http";
 import { redact } from "../redact";
-
-/** How people know each upstream, and the infix of its variables. */
-const UPSTREAMS: Record<ConnectorName, { display: string; app: string }> = {
-  blackline: { display: "BlackLine", app: "ACCOUNTING" },
-  valimail: { display: "Valimail", app: "EMAILAUTH" },
-};
 
 /** A label's detail is read in the platform's interface: a few sentences at most. */
 const MAX_DETAIL_LENGTH = 600;
@@ -40,7 +34,7 @@ export function describeHeldSync(
   connector: ConnectorName,
   nextSyncAt: Date,
 ): string {
-  const { display } = UPSTREAMS[connector];
+  const { display } = connectorNamed(connector);
   return finish(
     `The new snapshot was held, not uploaded: ${describeVerdict(verdict)} (${MAX_REMOVAL_VARIABLE}). If ${display} really lost them, publish it as it is: run \`${RELEASE_SERVICE_COMMAND}\` on the connector host (in the container: docker exec <container> node /app/bin/access-connectors.js release --service). If not, fix ${display}: a later sync within the limit replaces the held snapshot`,
     nextSyncAt,
@@ -51,7 +45,7 @@ export function describeHeldSync(
 export const RELEASE_SERVICE_COMMAND = "access-connectors release --service";
 
 function reasonOf(error: unknown, connector: ConnectorName): string {
-  const { display, app } = UPSTREAMS[connector];
+  const { display, variablePrefix } = connectorNamed(connector);
   const message = messageOf(error);
   if (ConfigError.is(error)) {
     return `The configuration is not valid: ${message}. Fix it; it is read again before each sync.`;
@@ -61,12 +55,12 @@ function reasonOf(error: unknown, connector: ConnectorName): string {
   }
   if (NetworkError.is(error)) {
     return sentence(
-      `${display} could not be reached: ${message}. Check this host's network access to ${display} and CONNECTOR_${app}_BASE_URL if it is set`,
+      `${display} could not be reached: ${message}. Check this host's network access to ${display} and ${variablePrefix}_BASE_URL if it is set`,
     );
   }
   if (RateLimitedError.is(error) || (HttpStatusError.is(error) && error.status === 429)) {
     return sentence(
-      `${display} kept asking to slow down (429): ${message}. Lower CONNECTOR_${app}_REQUESTS_PER_SECOND or CONNECTOR_${app}_MAX_CONCURRENCY`,
+      `${display} kept asking to slow down (429): ${message}. Lower ${variablePrefix}_REQUESTS_PER_SECOND or ${variablePrefix}_MAX_CONCURRENCY`,
     );
   }
   if (HttpStatusError.is(error) && error.status >= 500) {

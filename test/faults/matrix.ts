@@ -8,7 +8,7 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadSyncConnector } from "../../lib/connectors/registry";
+import { connectorNamed } from "../../lib/connectors";
 import { newRequestContext } from "../../lib/http";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
 import type { FaultSettings } from "../../lib/simulators/faults";
@@ -135,8 +135,7 @@ async function cleanRun(connector: ConnectorName) {
 
 /** The CLI's sync (runLocalSync, as `access-connectors sync --out` runs it), with short waits. */
 async function localSync(connector: ConnectorName, upstream: Upstream, outFile: string) {
-  const { connector: sync, concurrency } = loadSyncConnector(
-    connector,
+  const { connector: sync, concurrency } = connectorNamed(connector).sync(
     upstreamEnv(connector, upstream),
     { retry: FAST_RETRY },
   );

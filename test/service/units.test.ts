@@ -2,6 +2,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ActionReply } from "../../lib/actions";
+import { connectorNamed, UpstreamConnectors } from "../../lib/connectors";
 import { ConfigError, CredentialsRejectedError } from "../../lib/errors";
 import { NetworkError } from "../../lib/http";
 import { registerSecret } from "../../lib/redact";
@@ -13,7 +14,6 @@ import {
 } from "../../lib/service";
 import { linkedSignal } from "../../lib/service/linkedSignal";
 import { ServiceState } from "../../lib/service/ServiceState";
-import { UpstreamConnectors } from "../../lib/service/UpstreamConnectors";
 import { makeTempDir } from "../helpers/tempDir";
 
 const NEXT = new Date("2026-11-23T11:00:00.000Z");
@@ -198,7 +198,7 @@ describe("the upstream connectors of the service", () => {
       CONNECTOR_ACCOUNTING_API_KEY: "an-api-key",
       CONNECTOR_ACCOUNTING_SCOPE: "DataIngestionAPI instance_3f2504e0-4f89-11d3-9a0c-0305e82c3301",
     };
-    const upstream = new UpstreamConnectors("blackline", () => env);
+    const upstream = new UpstreamConnectors(connectorNamed("blackline"), () => env);
 
     const first = upstream.syncer();
     const same = upstream.syncer();

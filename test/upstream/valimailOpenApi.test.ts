@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ActionRequest, runAction } from "../../lib/actions";
-import { loadProvisioner } from "../../lib/connectors/registry";
+import { connectorNamed } from "../../lib/connectors";
 import { newRequestContext } from "../../lib/http";
 import {
   startValimailSimulator,
@@ -116,7 +116,7 @@ async function drive(
 }
 
 const action = (env: Record<string, string>, request: ActionRequest) =>
-  runAction(request, () => loadProvisioner("valimail", env), newRequestContext());
+  runAction(request, () => connectorNamed("valimail").provisioner(env), newRequestContext());
 
 function pick(sim: ValimailSimulator, predicate: (u: ValimailSimUser) => boolean) {
   const user = [...sim.users.values()].find(predicate);

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ActionReply } from "../../actions";
 import { runAction } from "../../actions";
 import type { Environment } from "../../config";
-import { loadProvisioner, parseConnectorName } from "../../connectors/registry";
+import { connectorNamed, parseConnectorName } from "../../connectors";
 import { ExitCode } from "../../errors";
 import { newRequestContext, type UpstreamOptions } from "../../http";
 import type { CliIo } from "../io";
@@ -38,7 +38,7 @@ export async function actionCommand(
   };
   const reply = await runAction(
     request,
-    () => loadProvisioner(connector, env, upstreamOptions),
+    () => connectorNamed(connector).provisioner(env, upstreamOptions),
     newRequestContext({ logger }),
   );
   return printReply(io, reply);

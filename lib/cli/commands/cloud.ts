@@ -12,7 +12,7 @@ import { type FunctionInvoker, lambdaInvoker } from "../../cloud/invoker";
 import { readStackOutputs } from "../../cloud/stack";
 import type { Environment } from "../../config";
 import { blankToUndefined } from "../../config/environment";
-import { parseConnectorName } from "../../connectors/registry";
+import { parseConnectorName } from "../../connectors";
 import { ExitCode, UsageError } from "../../errors";
 import { MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../../guard";
 import { parseInterval } from "../../platform";

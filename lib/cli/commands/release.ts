@@ -1,7 +1,6 @@
 import { resolve } from "node:path";
 import { blankToUndefined, type Environment } from "../../config/environment";
-import { parseConnectorName } from "../../connectors/registry";
-import type { ConnectorName } from "../../connectors/types";
+import { type ConnectorName, parseConnectorName } from "../../connectors";
 import { ExitCode, UsageError } from "../../errors";
 import { publishHeld } from "../../publish";
 import {

@@ -2,8 +2,7 @@ import { constants, type Stats } from "node:fs";
 import { access, lstat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { Environment } from "../../config";
-import { loadSyncConnector } from "../../connectors/registry";
-import type { ConnectorName } from "../../connectors/types";
+import { type ConnectorName, connectorNamed } from "../../connectors";
 import { UsageError } from "../../errors";
 import {
   describeVerdict,
@@ -56,7 +55,7 @@ export async function syncToFile(
   await requireFileOrNothing(outFile, "--out");
   await requireFileOrNothing(heldFile, "--out's held snapshot");
   const logger = createCliLogger(io, options.verbose ?? false);
-  const { connector, concurrency } = loadSyncConnector(options.connector, env, upstreamOptions);
+  const { connector, concurrency } = connectorNamed(options.connector).sync(env, upstreamOptions);
   const progress = createProgressReporter(io, `${options.connector} sync`);
   let summary: SyncSummary;
   try {

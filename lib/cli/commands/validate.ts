@@ -1,6 +1,5 @@
 import type { Environment } from "../../config";
-import { loadSyncConnector } from "../../connectors/registry";
-import type { ConnectorName } from "../../connectors/types";
+import { type ConnectorName, connectorNamed } from "../../connectors";
 import { newRequestContext } from "../../http";
 import type { CliIo } from "../io";
 
@@ -10,7 +9,7 @@ export async function validateConnector(
   env: Environment,
   name: ConnectorName,
 ): Promise<void> {
-  const { connector } = loadSyncConnector(name, env);
+  const { connector } = connectorNamed(name).sync(env);
   io.stdout.write(`${name}: configuration is valid\n`);
   const report = await connector.validate(newRequestContext());
   for (const check of report.checks) io.stdout.write(`${name}: ${check}\n`);

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import type { Bound } from "../../config";
 import { describeIssues } from "../../errors";
 import type { RequestContext, UpstreamOptions } from "../../http";
 import {
@@ -11,16 +10,14 @@ import {
   nextPageCursor,
   type Page,
   type PageCursor,
-  type PageSize,
   pageCursor,
   pageQuery,
   parseCursor,
-  type ResourceTypeRecord,
   type SnapshotRecord,
-  type SyncConnector,
   unknownJob,
   type ValidationReport,
 } from "../../sync";
+import { PagedConnector, secondsValid } from "../PagedConnector";
 import { upstreamId } from "../upstreamId";
 import { BlacklineApi, type ListEndpoint, type ListPage } from "./BlacklineApi";
 import type { BlacklineConfig } from "./config";
@@ -72,26 +69,13 @@ const OP = { plan: "plan", list: "list", members: "members" } as const;
  * (two one-item requests) and lists them, walking memberships from the smaller side; roles are
  * listed alongside, and role assignments come from the user records.
  */
-export class BlacklineConnector implements SyncConnector {
+export class BlacklineConnector extends PagedConnector {
   readonly name = "blackline";
   readonly #api: BlacklineApi;
-  readonly #pageSize: PageSize;
-  readonly #maxPages: Bound;
-  readonly syncDeadline: Bound;
 
   constructor(config: BlacklineConfig, options: UpstreamOptions = {}) {
+    super(config, MAX_PAGE_SIZE, RESOURCE_TYPES);
     this.#api = new BlacklineApi(config, options);
-    this.#pageSize = {
-      value: config.pageSize,
-      variable: config.bounds.pageSizeVariable,
-      max: MAX_PAGE_SIZE,
-    };
-    this.#maxPages = config.bounds.maxPagesPerList;
-    this.syncDeadline = config.bounds.syncDeadlineMs;
-  }
-
-  resourceTypes(): ResourceTypeRecord[] {
-    return RESOURCE_TYPES;
   }
 
   rootJobs(): JobSpec[] {
@@ -122,10 +106,9 @@ export class BlacklineConnector implements SyncConnector {
       { page: FIRST_PAGE, pageSize: 1 },
       ctx,
     );
-    const seconds = Math.round((token.expiresAt - Date.now()) / 1000);
     return {
       checks: [
-        `token issued by the password grant (valid for ${seconds} s)`,
+        `token issued by the password grant (valid for ${secondsValid(token)} s)`,
         `users readable (${users.totalItems ?? "unknown number of"} users)`,
       ],
     };
@@ -163,7 +146,7 @@ export class BlacklineConnector implements SyncConnector {
 
   async #list(job: Job, ctx: RequestContext): Promise<Page> {
     const cursor = parseCursor(listCursor, job);
-    const query = pageQuery(cursor, this.#pageSize.value);
+    const query = pageQuery(cursor, this.pageSize.value);
     switch (job.resourceType) {
       case "user": {
         const page = await this.#api.listPage(LISTS.user, user, query, ctx);
@@ -195,8 +178,8 @@ export class BlacklineConnector implements SyncConnector {
       cursor,
       ids,
       totalItems: page.totalItems,
-      pageSize: this.#pageSize,
-      maxPages: this.#maxPages,
+      pageSize: this.pageSize,
+      maxPages: this.maxPages,
       what: list.name,
     });
     const children: JobSpec[] = cursor.withMembers
@@ -229,7 +212,7 @@ export class BlacklineConnector implements SyncConnector {
     const page = await this.#api.listPage(
       list,
       idOnly,
-      pageQuery(cursor, this.#pageSize.value),
+      pageQuery(cursor, this.pageSize.value),
       ctx,
     );
     const ids = page.items.map((item) => item.id);
@@ -242,8 +225,8 @@ export class BlacklineConnector implements SyncConnector {
       cursor,
       ids,
       totalItems: page.totalItems,
-      pageSize: this.#pageSize,
-      maxPages: this.#maxPages,
+      pageSize: this.pageSize,
+      maxPages: this.maxPages,
       what: list.name,
     });
     return { records, ...(next ? { next } : {}) };

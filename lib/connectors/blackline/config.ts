@@ -1,18 +1,14 @@
 import { z } from "zod";
 import {
   baseUrl,
-  boundSettings,
   CREDENTIALS_ISSUE,
   DNS_LABEL,
   type Environment,
-  integerSetting,
   parseSettings,
   resolveSecrets,
-  type UpstreamBounds,
   UUID,
-  upstreamBounds,
 } from "../../config";
-import { DEFAULT_RATE_LIMIT_WAIT_SECONDS } from "../../http";
+import { type UpstreamTuning, upstreamTuning } from "../upstreamTuning";
 import {
   baseUrlFor,
   CLIENT_AUTH_METHODS,
@@ -24,7 +20,7 @@ import {
   MAX_PAGE_SIZE,
 } from "./constants";
 
-export interface BlacklineConfig {
+export interface BlacklineConfig extends UpstreamTuning {
   baseUrl: string;
   clientId: string;
   clientSecret: string;
@@ -33,20 +29,18 @@ export interface BlacklineConfig {
   username: string;
   apiKey: string;
   scope: string;
-  maxConcurrency: number;
-  /** Unset: learned from the upstream's answers; 0: no client-side ceiling; N: at most N. */
-  requestsPerSecond: number | undefined;
-  /** How long a request answered 429 keeps waiting, in seconds. */
-  rateLimitWaitSeconds: number;
-  pageSize: number;
-  /** Response size, request timeout, pages per list, sync deadline, and their variables. */
-  bounds: UpstreamBounds;
 }
 
 export const BLACKLINE_SECRET_VARIABLES = [
   "CONNECTOR_ACCOUNTING_CLIENT_SECRET",
   "CONNECTOR_ACCOUNTING_API_KEY",
 ] as const;
+
+const TUNING = upstreamTuning("CONNECTOR_ACCOUNTING", {
+  maxConcurrency: DEFAULT_MAX_CONCURRENCY,
+  pageSize: DEFAULT_PAGE_SIZE,
+  maxPageSize: MAX_PAGE_SIZE,
+});
 
 /** Where each value comes from, shown when it is missing; also the list of variables read. */
 const HINTS = {
@@ -62,14 +56,7 @@ const HINTS = {
     "set it to the API scope names plus exactly one instance_<GUID> token",
   CONNECTOR_ACCOUNTING_CLIENT_AUTH: "optional",
   CONNECTOR_ACCOUNTING_BASE_URL: "optional",
-  CONNECTOR_ACCOUNTING_MAX_CONCURRENCY: "optional",
-  CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "optional",
-  CONNECTOR_ACCOUNTING_RATE_LIMIT_WAIT_SECONDS: "optional",
-  CONNECTOR_ACCOUNTING_PAGE_SIZE: "optional",
-  CONNECTOR_ACCOUNTING_MAX_RESPONSE_MIB: "optional",
-  CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT: "optional",
-  CONNECTOR_ACCOUNTING_MAX_PAGES_PER_LIST: "optional",
-  CONNECTOR_ACCOUNTING_SYNC_DEADLINE: "optional",
+  ...TUNING.hints,
 } as const;
 
 const environmentLabel = z.string().superRefine((value, ctx) => {
@@ -127,16 +114,7 @@ const schema = z
     CONNECTOR_ACCOUNTING_API_KEY: z.string(),
     CONNECTOR_ACCOUNTING_SCOPE: scope,
     CONNECTOR_ACCOUNTING_BASE_URL: baseUrl.optional(),
-    CONNECTOR_ACCOUNTING_MAX_CONCURRENCY: integerSetting(1, 64).default(DEFAULT_MAX_CONCURRENCY),
-    CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: integerSetting(0, 1000).optional(),
-    CONNECTOR_ACCOUNTING_RATE_LIMIT_WAIT_SECONDS: integerSetting(1, 86_400).default(
-      DEFAULT_RATE_LIMIT_WAIT_SECONDS,
-    ),
-    CONNECTOR_ACCOUNTING_PAGE_SIZE: integerSetting(1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
-    CONNECTOR_ACCOUNTING_MAX_RESPONSE_MIB: boundSettings.maxResponseMiB(),
-    CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT: boundSettings.requestTimeout(),
-    CONNECTOR_ACCOUNTING_MAX_PAGES_PER_LIST: boundSettings.maxPagesPerList(),
-    CONNECTOR_ACCOUNTING_SYNC_DEADLINE: boundSettings.syncDeadline(),
+    ...TUNING.fields,
   })
   .refine((v) => Boolean(v.CONNECTOR_ACCOUNTING_ENVIRONMENT || v.CONNECTOR_ACCOUNTING_BASE_URL), {
     path: ["CONNECTOR_ACCOUNTING_ENVIRONMENT"],
@@ -153,16 +131,7 @@ const schema = z
       username: v.CONNECTOR_ACCOUNTING_USERNAME,
       apiKey: v.CONNECTOR_ACCOUNTING_API_KEY,
       scope: v.CONNECTOR_ACCOUNTING_SCOPE.trim().split(/\s+/).join(" "),
-      maxConcurrency: v.CONNECTOR_ACCOUNTING_MAX_CONCURRENCY,
-      requestsPerSecond: v.CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND,
-      rateLimitWaitSeconds: v.CONNECTOR_ACCOUNTING_RATE_LIMIT_WAIT_SECONDS,
-      pageSize: v.CONNECTOR_ACCOUNTING_PAGE_SIZE,
-      bounds: upstreamBounds("CONNECTOR_ACCOUNTING", {
-        maxResponseMiB: v.CONNECTOR_ACCOUNTING_MAX_RESPONSE_MIB,
-        requestTimeoutMs: v.CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT,
-        maxPagesPerList: v.CONNECTOR_ACCOUNTING_MAX_PAGES_PER_LIST,
-        syncDeadlineMs: v.CONNECTOR_ACCOUNTING_SYNC_DEADLINE,
-      }),
+      ...TUNING.read(v),
     }),
   );
 

@@ -1,7 +1,3 @@
 export { BlacklineConnector } from "./BlacklineConnector";
-export {
-  BLACKLINE_SECRET_VARIABLES,
-  BLACKLINE_VARIABLES,
-  type BlacklineConfig,
-  loadBlacklineConfig,
-} from "./config";
+export { BLACKLINE_VARIABLES, type BlacklineConfig, loadBlacklineConfig } from "./config";
+export { blacklineDefinition } from "./definition";

@@ -1,4 +1,3 @@
-import type { Bound } from "../../config";
 import type { RequestContext, UpstreamOptions } from "../../http";
 import { FIRST_INDEX } from "../../scim";
 import {
@@ -9,13 +8,11 @@ import {
   type JobSpec,
   nextIndexCursor,
   type Page,
-  type PageSize,
   parseCursor,
-  type ResourceTypeRecord,
-  type SyncConnector,
   unknownJob,
   type ValidationReport,
 } from "../../sync";
+import { PagedConnector, secondsValid } from "../PagedConnector";
 import type { ValimailConfig } from "./config";
 import { BASE_MEMBER_TYPES, MAX_PAGE_SIZE } from "./constants";
 import { memberTypeRecords, RESOURCE_TYPES, userMemberTypeGrant, userResource } from "./mappers";
@@ -29,26 +26,13 @@ const firstPage = firstIndexCursor(FIRST_INDEX);
  * users hold (owner and member always, marketer where an account has it), so each grant's
  * entitlement is in the snapshot.
  */
-export class ValimailConnector implements SyncConnector {
+export class ValimailConnector extends PagedConnector {
   readonly name = "valimail";
   readonly #api: ValimailApi;
-  readonly #pageSize: PageSize;
-  readonly #maxPages: Bound;
-  readonly syncDeadline: Bound;
 
   constructor(config: ValimailConfig, options: UpstreamOptions = {}) {
+    super(config, MAX_PAGE_SIZE, RESOURCE_TYPES);
     this.#api = new ValimailApi(config, options);
-    this.#pageSize = {
-      value: config.pageSize,
-      variable: config.bounds.pageSizeVariable,
-      max: MAX_PAGE_SIZE,
-    };
-    this.#maxPages = config.bounds.maxPagesPerList;
-    this.syncDeadline = config.bounds.syncDeadlineMs;
-  }
-
-  resourceTypes(): ResourceTypeRecord[] {
-    return RESOURCE_TYPES;
   }
 
   rootJobs(): JobSpec[] {
@@ -58,7 +42,7 @@ export class ValimailConnector implements SyncConnector {
   async runJob(job: Job, ctx: RequestContext): Promise<Page> {
     if (job.resourceType !== "user" || job.op !== "list") throw unknownJob(this.name, job);
     const cursor = parseCursor(indexCursor, job);
-    const query = indexQuery(cursor, this.#pageSize.value);
+    const query = indexQuery(cursor, this.pageSize.value);
     const { users, totalResults } = await this.#api.listUsers(query, ctx);
     const memberTypes = new Set<string>(
       cursor.startIndex === firstPage.startIndex ? BASE_MEMBER_TYPES : [],
@@ -71,8 +55,8 @@ export class ValimailConnector implements SyncConnector {
       cursor,
       ids: users.map((u) => u.id),
       totalResults,
-      pageSize: this.#pageSize,
-      maxPages: this.#maxPages,
+      pageSize: this.pageSize,
+      maxPages: this.maxPages,
       what: "Valimail users",
     });
     return {
@@ -87,10 +71,9 @@ export class ValimailConnector implements SyncConnector {
   async validate(ctx: RequestContext): Promise<ValidationReport> {
     const token = await this.#api.token(ctx);
     const { totalResults } = await this.#api.listUsers({ startIndex: FIRST_INDEX, count: 1 }, ctx);
-    const seconds = Math.round((token.expiresAt - Date.now()) / 1000);
     return {
       checks: [
-        `token issued by /auth (valid for ${seconds} s)`,
+        `token issued by /auth (valid for ${secondsValid(token)} s)`,
         `SCIM users readable (${totalResults ?? "unknown number of"} users)`,
       ],
     };

@@ -1,15 +1,6 @@
 import { z } from "zod";
-import {
-  baseUrl,
-  boundSettings,
-  type Environment,
-  integerSetting,
-  parseSettings,
-  resolveSecrets,
-  type UpstreamBounds,
-  upstreamBounds,
-} from "../../config";
-import { DEFAULT_RATE_LIMIT_WAIT_SECONDS } from "../../http";
+import { baseUrl, type Environment, parseSettings, resolveSecrets } from "../../config";
+import { type UpstreamTuning, upstreamTuning } from "../upstreamTuning";
 import {
   DEFAULT_BASE_URL,
   DEFAULT_MAX_CONCURRENCY,
@@ -17,7 +8,7 @@ import {
   MAX_PAGE_SIZE,
 } from "./constants";
 
-export interface ValimailConfig {
+export interface ValimailConfig extends UpstreamTuning {
   baseUrl: string;
   clientId: string;
   appId: string;
@@ -26,20 +17,18 @@ export interface ValimailConfig {
   provisioning: boolean;
   /** The raw value, to say why writes are refused. */
   provisioningSetting: string | undefined;
-  maxConcurrency: number;
-  /** Unset: learned from the upstream's answers; 0: no client-side ceiling; N: at most N. */
-  requestsPerSecond: number | undefined;
-  /** How long a request answered 429 keeps waiting, in seconds. */
-  rateLimitWaitSeconds: number;
-  pageSize: number;
-  /** Response size, request timeout, pages per list, sync deadline, and their variables. */
-  bounds: UpstreamBounds;
 }
 
 export const VALIMAIL_SECRET_VARIABLES = [
   "CONNECTOR_EMAILAUTH_CLIENT_ID",
   "CONNECTOR_EMAILAUTH_APP_ID",
 ] as const;
+
+const TUNING = upstreamTuning("CONNECTOR_EMAILAUTH", {
+  maxConcurrency: DEFAULT_MAX_CONCURRENCY,
+  pageSize: DEFAULT_PAGE_SIZE,
+  maxPageSize: MAX_PAGE_SIZE,
+});
 
 const HINTS = {
   CONNECTOR_EMAILAUTH_CLIENT_ID:
@@ -50,14 +39,7 @@ const HINTS = {
     "set it to the account slug: the part after /app/ in the address of your Valimail application",
   CONNECTOR_PROVISIONING: "optional",
   CONNECTOR_EMAILAUTH_BASE_URL: "optional",
-  CONNECTOR_EMAILAUTH_MAX_CONCURRENCY: "optional",
-  CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND: "optional",
-  CONNECTOR_EMAILAUTH_RATE_LIMIT_WAIT_SECONDS: "optional",
-  CONNECTOR_EMAILAUTH_PAGE_SIZE: "optional",
-  CONNECTOR_EMAILAUTH_MAX_RESPONSE_MIB: "optional",
-  CONNECTOR_EMAILAUTH_REQUEST_TIMEOUT: "optional",
-  CONNECTOR_EMAILAUTH_MAX_PAGES_PER_LIST: "optional",
-  CONNECTOR_EMAILAUTH_SYNC_DEADLINE: "optional",
+  ...TUNING.hints,
 } as const;
 
 /** Assumption (UPSTREAM.md): the slug is one path segment, as in https://app.valimail.com/app/{slug}/. */
@@ -84,16 +66,7 @@ const schema = z
     CONNECTOR_EMAILAUTH_SLUG: slug,
     CONNECTOR_PROVISIONING: z.string().optional(),
     CONNECTOR_EMAILAUTH_BASE_URL: baseUrl.optional(),
-    CONNECTOR_EMAILAUTH_MAX_CONCURRENCY: integerSetting(1, 64).default(DEFAULT_MAX_CONCURRENCY),
-    CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND: integerSetting(0, 1000).optional(),
-    CONNECTOR_EMAILAUTH_RATE_LIMIT_WAIT_SECONDS: integerSetting(1, 86_400).default(
-      DEFAULT_RATE_LIMIT_WAIT_SECONDS,
-    ),
-    CONNECTOR_EMAILAUTH_PAGE_SIZE: integerSetting(1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
-    CONNECTOR_EMAILAUTH_MAX_RESPONSE_MIB: boundSettings.maxResponseMiB(),
-    CONNECTOR_EMAILAUTH_REQUEST_TIMEOUT: boundSettings.requestTimeout(),
-    CONNECTOR_EMAILAUTH_MAX_PAGES_PER_LIST: boundSettings.maxPagesPerList(),
-    CONNECTOR_EMAILAUTH_SYNC_DEADLINE: boundSettings.syncDeadline(),
+    ...TUNING.fields,
   })
   .transform(
     (v): ValimailConfig => ({
@@ -103,16 +76,7 @@ const schema = z
       slug: v.CONNECTOR_EMAILAUTH_SLUG.trim(),
       provisioning: v.CONNECTOR_PROVISIONING === "true",
       provisioningSetting: v.CONNECTOR_PROVISIONING,
-      maxConcurrency: v.CONNECTOR_EMAILAUTH_MAX_CONCURRENCY,
-      requestsPerSecond: v.CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND,
-      rateLimitWaitSeconds: v.CONNECTOR_EMAILAUTH_RATE_LIMIT_WAIT_SECONDS,
-      pageSize: v.CONNECTOR_EMAILAUTH_PAGE_SIZE,
-      bounds: upstreamBounds("CONNECTOR_EMAILAUTH", {
-        maxResponseMiB: v.CONNECTOR_EMAILAUTH_MAX_RESPONSE_MIB,
-        requestTimeoutMs: v.CONNECTOR_EMAILAUTH_REQUEST_TIMEOUT,
-        maxPagesPerList: v.CONNECTOR_EMAILAUTH_MAX_PAGES_PER_LIST,
-        syncDeadlineMs: v.CONNECTOR_EMAILAUTH_SYNC_DEADLINE,
-      }),
+      ...TUNING.read(v),
     }),
   );
 

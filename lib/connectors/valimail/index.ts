@@ -1,9 +1,5 @@
-export {
-  loadValimailConfig,
-  VALIMAIL_SECRET_VARIABLES,
-  VALIMAIL_VARIABLES,
-  type ValimailConfig,
-} from "./config";
+export { loadValimailConfig, VALIMAIL_VARIABLES, type ValimailConfig } from "./config";
+export { valimailDefinition } from "./definition";
 export { ValimailApi } from "./ValimailApi";
 export { ValimailConnector } from "./ValimailConnector";
 export { ValimailProvisioner } from "./ValimailProvisioner";

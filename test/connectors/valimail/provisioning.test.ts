@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { runAction } from "../../../lib/actions";
-import { loadProvisioner } from "../../../lib/connectors/registry";
+import { connectorNamed } from "../../../lib/connectors";
 import { newRequestContext } from "../../../lib/http";
 import { startValimailSimulator, type ValimailSimulator } from "../../../lib/simulators/valimail";
 import { FAST_RETRY } from "../../helpers/blackline";
@@ -141,7 +141,11 @@ describe("Valimail actions", () => {
 
     const replies = await Promise.all(
       ["a", "b"].map((id) =>
-        runAction(request(id), () => loadProvisioner("valimail", env), newRequestContext()),
+        runAction(
+          request(id),
+          () => connectorNamed("valimail").provisioner(env),
+          newRequestContext(),
+        ),
       ),
     );
 
@@ -426,7 +430,7 @@ describe("Valimail actions under faults", () => {
         action: "create_account",
         args: { email: "lost@example.com", given_name: "L", family_name: "A" },
       },
-      () => loadProvisioner("valimail", env, { retry: FAST_RETRY }),
+      () => connectorNamed("valimail").provisioner(env, { retry: FAST_RETRY }),
       newRequestContext(),
     );
 
@@ -452,7 +456,7 @@ describe("Valimail actions under faults", () => {
         action: "disable_user",
         args: { user_id: user.id },
       },
-      () => loadProvisioner("valimail", valimailEnv(sim, ON), { retry: FAST_RETRY }),
+      () => connectorNamed("valimail").provisioner(valimailEnv(sim, ON), { retry: FAST_RETRY }),
       newRequestContext(),
     );
 
@@ -471,7 +475,7 @@ describe("Valimail actions under faults", () => {
     });
     const env = valimailEnv(sim, ON);
     // One provisioner for the three actions, so its one-second token must be refreshed on the way.
-    const shared = loadProvisioner("valimail", env, { retry: FAST_RETRY });
+    const shared = connectorNamed("valimail").provisioner(env, { retry: FAST_RETRY });
     const provisioner = () => shared;
     const user = userWith((u) => u.active && u.memberType === "member");
 

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { type ActionReply, runAction } from "../../../lib/actions";
-import { loadProvisioner } from "../../../lib/connectors/registry";
+import { connectorNamed } from "../../../lib/connectors";
 import { newRequestContext } from "../../../lib/http";
 import {
   startValimailSimulator,
@@ -33,7 +33,7 @@ function act(action: string, args: Record<string, string>): Promise<ActionReply>
   const env = valimailEnv(sim, { CONNECTOR_PROVISIONING: "true" });
   return runAction(
     { requestId: "v", connectorId: "valimail", action, args },
-    () => loadProvisioner("valimail", env, { retry: FAST_RETRY }),
+    () => connectorNamed("valimail").provisioner(env, { retry: FAST_RETRY }),
     newRequestContext(),
   );
 }

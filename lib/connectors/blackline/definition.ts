@@ -1,0 +1,19 @@
+import type { ConnectorDefinition } from "../types";
+import { BlacklineConnector } from "./BlacklineConnector";
+import {
+  BLACKLINE_SECRET_VARIABLES,
+  BLACKLINE_VARIABLES,
+  type BlacklineConfig,
+  loadBlacklineConfig,
+} from "./config";
+
+/** BlackLine: read-only (no provisioning capability). */
+export const blacklineDefinition = {
+  name: "blackline",
+  display: "BlackLine",
+  variablePrefix: "CONNECTOR_ACCOUNTING",
+  variables: BLACKLINE_VARIABLES,
+  secrets: BLACKLINE_SECRET_VARIABLES,
+  loadConfig: loadBlacklineConfig,
+  syncer: (config, options) => new BlacklineConnector(config, options),
+} as const satisfies ConnectorDefinition<"blackline", BlacklineConfig>;

@@ -1,0 +1,29 @@
+import type { ConnectorDefinition, ProvisioningCapability } from "../types";
+import {
+  loadValimailConfig,
+  VALIMAIL_SECRET_VARIABLES,
+  VALIMAIL_VARIABLES,
+  type ValimailConfig,
+} from "./config";
+import { ValimailApi } from "./ValimailApi";
+import { ValimailConnector } from "./ValimailConnector";
+import { ValimailProvisioner } from "./ValimailProvisioner";
+
+const provisioning = {
+  actions: ["enable_user", "disable_user", "create_account", "grant", "revoke"],
+  writesEnabled: (config) => config.provisioning,
+  provisioner: (config, options) =>
+    new ValimailProvisioner(config, new ValimailApi(config, options)),
+} as const satisfies ProvisioningCapability<ValimailConfig>;
+
+/** Valimail: syncs over SCIM, and writes once CONNECTOR_PROVISIONING is `true`. */
+export const valimailDefinition = {
+  name: "valimail",
+  display: "Valimail",
+  variablePrefix: "CONNECTOR_EMAILAUTH",
+  variables: VALIMAIL_VARIABLES,
+  secrets: VALIMAIL_SECRET_VARIABLES,
+  loadConfig: loadValimailConfig,
+  syncer: (config, options) => new ValimailConnector(config, options),
+  provisioning,
+} as const satisfies ConnectorDefinition<"valimail", ValimailConfig>;
