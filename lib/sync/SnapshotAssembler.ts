@@ -3,6 +3,7 @@ import { createWriteStream, type WriteStream } from "node:fs";
 import { type FileHandle, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
+import { type SyncFile, writeFailure } from "./errors";
 import { HashedIdSet, hashId, WORDS } from "./HashedIdSet";
 import { endStream, jsonLine, writeChunk, writeJsonLine } from "./jsonLines";
 import {
@@ -22,8 +23,12 @@ export interface AssembledSnapshot {
 export interface AssemblerOptions {
   /** Where the snapshot's lines go (a file sink, an upload, a gzip stream); ended by `complete`. */
   out: Writable;
+  /** The file `out` writes to, if it is one: a write error then names it (`WriteFailedError`). */
+  outFile?: SyncFile;
   /** A directory for the grant spool, a temporary file removed by `complete` and `abort`. */
   spoolDir: string;
+  /** How to put the spool on another filesystem, for a write error's message. */
+  spoolElsewhere?: string;
   syncId: string;
   connector: string;
   startedAt?: Date;
@@ -63,8 +68,11 @@ export class SnapshotAssembler {
   /** The spool hashes of the page in hand, `SPOOL_HASH_WORDS` a grant; grown as pages need. */
   #pageHashes = new Uint32Array(1024 * SPOOL_HASH_WORDS);
   #closed = false;
-  /** The first error of either stream (a full disk, say); the snapshot then fails. */
-  #streamError: Error | undefined;
+  /**
+   * The first error of either stream, as `writeFailure` names its file (a full disk, say); the
+   * snapshot then fails with it, whichever write noticed.
+   */
+  #streamError: unknown;
   /** Writes are serialised on this chain, so callers may write from concurrent jobs. */
   #chain: Promise<void> = Promise.resolve();
 
@@ -73,16 +81,27 @@ export class SnapshotAssembler {
     this.#syncId = options.syncId;
     this.#spoolPath = join(options.spoolDir, `.grants.${options.syncId}.${process.pid}.spool`);
     this.#spool = createWriteStream(this.#spoolPath, { flags: "wx" });
-    for (const stream of [this.#out, this.#spool]) {
-      stream.on("error", (error: Error) => {
-        this.#streamError ??= error;
-      });
-    }
+    const spoolFile: SyncFile = {
+      what: "the grant spool",
+      path: this.#spoolPath,
+      elsewhere: options.spoolElsewhere ?? "run the sync where that directory has room",
+    };
+    this.#spool.on("error", (error: Error) => {
+      this.#streamError ??= writeFailure(error, spoolFile);
+    });
+    const { outFile } = options;
+    this.#out.on("error", (error: Error) => {
+      this.#streamError ??= outFile ? writeFailure(error, outFile) : error;
+    });
   }
 
   static async open(options: AssemblerOptions): Promise<SnapshotAssembler> {
     const assembler = new SnapshotAssembler(options);
-    await once(assembler.#spool, "open");
+    try {
+      await once(assembler.#spool, "open");
+    } catch (error) {
+      throw assembler.#streamError ?? error;
+    }
     registerTempFile(assembler.#spoolPath);
     const start: SyncStartRecord = {
       kind: "sync_start",
@@ -91,14 +110,24 @@ export class SnapshotAssembler {
       startedAt: (options.startedAt ?? new Date()).toISOString(),
       version: SNAPSHOT_VERSION,
     };
-    await writeJsonLine(assembler.#out, start);
+    try {
+      await writeJsonLine(assembler.#out, start);
+    } catch (error) {
+      await assembler.abort();
+      throw assembler.#streamError ?? error;
+    }
     return assembler;
   }
 
   write(records: readonly SnapshotRecord[]): Promise<void> {
     this.#chain = this.#chain.then(async () => {
       if (this.#closed) throw new Error("the snapshot is closed");
-      await this.#writePage(records);
+      this.#throwIfFailed();
+      try {
+        await this.#writePage(records);
+      } catch (error) {
+        throw this.#streamError ?? error;
+      }
     });
     return this.#chain;
   }
@@ -107,6 +136,14 @@ export class SnapshotAssembler {
   async complete(): Promise<AssembledSnapshot> {
     await this.#chain;
     this.#closed = true;
+    try {
+      return await this.#complete();
+    } catch (error) {
+      throw this.#streamError ?? error;
+    }
+  }
+
+  async #complete(): Promise<AssembledSnapshot> {
     this.#throwIfFailed();
     await endStream(this.#spool);
     let dangling = 0;
@@ -144,11 +181,7 @@ export class SnapshotAssembler {
   }
 
   #throwIfFailed(): void {
-    if (this.#streamError) {
-      throw new Error(`cannot write the snapshot: ${this.#streamError.message}`, {
-        cause: this.#streamError,
-      });
-    }
+    if (this.#streamError !== undefined) throw this.#streamError;
   }
 
   /** Writes a page's new records with one write to each stream (a write a record cost a third of the CPU). */

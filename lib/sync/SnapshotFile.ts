@@ -4,38 +4,53 @@ import { rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Writable } from "node:stream";
 import { createGzip } from "node:zlib";
+import { type SyncFile, writeFailure } from "./errors";
 import { registerTempFile, unregisterTempFile } from "./tempFiles";
 
 /**
  * The file sink of a snapshot: a temporary file beside `path` (gzip when `path` ends in `.gz`),
  * renamed onto `path` only by `commit`, so a failed sync never replaces a good snapshot. The
- * temporary file is registered (`tempFiles`) while it exists, so a signal removes it too.
+ * temporary file is registered (`tempFiles`) while it exists, so a signal removes it too. A file
+ * that cannot be written (a full disk, say) fails with `WriteFailedError` naming it.
  */
 export class SnapshotFile {
   readonly path: string;
   readonly tempPath: string;
-  /** Where the snapshot's lines go; the assembler ends it. */
+  /** Where the snapshot's lines go; the assembler ends it. Fails as the file does. */
   readonly stream: Writable;
+  /** The temporary file, as a write error names it. */
+  readonly file: SyncFile;
   readonly #file: WriteStream;
 
-  private constructor(path: string, tag: string) {
+  private constructor(path: string, tag: string, elsewhere: string) {
     this.path = path;
     this.tempPath = join(dirname(path), `.${basename(path)}.${tag}.partial`);
+    this.file = { what: "the new snapshot", path: this.tempPath, elsewhere };
     this.#file = createWriteStream(this.tempPath, { flags: "wx" });
     if (path.endsWith(".gz")) {
       const gzip = createGzip();
       gzip.pipe(this.#file);
       gzip.on("error", (error) => this.#file.destroy(error));
+      // The file's error reaches the assembler through gzip; unheard, it crashed the process.
+      this.#file.on("error", (error) => gzip.destroy(error));
       this.stream = gzip;
     } else {
       this.stream = this.#file;
     }
   }
 
-  /** Opens the temporary file; `tag` (the sync id) keeps concurrent runs apart. */
-  static async open(path: string, tag: string): Promise<SnapshotFile> {
-    const file = new SnapshotFile(path, tag);
-    await once(file.#file, "open");
+  /**
+   * Opens the temporary file; `tag` (the sync id) keeps concurrent runs apart; `elsewhere` says
+   * how to write the snapshot on another filesystem, for a write error's message.
+   */
+  static async open(path: string, tag: string, elsewhere: string): Promise<SnapshotFile> {
+    const file = new SnapshotFile(path, tag, elsewhere);
+    try {
+      await once(file.#file, "open");
+    } catch (error) {
+      file.stream.destroy();
+      throw writeFailure(error, file.file);
+    }
     // Created by this open ("wx"), so ours to remove on any way out.
     registerTempFile(file.tempPath);
     return file;
@@ -44,7 +59,7 @@ export class SnapshotFile {
   /** Waits for the file to be flushed and closed, then renames it onto `path`. */
   async commit(): Promise<void> {
     if (!this.#file.closed) await once(this.#file, "close");
-    if (this.#file.errored) throw this.#file.errored;
+    if (this.#file.errored) throw writeFailure(this.#file.errored, this.file);
     await rename(this.tempPath, this.path);
     unregisterTempFile(this.tempPath);
   }

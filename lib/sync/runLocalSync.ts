@@ -35,6 +35,11 @@ export interface LocalSyncOptions {
   connector: SyncConnector;
   /** The snapshot path; `.gz` compresses. */
   outFile: string;
+  /**
+   * How to write the snapshot on another filesystem, for the message of a write error (a full
+   * disk): by default it names `sync`'s --out and the service's CONNECTOR_STATE_DIR.
+   */
+  elsewhere?: string;
   /** Jobs run at once (the HTTP limiter bounds requests separately). */
   concurrency: number;
   syncId?: string;
@@ -44,6 +49,10 @@ export interface LocalSyncOptions {
   ctx?: RequestContext;
   onProgress?: (progress: SyncProgress) => void;
 }
+
+/** Where else a snapshot can go, as the command line and the service choose it. */
+const ELSEWHERE =
+  "write the snapshot on another filesystem (--out of `access-connectors sync`, CONNECTOR_STATE_DIR of the service)";
 
 /**
  * The embedded runtime: an in-process queue of jobs, run with bounded concurrency, records
@@ -67,7 +76,8 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
     connector: connector.name,
     connectorId: options.connectorId ?? connector.name,
   };
-  const file = await SnapshotFile.open(options.outFile, syncId);
+  const elsewhere = options.elsewhere ?? ELSEWHERE;
+  const file = await SnapshotFile.open(options.outFile, syncId, elsewhere);
   let assembler: SnapshotAssembler | undefined;
 
   const queue: Job[] = connector.rootJobs().map((spec) => makeJob(run, spec));
@@ -101,7 +111,9 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
   try {
     const snapshot = await SnapshotAssembler.open({
       out: file.stream,
+      outFile: file.file,
       spoolDir: dirname(options.outFile),
+      spoolElsewhere: elsewhere,
       syncId,
       connector: connector.name,
       startedAt,

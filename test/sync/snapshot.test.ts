@@ -43,7 +43,7 @@ const team = (id: string): SnapshotRecord[] => [
 
 /** The assembler writing to a snapshot file, as the local runner uses them. */
 async function openSnapshot(path: string, syncId: string) {
-  const file = await SnapshotFile.open(path, syncId);
+  const file = await SnapshotFile.open(path, syncId, "choose another path");
   const assembler = await SnapshotAssembler.open({
     out: file.stream,
     spoolDir: join(path, ".."),

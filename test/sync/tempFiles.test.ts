@@ -66,7 +66,9 @@ describe("the temporary file registry", () => {
     const taken = join(dir, ".s.jsonl.id2.partial");
     await writeFile(taken, "another run's file");
 
-    await expect(SnapshotFile.open(join(dir, "s.jsonl"), "id2")).rejects.toThrow(/EEXIST/);
+    await expect(
+      SnapshotFile.open(join(dir, "s.jsonl"), "id2", "choose another path"),
+    ).rejects.toThrow(/EEXIST/);
 
     expect(tempFiles()).not.toContain(taken);
     expect(await readFile(taken, "utf8")).toBe("another run's file");
