@@ -7,6 +7,7 @@ import {
   grant,
   type ResourceRecord,
   type ResourceTypeRecord,
+  type UserTrait,
 } from "../../sync";
 import type { Role, Team, User } from "./models";
 
@@ -16,45 +17,53 @@ export const RESOURCE_TYPES: ResourceTypeRecord[] = [
   { kind: "resource_type", id: "role", displayName: "Role", traits: ["role"] },
 ];
 
-const teamMemberEntitlementId = (teamId: string) =>
-  entitlementId({ type: "team", id: teamId }, "member");
+/**
+ * A team's member entitlement id, the last one kept: a membership page's grants all name one team,
+ * so its id is built once a page, not once a grant.
+ */
+const teamMemberEntitlementId = lastOne((teamId: string) =>
+  entitlementId({ type: "team", id: teamId }, "member"),
+);
 const roleAssignedEntitlementId = (roleId: string) =>
   entitlementId({ type: "role", id: roleId }, "assigned");
 
+/** Keys in this order, optional ones only when set: a snapshot's bytes depend on it. */
 export function userResource(user: User): ResourceRecord {
-  const name = [user.firstName, user.lastName].filter(Boolean).join(" ");
-  const givenName = user.firstName ?? undefined;
-  const familyName = user.lastName ?? undefined;
+  const trait: UserTrait = {
+    login: user.loginId,
+    emails: user.email ? [user.email] : [],
+  };
+  if (user.firstName) trait.givenName = user.firstName;
+  if (user.lastName) trait.familyName = user.lastName;
+  const record: ResourceRecord = {
+    kind: "resource",
+    type: "user",
+    id: user.id,
+    displayName: user.fullName || joinedName(user) || user.loginId,
+    status: user.isActive === false ? "disabled" : "enabled",
+    user: trait,
+  };
   const profile = compactProfile({
     jobTitle: user.jobTitle,
     timeZoneId: user.timeZoneId,
     phoneNumber: user.phoneNumber,
     lastUpdated: user.lastUpdated,
   });
-  return {
-    kind: "resource",
-    type: "user",
-    id: user.id,
-    displayName: user.fullName || name || user.loginId,
-    status: user.isActive === false ? "disabled" : "enabled",
-    user: {
-      login: user.loginId,
-      emails: user.email ? [user.email] : [],
-      ...(givenName ? { givenName } : {}),
-      ...(familyName ? { familyName } : {}),
-    },
-    ...(profile ? { profile } : {}),
-  };
+  if (profile) record.profile = profile;
+  return record;
 }
 
-/** The user's role assignments: `defaultRoleId` and any `roles`, each once. */
+const joinedName = (user: User) => [user.firstName, user.lastName].filter(Boolean).join(" ");
+
+/** The user's role assignments: `defaultRoleId` and any `roles`, each once, in that order. */
 export function userRoleGrants(user: User): GrantRecord[] {
-  const roleIds = new Set<string>();
-  if (user.defaultRoleId) roleIds.add(user.defaultRoleId);
-  for (const role of user.roles ?? []) roleIds.add(typeof role === "string" ? role : role.id);
-  return [...roleIds].map((roleId) =>
-    grant(roleAssignedEntitlementId(roleId), { type: "user", id: user.id }),
-  );
+  const roleIds: string[] = user.defaultRoleId ? [user.defaultRoleId] : [];
+  for (const role of user.roles ?? []) {
+    const roleId = typeof role === "string" ? role : role.id;
+    if (!roleIds.includes(roleId)) roleIds.push(roleId);
+  }
+  const principal = { type: "user", id: user.id };
+  return roleIds.map((roleId) => grant(roleAssignedEntitlementId(roleId), principal));
 }
 
 export function teamRecords(team: Team): [ResourceRecord, EntitlementRecord] {
@@ -76,6 +85,19 @@ export function roleRecords(role: Role): [ResourceRecord, EntitlementRecord] {
     { kind: "resource", type: "role", id: role.id, displayName: role.name },
     assignmentEntitlement({ type: "role", id: role.id }, "assigned", `${role.name} assigned`),
   ];
+}
+
+/** `build` that returns its last answer again for the same argument. */
+function lastOne(build: (id: string) => string): (id: string) => string {
+  let lastId: string | undefined;
+  let last = "";
+  return (id) => {
+    if (id !== lastId) {
+      last = build(id);
+      lastId = id;
+    }
+    return last;
+  };
 }
 
 export function teamMembershipGrant(teamId: string, userId: string): GrantRecord {
