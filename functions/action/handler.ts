@@ -1,5 +1,5 @@
 import { handleAction, loadCloudConfig } from "../../lib/cloud";
-import { logger, telemetry, withPowertools } from "../../lib/cloud/powertools";
+import { logger, telemetry, withPowertools } from "../../lib/cloud/aws/powertools";
 
 /** The platform's "Perform connector action" step: a request of CONTRACTS.md section 4 in, its reply out. */
 export const handler = withPowertools(async (event: unknown, context) => {

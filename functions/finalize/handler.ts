@@ -1,7 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { finalizeRecord, loadCloudConfig } from "../../lib/cloud";
-import { telemetry, withPowertools } from "../../lib/cloud/powertools";
+import { telemetry, withPowertools } from "../../lib/cloud/aws/powertools";
 
 const processor = new BatchProcessor(EventType.SQS);
 

@@ -1,6 +1,6 @@
 import { Argument, Command, CommanderError, Option } from "commander";
 import packageJson from "../../package.json" with { type: "json" };
-import type { FunctionInvoker } from "../cloud/invoker";
+import type { FunctionInvoker } from "../cloud/aws/invoker";
 import { loadEnvironment } from "../config";
 import { CONNECTOR_CHOICES, parseConnectorName } from "../connectors";
 import { ExitCode, exitCodeOf } from "../errors";

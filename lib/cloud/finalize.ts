@@ -7,16 +7,15 @@ import { MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../guard";
 import { publishGuarded } from "../publish";
 import { redact } from "../redact";
 import { readLines, SnapshotAssembler, type SnapshotRecord } from "../sync";
+import { S3GuardStore } from "./aws/guardStore";
+import { InstanceRegistry } from "./aws/instances";
+import { type FinalizeMessage, finalizeMessage } from "./aws/messages";
+import { FINALIZE_LEASE_SECONDS, RunStore } from "./aws/runs";
+import { ShardStore } from "./aws/shards";
 import type { CloudConfig } from "./config";
-import { S3GuardStore } from "./guardStore";
 import { openInstance } from "./instanceRuntime";
-import { readInstanceSettings, secretName } from "./instanceSettings";
-import { InstanceRegistry } from "./instances";
 import { failRun, holdRun, reportLabel } from "./lifecycle";
-import { type FinalizeMessage, finalizeMessage } from "./messages";
 import type { Telemetry } from "./observability";
-import { FINALIZE_LEASE_SECONDS, RunStore } from "./runs";
-import { ShardStore } from "./shards";
 
 export interface FinalizeOutcome {
   syncId: string;
@@ -102,14 +101,10 @@ export async function finalizeRun(
     }
     const snapshot = await assembler.complete();
     await closed;
-    const settings = await readInstanceSettings(
-      secretName(config.secretsPrefix, run.connectorId),
-      instance.row.connector,
-    );
     const outcome = await publishGuarded({
       snapshotFile: path,
       syncId,
-      limit: parseRemovalLimit(settings[MAX_REMOVAL_VARIABLE], MAX_REMOVAL_VARIABLE),
+      limit: parseRemovalLimit(instance.settings[MAX_REMOVAL_VARIABLE], MAX_REMOVAL_VARIABLE),
       store: new S3GuardStore(config.shardsBucket, run.connectorId),
       publish: (file, id) => instance.platform.uploadSnapshot(id, file),
     });

@@ -1,18 +1,13 @@
 export { handleAction } from "./action";
+export { deleteInstanceSecret, secretName, writeInstanceSecret } from "./aws/instanceSecret";
+export { InstanceRegistry, type InstanceRow, isDue } from "./aws/instances";
+export { finalizeMessage } from "./aws/messages";
+export { type RunItem, RunStore } from "./aws/runs";
 export { type CloudConfig, loadCloudConfig } from "./config";
 export { finalizeRecord, finalizeRun } from "./finalize";
 export { openInstance, UnknownInstanceError } from "./instanceRuntime";
-export {
-  collectInstanceSettings,
-  connectorIdSchema,
-  deleteInstanceSecret,
-  secretName,
-  writeInstanceSecret,
-} from "./instanceSettings";
-export { InstanceRegistry, type InstanceRow, isDue } from "./instances";
+export { collectInstanceSettings, connectorIdSchema } from "./instanceSettings";
 export { failRun, type StartAnswer, startRun } from "./lifecycle";
-export { finalizeMessage } from "./messages";
 export type { Telemetry } from "./observability";
-export { type RunItem, RunStore } from "./runs";
 export { schedule, syncNowRequest } from "./scheduler";
 export { processJobMessage } from "./syncWorker";

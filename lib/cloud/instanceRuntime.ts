@@ -9,9 +9,9 @@ import {
 import { ConfigError } from "../errors";
 import type { UpstreamOptions } from "../http";
 import { loadPlatformConnection, PlatformClient } from "../platform";
+import { readInstanceSettings, secretName } from "./aws/instanceSecret";
+import { InstanceRegistry, type InstanceRow } from "./aws/instances";
 import type { CloudConfig } from "./config";
-import { readInstanceSettings, secretName } from "./instanceSettings";
-import { InstanceRegistry, type InstanceRow } from "./instances";
 
 /** No instance of that id is registered on this stage: a request naming it is invalid. */
 export class UnknownInstanceError extends ConfigError {

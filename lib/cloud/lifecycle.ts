@@ -4,14 +4,13 @@ import { describeVerdict, type GuardVerdict, MAX_REMOVAL_VARIABLE } from "../gua
 import { publishHeld } from "../publish";
 import { redact } from "../redact";
 import { makeJob } from "../sync";
+import { S3GuardStore } from "./aws/guardStore";
+import { InstanceRegistry } from "./aws/instances";
+import { type RunItem, RunStore } from "./aws/runs";
 import type { CloudConfig } from "./config";
-import { S3GuardStore } from "./guardStore";
 import { openInstance, UnknownInstanceError } from "./instanceRuntime";
-import { InstanceRegistry } from "./instances";
-import { sendJobs } from "./messages";
 import type { Telemetry } from "./observability";
-import { type RunItem, RunStore } from "./runs";
-import { jobId } from "./shards";
+import { RunFlow } from "./runFlow";
 
 /** The scheduler's answer to a release. */
 export interface ReleaseAnswer {
@@ -52,12 +51,9 @@ export async function startRun(
   if (!claim.claimed) return { connectorId, syncId: claim.syncId, status: "already_running" };
   const { syncId } = claim;
   const { connector } = instance.loaded;
-  const roots = connector
-    .rootJobs()
-    .map((spec) => makeJob({ syncId, connector: connector.name, connectorId }, spec));
-  const runs = new RunStore(config.runsTable);
-  await runs.open({ syncId, connectorId, connector: connector.name, rootJobIds: roots.map(jobId) });
-  await sendJobs(config.syncJobsQueueUrl, roots);
+  const run = { syncId, connector: connector.name, connectorId };
+  const roots = connector.rootJobs().map((spec) => makeJob(run, spec));
+  await new RunFlow(config).start(run, roots);
   telemetry.logger.info("run started", { connectorId, syncId, rootJobs: roots.length });
   await reportLabel(instance.platform, "syncing", undefined, telemetry);
   return { connectorId, syncId, status: "started" };

@@ -2,14 +2,14 @@ import { z } from "zod";
 import { ConfigError } from "../errors";
 import { redact } from "../redact";
 import { SyncDeadlineError } from "../sync";
+import { InstanceRegistry, isDue } from "./aws/instances";
+import { sendFinalize } from "./aws/messages";
+import { FINALIZE_ATTEMPTS, FINALIZE_LEASE_SECONDS, type RunItem, RunStore } from "./aws/runs";
 import type { CloudConfig } from "./config";
 import { openInstance } from "./instanceRuntime";
 import { connectorIdSchema } from "./instanceSettings";
-import { InstanceRegistry, isDue } from "./instances";
 import { failRun, type ReleaseAnswer, releaseHeld, type StartAnswer, startRun } from "./lifecycle";
-import { sendFinalize } from "./messages";
 import type { Telemetry } from "./observability";
-import { FINALIZE_ATTEMPTS, FINALIZE_LEASE_SECONDS, type RunItem, RunStore } from "./runs";
 
 /** A direct invoke: sync this instance now (how the platform and `cloud sync` ask). */
 export const syncNowRequest = z.object({ connectorId: connectorIdSchema }).strict();

@@ -4,14 +4,14 @@ import { isRetryableError, newRequestContext, RateLimitedError } from "../http";
 import { withFields } from "../logging";
 import { redact } from "../redact";
 import { describeJob, InvalidJobError, type Job, parseJob, runJob } from "../sync";
+import { jobId } from "../sync/job";
+import { sendJobs } from "./aws/messages";
+import { sharedRate } from "./aws/sharedRate";
 import type { CloudConfig } from "./config";
 import { openInstance } from "./instanceRuntime";
 import { failRun } from "./lifecycle";
-import { sendFinalize, sendJobs } from "./messages";
 import type { Telemetry } from "./observability";
-import { type JobMarker, RunStore } from "./runs";
-import { jobId, ShardStore, shardKeys } from "./shards";
-import { sharedRate } from "./sharedRate";
+import { RunFlow } from "./runFlow";
 
 /** Stop upstream work this long before the function's deadline, to commit or hand the job back. */
 const DEADLINE_MARGIN_MS = 15_000;
@@ -36,30 +36,24 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
   const { config, telemetry } = inv;
   const job = parseMessage(record, telemetry);
   if (!job) return;
-  const id = jobId(job);
   const logger = withFields(telemetry.logger, {
     syncId: job.syncId,
     connectorId: job.connectorId,
-    jobId: id,
+    jobId: jobId(job),
     job: describeJob(job),
   });
-  const runs = new RunStore(config.runsTable);
-  const run = await runs.get(job.syncId);
-  if (run?.status !== "running") {
-    logger.info("job of a run that is over, dropped", { runStatus: run?.status });
-    return;
-  }
-  const marker = await runs.marker(job.syncId, id);
-  if (!marker) {
-    logger.warn("job nobody asked for, dropped");
-    return;
-  }
-  const shards = new ShardStore(config.shardsBucket);
-  if (marker.state === "done") {
-    logger.info("job already done");
-    await sendChildrenOnce(inv, runs, shards, job.syncId, marker);
-    await finalizeIfDone(inv, runs, job.syncId);
-    return;
+  const flow = new RunFlow(config);
+  const accepted = await flow.accept(job);
+  switch (accepted.status) {
+    case "run_over":
+      logger.info("job of a run that is over, dropped", { runStatus: accepted.runStatus });
+      return;
+    case "unknown":
+      logger.warn("job nobody asked for, dropped");
+      return;
+    case "already_done":
+      logger.info("job already done");
+      return;
   }
 
   try {
@@ -74,36 +68,14 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       telemetry.count("requests", ctx.counters.requests);
       telemetry.count("retries", ctx.counters.retries);
     });
-
-    const keys = shardKeys(job.syncId, id, record.messageId);
-    await Promise.all([
-      shards.putShard(keys.shardKey, result.records),
-      shards.putChildren(keys.childrenKey, result.followUps),
-    ]);
-    const owned = new Set(await runs.claimChildren(job.syncId, id, result.followUps.map(jobId)));
-    const outcome = await runs.commit(job.syncId, id, {
-      ...keys,
-      records: result.records.length,
-      requests: ctx.counters.requests,
-      children: owned.size,
-    });
-    logger.info("job done", {
-      outcome,
-      records: result.records.length,
-      children: owned.size,
-    });
-    if (outcome === "run_over") return;
-    if (outcome === "committed") {
-      telemetry.count("records", result.records.length);
-      const children = result.followUps.filter((j) => owned.has(jobId(j)));
-      await sendJobs(config.syncJobsQueueUrl, children);
-      await runs.markChildrenSent(job.syncId, id);
-    } else {
-      // Another delivery committed first; should it die before sending, this one sends.
-      const committed = await runs.marker(job.syncId, id);
-      if (committed) await sendChildrenOnce(inv, runs, shards, job.syncId, committed);
-    }
-    await finalizeIfDone(inv, runs, job.syncId);
+    const { outcome, children } = await flow.commit(
+      job,
+      record.messageId,
+      result,
+      ctx.counters.requests,
+    );
+    logger.info("job done", { outcome, records: result.records.length, children });
+    if (outcome === "committed") telemetry.count("records", result.records.length);
   } catch (error) {
     await handleFailure(error, record, job, inv);
   }
@@ -180,35 +152,4 @@ async function handleFailure(
 function isPermanent(error: unknown): boolean {
   if (InvalidJobError.is(error)) return true;
   return ConnectorError.is(error) && !isRetryableError(error) && error.code !== "aborted";
-}
-
-/**
- * Sends the still pending children a done job owns, unless its children were sent already: the
- * delivery that committed it died before sending them, or is about to (a copy then is harmless).
- */
-async function sendChildrenOnce(
-  inv: WorkerInvocation,
-  runs: RunStore,
-  shards: ShardStore,
-  syncId: string,
-  marker: JobMarker,
-): Promise<void> {
-  if (marker.childrenSent || !marker.childrenKey) return;
-  const children = await shards.getChildren(marker.childrenKey);
-  const pending: Job[] = [];
-  for (const child of children) {
-    const childMarker = await runs.marker(syncId, jobId(child));
-    if (childMarker?.state === "pending" && childMarker.owner === marker.jobId) pending.push(child);
-  }
-  await sendJobs(inv.config.syncJobsQueueUrl, pending);
-  await runs.markChildrenSent(syncId, marker.jobId);
-}
-
-/** Sends the finalize message once nothing is outstanding (finalize also takes a run only once). */
-async function finalizeIfDone(inv: WorkerInvocation, runs: RunStore, syncId: string) {
-  const run = await runs.get(syncId);
-  if (run?.status === "running" && run.outstanding === 0 && !run.finalizeRequested) {
-    await sendFinalize(inv.config.finalizeQueueUrl, { syncId });
-    await runs.markFinalizeRequested(syncId);
-  }
 }

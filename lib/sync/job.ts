@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { SnapshotRecord } from "./records";
 
@@ -61,4 +62,25 @@ export function followUpJobs(job: Job, page: Page): Job[] {
 export function describeJob(job: Pick<Job, "resourceType" | "op" | "parent">): string {
   const parent = job.parent ? ` parent=${job.parent.type}:${job.parent.id}` : "";
   return `${job.resourceType}/${job.op}${parent}`;
+}
+
+/**
+ * A job's identity: a digest of its canonical JSON, so equal jobs (the same page asked for twice,
+ * a redelivered message) have one id whatever their key order. The cloud runtime keys a job's
+ * marker and objects by it.
+ */
+export function jobId(job: Job): string {
+  return createHash("sha256").update(canonicalJson(job)).digest("base64url").slice(0, 32);
+}
+
+/** JSON with object keys sorted, so equal jobs give equal text whatever their key order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
 }

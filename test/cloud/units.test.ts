@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { type InstanceRow, isDue, loadCloudConfig } from "../../lib/cloud";
-import { jobId } from "../../lib/cloud/shards";
 import { ConfigError } from "../../lib/errors";
 import { makeJob } from "../../lib/sync";
+import { jobId } from "../../lib/sync/job";
 
 const row = (extra: Partial<InstanceRow>): InstanceRow => ({
   connectorId: "b",

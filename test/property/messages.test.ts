@@ -1,9 +1,9 @@
 import type { SQSRecord } from "aws-lambda";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { finalizeMessage } from "../../lib/cloud/aws/messages";
 import type { CloudConfig } from "../../lib/cloud/config";
 import { finalizeRecord } from "../../lib/cloud/finalize";
-import { finalizeMessage } from "../../lib/cloud/messages";
 import { silentTelemetry } from "../../lib/cloud/observability";
 import { schedule, syncNowRequest } from "../../lib/cloud/scheduler";
 import { processJobMessage } from "../../lib/cloud/syncWorker";

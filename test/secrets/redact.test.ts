@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { telemetry } from "../../lib/cloud/powertools";
+import { telemetry } from "../../lib/cloud/aws/powertools";
 import { loadBlacklineConfig } from "../../lib/connectors/blackline";
 import { basicAuthorization } from "../../lib/connectors/blackline/BlacklineApi";
 import { describeErrorBody, HttpStatusError } from "../../lib/http";

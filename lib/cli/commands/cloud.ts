@@ -8,8 +8,8 @@ import {
   secretName,
   writeInstanceSecret,
 } from "../../cloud";
-import { type FunctionInvoker, lambdaInvoker } from "../../cloud/invoker";
-import { readStackOutputs } from "../../cloud/stack";
+import { type FunctionInvoker, lambdaInvoker } from "../../cloud/aws/invoker";
+import { readStackOutputs } from "../../cloud/aws/stack";
 import type { Environment } from "../../config";
 import { blankToUndefined } from "../../config/environment";
 import { parseConnectorName } from "../../connectors";

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
-import { decodeDigest, encodeDigest, type SnapshotDigest } from "../guard";
-import type { GuardStore } from "../publish";
+import { decodeDigest, encodeDigest, type SnapshotDigest } from "../../guard";
+import type { GuardStore } from "../../publish";
 import { awsClients } from "./clients";
 
 /**

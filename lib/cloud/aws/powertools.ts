@@ -6,9 +6,9 @@ import { Tracer } from "@aws-lambda-powertools/tracer";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { Context } from "aws-lambda";
-import type { Logger as CoreLogger } from "../logging";
-import { redact, redactValue } from "../redact";
-import type { Telemetry } from "./observability";
+import type { Logger as CoreLogger } from "../../logging";
+import { redact, redactValue } from "../../redact";
+import type { Telemetry } from "../observability";
 
 /**
  * Powertools for every function: a structured JSON logger (service name, cold start, request id,

@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { z } from "zod";
-import type { Job } from "../sync";
+import type { Job } from "../../sync";
 import { awsClients } from "./clients";
 
 /** The finalize queue's message: the run whose jobs are all done. */

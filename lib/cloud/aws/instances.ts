@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, ScanCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
-import { CONNECTOR_NAMES } from "../connectors";
+import { CONNECTOR_NAMES } from "../../connectors";
 import { awsClients } from "./clients";
 
 /**

@@ -1,5 +1,5 @@
 import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-cloudformation";
-import { ConnectorError } from "../errors";
+import { ConnectorError } from "../../errors";
 
 /** The stack outputs the operator commands read (serverless.yml, infra/outputs.yml). */
 export interface StackOutputs {

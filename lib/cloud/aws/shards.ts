@@ -1,8 +1,7 @@
-import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { z } from "zod";
-import { type Job, jobSchema, jsonLine, type SnapshotRecord } from "../sync";
+import { type Job, jobSchema, jsonLine, type SnapshotRecord } from "../../sync";
 import { awsClients } from "./clients";
 
 /**
@@ -11,10 +10,6 @@ import { awsClients } from "./clients";
  * the delivery's message id, so two deliveries of one job never overwrite each other; the job's
  * marker names the one that was committed.
  */
-export function jobId(job: Job): string {
-  return createHash("sha256").update(canonicalJson(job)).digest("base64url").slice(0, 32);
-}
-
 export function shardKeys(syncId: string, jobIdValue: string, deliveryId: string) {
   const base = `runs/${syncId}`;
   return {
@@ -66,16 +61,4 @@ export class ShardStore {
     if (!Body) throw new Error(`s3://${this.#bucket}/${key} has no body`);
     return Body;
   }
-}
-
-/** JSON with object keys sorted, so equal jobs give equal text whatever their key order. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { BETA, RateLimitedError, type SharedRate, START_RATE } from "../http";
+import { BETA, RateLimitedError, type SharedRate, START_RATE } from "../../http";
 import { awsClients } from "./clients";
 import { isConditionFailure } from "./instances";
 

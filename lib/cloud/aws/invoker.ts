@@ -1,5 +1,5 @@
 import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
-import { ConnectorError } from "../errors";
+import { ConnectorError } from "../../errors";
 
 /** Calls a deployed function with a JSON event and returns its JSON answer. */
 export type FunctionInvoker = (functionName: string, event: unknown) => Promise<unknown>;

@@ -1,0 +1,127 @@
+import type { Job, RunIdentity, SnapshotRecord } from "../sync";
+import { jobId } from "../sync/job";
+import { sendFinalize, sendJobs } from "./aws/messages";
+import { type CommitOutcome, type JobMarker, type RunItem, RunStore } from "./aws/runs";
+import { ShardStore, shardKeys } from "./aws/shards";
+import type { CloudConfig } from "./config";
+
+/** What a job message may do: run, or nothing (its run is over, nobody asked for it, it is done). */
+export type Acceptance =
+  | { status: "run" }
+  | { status: "run_over"; runStatus: RunItem["status"] | undefined }
+  | { status: "unknown" }
+  | { status: "already_done" };
+
+/** A job's page, as `runJob` gives it. */
+export interface JobResult {
+  records: readonly SnapshotRecord[];
+  followUps: readonly Job[];
+}
+
+/**
+ * The cloud run's transitions, in one place: start a run, accept a job message, commit a job's
+ * page and send the children it owns, and send the run to finalize once nothing is outstanding.
+ * Its state is in DynamoDB (`RunStore`: the run's count and one marker a job), its pages in S3
+ * (`ShardStore`), its messages on SQS; each transition is safe to repeat, so a message delivered
+ * twice, or a worker that dies between two steps, leaves the run counting each job once.
+ */
+export class RunFlow {
+  readonly #config: CloudConfig;
+  readonly #runs: RunStore;
+  readonly #shards: ShardStore;
+
+  constructor(config: CloudConfig) {
+    this.#config = config;
+    this.#runs = new RunStore(config.runsTable);
+    this.#shards = new ShardStore(config.shardsBucket);
+  }
+
+  /** Records a new run with its root jobs pending, then sends them. */
+  async start(run: RunIdentity, roots: readonly Job[]): Promise<void> {
+    await this.#runs.open({ ...run, rootJobIds: roots.map(jobId) });
+    await sendJobs(this.#config.syncJobsQueueUrl, roots);
+  }
+
+  /**
+   * Whether a job message runs: only a job pending in a running run does. A redelivery of a job
+   * already done sends the children its first delivery may have left unsent, and the run to
+   * finalize when nothing is outstanding.
+   */
+  async accept(job: Job): Promise<Acceptance> {
+    const run = await this.#runs.get(job.syncId);
+    if (run?.status !== "running") return { status: "run_over", runStatus: run?.status };
+    const marker = await this.#runs.marker(job.syncId, jobId(job));
+    if (!marker) return { status: "unknown" };
+    if (marker.state === "pending") return { status: "run" };
+    await this.#sendChildrenOnce(job.syncId, marker);
+    await this.#finalizeIfDone(job.syncId);
+    return { status: "already_done" };
+  }
+
+  /**
+   * Commits a job's page: its records and children stored under the delivery's message id, the
+   * children nobody asked for yet claimed for this job, and the job counted done in one
+   * conditional transaction. The delivery that committed sends the children the job owns; one
+   * that found the job done by another delivery sends them if that one has not. Then the run goes
+   * to finalize if nothing is outstanding. Returns the outcome and the children owned.
+   */
+  async commit(
+    job: Job,
+    deliveryId: string,
+    result: JobResult,
+    requests: number,
+  ): Promise<{ outcome: CommitOutcome; children: number }> {
+    const { syncId } = job;
+    const id = jobId(job);
+    const keys = shardKeys(syncId, id, deliveryId);
+    await Promise.all([
+      this.#shards.putShard(keys.shardKey, result.records),
+      this.#shards.putChildren(keys.childrenKey, result.followUps),
+    ]);
+    const owned = new Set(await this.#runs.claimChildren(syncId, id, result.followUps.map(jobId)));
+    const outcome = await this.#runs.commit(syncId, id, {
+      ...keys,
+      records: result.records.length,
+      requests,
+      children: owned.size,
+    });
+    if (outcome === "run_over") return { outcome, children: owned.size };
+    if (outcome === "committed") {
+      const children = result.followUps.filter((child) => owned.has(jobId(child)));
+      await sendJobs(this.#config.syncJobsQueueUrl, children);
+      await this.#runs.markChildrenSent(syncId, id);
+    } else {
+      // Another delivery committed first; should it die before sending, this one sends.
+      const committed = await this.#runs.marker(syncId, id);
+      if (committed) await this.#sendChildrenOnce(syncId, committed);
+    }
+    await this.#finalizeIfDone(syncId);
+    return { outcome, children: owned.size };
+  }
+
+  /**
+   * Sends the still pending children a done job owns, unless its children were sent already: the
+   * delivery that committed it died before sending them, or is about to (a copy then is harmless).
+   */
+  async #sendChildrenOnce(syncId: string, marker: JobMarker): Promise<void> {
+    if (marker.childrenSent || !marker.childrenKey) return;
+    const children = await this.#shards.getChildren(marker.childrenKey);
+    const pending: Job[] = [];
+    for (const child of children) {
+      const childMarker = await this.#runs.marker(syncId, jobId(child));
+      if (childMarker?.state === "pending" && childMarker.owner === marker.jobId)
+        pending.push(child);
+    }
+    await sendJobs(this.#config.syncJobsQueueUrl, pending);
+    await this.#runs.markChildrenSent(syncId, marker.jobId);
+  }
+
+  /** Sends the finalize message once nothing is outstanding (finalize takes a run only once). */
+  async #finalizeIfDone(syncId: string): Promise<void> {
+    const run = await this.#runs.get(syncId);
+    if (run?.status === "running" && run.outstanding === 0 && !run.finalizeRequested) {
+      await sendFinalize(this.#config.finalizeQueueUrl, { syncId });
+      await this.#runs.markFinalizeRequested(syncId);
+    }
+  }
+}
