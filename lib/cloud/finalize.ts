@@ -10,12 +10,12 @@ import { readLines, SnapshotAssembler, type SnapshotRecord } from "../sync";
 import { S3GuardStore } from "./aws/guardStore";
 import { InstanceRegistry } from "./aws/instances";
 import { type FinalizeMessage, finalizeMessage } from "./aws/messages";
-import { FINALIZE_LEASE_SECONDS, RunStore } from "./aws/runs";
 import { ShardStore } from "./aws/shards";
 import type { CloudConfig } from "./config";
 import { openInstance } from "./instanceRuntime";
 import { failRun, holdRun, reportLabel } from "./lifecycle";
 import type { Telemetry } from "./observability";
+import { RunFlow } from "./runFlow";
 
 export interface FinalizeOutcome {
   syncId: string;
@@ -54,22 +54,15 @@ export async function finalizeRun(
   telemetry: Telemetry,
 ): Promise<FinalizeOutcome> {
   const { syncId } = message;
-  const runs = new RunStore(config.runsTable);
-  if (!(await runs.leaseFinalize(syncId, FINALIZE_LEASE_SECONDS))) {
+  const flow = new RunFlow(config);
+  const run = await flow.takeForFinalize(syncId);
+  if (!run) {
     telemetry.logger.info("run not ready or taken by another finalizer", { syncId });
     return { syncId, status: "skipped" };
   }
-  const run = await runs.get(syncId);
-  if (!run) throw new Error(`run ${syncId} vanished after it was leased`);
   const dir = await mkdtemp(join(tmpdir(), "finalize-"));
   try {
-    const markers = await runs.markers(syncId);
-    const undone = markers.filter((m) => m.state !== "done" || !m.shardKey);
-    if (undone.length > 0) {
-      throw new Error(
-        `${undone.length} jobs of the run are not done; the snapshot would be partial`,
-      );
-    }
+    const shardKeys = await flow.committedShards(syncId);
     const instance = await openInstance(config, run.connectorId);
     const path = join(dir, `${syncId}.jsonl.gz`);
     const gzip = createGzip();
@@ -88,9 +81,9 @@ export async function finalizeRun(
     });
     const shards = new ShardStore(config.shardsBucket);
     await assembler.write(instance.loaded.connector.resourceTypes());
-    for (const marker of markers) {
+    for (const shardKey of shardKeys) {
       let batch: SnapshotRecord[] = [];
-      for await (const line of readLines(await shards.openShard(marker.shardKey as string))) {
+      for await (const line of readLines(await shards.openShard(shardKey))) {
         batch.push(JSON.parse(line) as SnapshotRecord);
         if (batch.length >= 1_000) {
           await assembler.write(batch);
@@ -113,7 +106,7 @@ export async function finalizeRun(
       return { syncId, status: "held", counts: snapshot.counts };
     }
     const { verdict, published: upload } = outcome;
-    if (!(await runs.complete(syncId))) throw new Error("the run was ended while it was finalized");
+    await flow.complete(syncId);
     await new InstanceRegistry(config.instancesTable).endRun(run.connectorId, syncId, {
       status: "complete",
       startedAt: run.startedAt,
@@ -129,7 +122,7 @@ export async function finalizeRun(
       skipped: snapshot.skipped,
       bytes: upload.bytes,
       guard: { basis: verdict.basis, users: verdict.users, grants: verdict.grants },
-      jobs: markers.length,
+      jobs: shardKeys.length,
       durationMs,
     });
     return { syncId, status: "complete", counts: snapshot.counts };

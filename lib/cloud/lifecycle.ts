@@ -6,7 +6,7 @@ import { redact } from "../redact";
 import { makeJob } from "../sync";
 import { S3GuardStore } from "./aws/guardStore";
 import { InstanceRegistry } from "./aws/instances";
-import { type RunItem, RunStore } from "./aws/runs";
+import type { RunItem } from "./aws/runs";
 import type { CloudConfig } from "./config";
 import { openInstance, UnknownInstanceError } from "./instanceRuntime";
 import type { Telemetry } from "./observability";
@@ -70,7 +70,7 @@ export async function failRun(
   telemetry: Telemetry,
 ): Promise<void> {
   const detail = redact(reason);
-  const ended = await new RunStore(config.runsTable).fail(run.syncId, detail);
+  const ended = await new RunFlow(config).fail(run.syncId, detail);
   if (!ended) return;
   telemetry.logger.error("run failed", { ...run, reason: detail });
   telemetry.count("runsFailed", 1);
@@ -107,9 +107,7 @@ export async function holdRun(
   const detail = redact(
     `The new snapshot was held, not published: ${describeVerdict(verdict)} (${MAX_REMOVAL_VARIABLE} in the instance's settings). If these removals are real, publish it as it is: access-connectors cloud release ${connectorId} --stage ${config.stage} (or invoke the scheduler with {"connectorId":"${connectorId}","release":true}). If not, fix the upstream: a later sync within the limit replaces the held snapshot; the next sync starts on schedule.`,
   );
-  if (!(await new RunStore(config.runsTable).hold(syncId, detail))) {
-    throw new Error("the run was ended while it was finalized");
-  }
+  await new RunFlow(config).hold(syncId, detail);
   await new InstanceRegistry(config.instancesTable).endRun(connectorId, syncId, {
     status: "error",
     startedAt: run.startedAt,
@@ -154,9 +152,7 @@ export async function releaseHeld(
   }
   const { held } = outcome;
   const { platform, upload } = outcome.published;
-  const runs = new RunStore(config.runsTable);
-  await runs.release(held.syncId);
-  const run = await runs.get(held.syncId);
+  const run = await new RunFlow(config).release(held.syncId);
   const current = await new InstanceRegistry(config.instancesTable).recordRelease(
     connectorId,
     held.syncId,

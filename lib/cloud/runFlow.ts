@@ -1,7 +1,13 @@
 import type { Job, RunIdentity, SnapshotRecord } from "../sync";
 import { jobId } from "../sync/job";
 import { sendFinalize, sendJobs } from "./aws/messages";
-import { type CommitOutcome, type JobMarker, type RunItem, RunStore } from "./aws/runs";
+import {
+  type CommitOutcome,
+  FINALIZE_LEASE_SECONDS,
+  type JobMarker,
+  type RunItem,
+  RunStore,
+} from "./aws/runs";
 import { ShardStore, shardKeys } from "./aws/shards";
 import type { CloudConfig } from "./config";
 
@@ -20,7 +26,9 @@ export interface JobResult {
 
 /**
  * The cloud run's transitions, in one place: start a run, accept a job message, commit a job's
- * page and send the children it owns, and send the run to finalize once nothing is outstanding.
+ * page and send the children it owns, send the run to finalize once nothing is outstanding, take
+ * it for finalizing, and end it (complete, held, released, or error). Nothing else in lib/cloud
+ * touches a run's state.
  * Its state is in DynamoDB (`RunStore`: the run's count and one marker a job), its pages in S3
  * (`ShardStore`), its messages on SQS; each transition is safe to repeat, so a message delivered
  * twice, or a worker that dies between two steps, leaves the run counting each job once.
@@ -97,6 +105,59 @@ export class RunFlow {
     }
     await this.#finalizeIfDone(syncId);
     return { outcome, children: owned.size };
+  }
+
+  /** The run as it is now (the scheduler's watchdog reads it). */
+  async get(syncId: string): Promise<RunItem | undefined> {
+    return this.#runs.get(syncId);
+  }
+
+  /**
+   * Takes the run for finalizing, once: a running run with nothing outstanding, or a finalizing
+   * one whose finalizer has been silent past its lease. Undefined when not taken.
+   */
+  async takeForFinalize(syncId: string): Promise<RunItem | undefined> {
+    if (!(await this.#runs.leaseFinalize(syncId, FINALIZE_LEASE_SECONDS))) return undefined;
+    const run = await this.#runs.get(syncId);
+    if (!run) throw new Error(`run ${syncId} vanished after it was leased`);
+    return run;
+  }
+
+  /** The shard of every job of the run, in S3; throws when a job is not done (a partial snapshot). */
+  async committedShards(syncId: string): Promise<string[]> {
+    const markers = await this.#runs.markers(syncId);
+    const shards = markers.flatMap((m) => (m.state === "done" && m.shardKey ? [m.shardKey] : []));
+    if (shards.length < markers.length) {
+      throw new Error(
+        `${markers.length - shards.length} jobs of the run are not done; the snapshot would be partial`,
+      );
+    }
+    return shards;
+  }
+
+  /** Ends a finalizing run `complete`; throws when it was ended meanwhile. */
+  async complete(syncId: string): Promise<void> {
+    if (!(await this.#runs.complete(syncId))) {
+      throw new Error("the run was ended while it was finalized");
+    }
+  }
+
+  /** Ends a finalizing run `held` by the removal guard; throws when it was ended meanwhile. */
+  async hold(syncId: string, reason: string): Promise<void> {
+    if (!(await this.#runs.hold(syncId, reason))) {
+      throw new Error("the run was ended while it was finalized");
+    }
+  }
+
+  /** Ends a running or finalizing run `error`; true when this call ended it. */
+  async fail(syncId: string, reason: string): Promise<boolean> {
+    return this.#runs.fail(syncId, reason);
+  }
+
+  /** A held run whose snapshot was released and published: complete. Returns the run. */
+  async release(syncId: string): Promise<RunItem | undefined> {
+    await this.#runs.release(syncId);
+    return this.#runs.get(syncId);
   }
 
   /**

@@ -4,12 +4,13 @@ import { redact } from "../redact";
 import { SyncDeadlineError } from "../sync";
 import { InstanceRegistry, isDue } from "./aws/instances";
 import { sendFinalize } from "./aws/messages";
-import { FINALIZE_ATTEMPTS, FINALIZE_LEASE_SECONDS, type RunItem, RunStore } from "./aws/runs";
+import { FINALIZE_ATTEMPTS, FINALIZE_LEASE_SECONDS, type RunItem } from "./aws/runs";
 import type { CloudConfig } from "./config";
 import { openInstance } from "./instanceRuntime";
 import { connectorIdSchema } from "./instanceSettings";
 import { failRun, type ReleaseAnswer, releaseHeld, type StartAnswer, startRun } from "./lifecycle";
 import type { Telemetry } from "./observability";
+import { RunFlow } from "./runFlow";
 
 /** A direct invoke: sync this instance now (how the platform and `cloud sync` ask). */
 export const syncNowRequest = z.object({ connectorId: connectorIdSchema }).strict();
@@ -90,7 +91,7 @@ async function settleCurrentRun(
   telemetry: Telemetry,
 ): Promise<boolean> {
   const registry = new InstanceRegistry(config.instancesTable);
-  const run = await new RunStore(config.runsTable).get(syncId);
+  const run = await new RunFlow(config).get(syncId);
   if (run?.status === "complete") {
     await registry.endRun(connectorId, syncId, { status: "complete", startedAt: run.startedAt });
     return false;

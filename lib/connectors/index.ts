@@ -6,8 +6,8 @@ import { valimailDefinition } from "./valimail/definition";
 
 /**
  * The connectors this project builds, one definition per folder: a third connector is its folder
- * and one line here. Nothing outside `lib/connectors` names a connector; the runtimes take one
- * from this list by the name a user gives.
+ * and one line here. Nothing outside `lib/connectors` branches on a connector's name: the
+ * runtimes take one from this list by the name a user gives, and use what its definition says.
  */
 export const CONNECTORS = [
   defineConnector(blacklineDefinition),
