@@ -1,5 +1,12 @@
 export { SyncDeadlineError } from "./errors";
 export {
+  firstIndexCursor,
+  type IndexCursor,
+  indexCursor,
+  indexQuery,
+  nextIndexCursor,
+} from "./indexPaging";
+export {
   describeJob,
   followUpJobs,
   type Job,
@@ -11,14 +18,9 @@ export {
 } from "./job";
 export { endStream, jsonLine, readLines, writeChunk, writeJsonLine } from "./jsonLines";
 export {
-  firstIndexCursor,
   firstPageCursor,
-  type IndexCursor,
-  indexCursor,
-  indexQuery,
   ListChangedError,
   ListShortOfTotalError,
-  nextIndexCursor,
   nextPageCursor,
   type PageCursor,
   type PageSize,

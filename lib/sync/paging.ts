@@ -21,15 +21,7 @@ import { ConnectorError } from "../errors";
  * which setting, if any, reads the list whole: the same page twice before any proof (the paging
  * parameter is ignored), pages that go round in a cycle (found in constant space by Brent's
  * method), an empty page before the total, a total that changes, more pages than the page cap.
- *
- * Index paging adds two probes, one request each, where the total is missing or one item short:
- * - A page repeated without a total is asked for again without its first item (`exclude`, a
- *   filter): only a server whose answer is its whole list answers exactly the page's other items,
- *   so such a server (an unpaginated one, or one whose cap holds every item) is read whole, and
- *   one that serves the first items of a longer list fails.
- * - A list ended without its total, or one item short of it, is asked `startIndex` 0 with `count`
- *   1: RFC 7644 reads 0 as 1, so a server counting from 1 answers the first item again (written
- *   once), while one that counts from 0 answers the item its pages skipped.
+ * Page-number paging is here; index paging, with its two probes, in `indexPaging.ts`.
  */
 
 /** The server served the same page twice, or its pages go round: it ignores the paging parameter. */
@@ -76,7 +68,7 @@ export function pageFingerprint(ids: readonly string[]): string {
   return createHash("sha256").update(ids.join("\n")).digest("base64url");
 }
 
-const seenSoFar = {
+export const seenSoFar = {
   /** Items read by the pages before this one. */
   seen: z.number().int().nonnegative(),
   /** Fingerprint of the previous page. */
@@ -92,7 +84,7 @@ const seenSoFar = {
   most: z.number().int().nonnegative().optional(),
 };
 
-type SeenSoFar = {
+export type SeenSoFar = {
   seen: number;
   previous?: string;
   pages?: number;
@@ -103,7 +95,7 @@ type SeenSoFar = {
 };
 
 /** How messages name a list's pages in one paging style. */
-interface Style {
+export interface Style {
   /** Where this page was asked for: `page 3`, `the page at startIndex 101`. */
   at: string;
   /** The answer's total field: `totalItems`, `totalResults`. */
@@ -167,7 +159,7 @@ const DEFAULT_MAX_PAGES: Bound = {
 };
 
 /** The one completeness rule (module header), for a page of `ids` asked with `asked` items. */
-function judge(
+export function judge(
   cursor: SeenSoFar,
   ids: readonly string[],
   reported: number | undefined,
@@ -220,7 +212,11 @@ function judge(
  * The setting that reads a list whole when the server ignores the paging parameter, if any: a
  * page of the whole list, when the server serves the page size asked.
  */
-function wholeListHint(served: number, total: number | undefined, pageSize: PageSize): string {
+export function wholeListHint(
+  served: number,
+  total: number | undefined,
+  pageSize: PageSize,
+): string {
   const { variable, max, value } = pageSize;
   if (served !== value) {
     return `It serves ${served < value ? "at most " : ""}${served} items a page whatever ${variable} (${value}) asks, so no page size reads the list whole`;
@@ -235,7 +231,13 @@ function wholeListHint(served: number, total: number | undefined, pageSize: Page
 }
 
 /** The pages ended `seen` items short of `total`; `evidence` says what showed the end. */
-function shortOfTotal(what: string, style: Style, seen: number, total: number, evidence: string) {
+export function shortOfTotal(
+  what: string,
+  style: Style,
+  seen: number,
+  total: number,
+  evidence: string,
+) {
   return new ListShortOfTotalError(
     `${what}: the pages ended after ${seen} of the ${total} items its ${style.totalField} announced (${evidence}), so the server's pages skip items or its ${style.totalField} counts items it does not serve; stopped rather than publish a list that may miss ${total - seen}`,
   );
@@ -289,143 +291,4 @@ export function nextPageCursor(options: {
       );
     }
   }
-}
-
-/** Index paging (`startIndex`, `count`), as SCIM lists page. */
-export const indexCursor = z
-  .object({
-    startIndex: z.number().int().nonnegative(),
-    ...seenSoFar,
-    /** Fingerprint of the list's first item: what the `startIndex` 0 probe is compared with. */
-    first: z.string().optional(),
-    /**
-     * This request is a probe: `zero` asks `startIndex` 0 for one item; `exclude` asks the
-     * repeated page again without the item of that id, expecting the page's other items.
-     */
-    probe: z
-      .union([
-        z.literal("zero"),
-        z
-          .object({
-            exclude: z.string().min(1),
-            expect: z.string(),
-            served: z.number().int().positive(),
-          })
-          .strict(),
-      ])
-      .optional(),
-  })
-  .strict();
-export type IndexCursor = z.infer<typeof indexCursor>;
-
-export function firstIndexCursor(startIndex: number): IndexCursor {
-  return { startIndex, seen: 0 };
-}
-
-/** What to ask for next: `startIndex`, `count`, and the id to leave out of a probe's answer. */
-export function indexQuery(
-  cursor: IndexCursor,
-  pageSize: number,
-): { startIndex: number; count: number; exclude?: string } {
-  if (cursor.probe === "zero") return { startIndex: 0, count: 1 };
-  const count = cursor.size ?? pageSize;
-  return cursor.probe
-    ? { startIndex: cursor.startIndex, count, exclude: cursor.probe.exclude }
-    : { startIndex: cursor.startIndex, count };
-}
-
-/** After an index page: the next cursor (or probe), or undefined once the list is proven complete. */
-export function nextIndexCursor(options: {
-  cursor: IndexCursor;
-  ids: readonly string[];
-  totalResults: number | undefined;
-  pageSize: PageSize;
-  maxPages?: Bound;
-  what: string;
-}): IndexCursor | undefined {
-  const { cursor, ids, what } = options;
-  const style: Style = {
-    at: `the page at startIndex ${cursor.startIndex}`,
-    totalField: "totalResults",
-  };
-  if (cursor.probe === "zero") return afterZeroProbe(cursor, ids, what, style);
-  if (cursor.probe) return afterExcludeProbe(cursor, cursor.probe, ids, options);
-  const asked = indexQuery(cursor, options.pageSize.value).count;
-  const verdict = judge(cursor, ids, options.totalResults, asked, options, style);
-  const first = cursor.first ?? (ids[0] === undefined ? undefined : pageFingerprint([ids[0]]));
-  const zeroProbe = (total?: number): IndexCursor => ({
-    startIndex: 0,
-    seen: cursor.seen,
-    probe: "zero",
-    ...(first === undefined ? {} : { first }),
-    ...(total === undefined ? {} : { total }),
-  });
-  switch (verdict.kind) {
-    case "end":
-      return verdict.total === undefined ? zeroProbe() : undefined;
-    case "next":
-      return {
-        startIndex: cursor.startIndex + ids.length,
-        ...verdict.tracked,
-        ...(first === undefined ? {} : { first }),
-      };
-    case "shortOfTotal":
-      if (cursor.seen + 1 === verdict.total) return zeroProbe(verdict.total);
-      throw shortOfTotal(
-        what,
-        style,
-        cursor.seen,
-        verdict.total,
-        `nothing at startIndex ${cursor.startIndex}`,
-      );
-    case "repeat": {
-      const repeated = `${what}: the page at startIndex ${cursor.startIndex} repeated the previous one`;
-      if (verdict.total !== undefined) {
-        throw new RepeatedPageError(
-          `${repeated} after ${cursor.seen} of ${verdict.total} resources; the server ignores startIndex, so the list cannot be read whole. ${wholeListHint(verdict.served, verdict.total, options.pageSize)}`,
-        );
-      }
-      // A repeated page has items: the first is left out of the probe's answer.
-      const [exclude = "", ...others] = ids;
-      return {
-        startIndex: cursor.startIndex,
-        seen: cursor.seen,
-        ...(cursor.size === undefined ? {} : { size: cursor.size }),
-        probe: { exclude, expect: pageFingerprint(others), served: ids.length },
-      };
-    }
-  }
-}
-
-/**
- * After the `startIndex` 0 probe. Without a total the list was proven by its pages, and the probe's
- * item is either the first again or the one a server counting from 0 skipped: done either way.
- * One item short of the total, only a new item completes the list.
- */
-function afterZeroProbe(
-  cursor: IndexCursor,
-  ids: readonly string[],
-  what: string,
-  style: Style,
-): undefined {
-  if (cursor.total === undefined) return undefined;
-  const [item] = ids;
-  if (item !== undefined && pageFingerprint([item]) !== cursor.first) return undefined;
-  const answered =
-    item === undefined ? "nothing" : "the first item again: the server counts from 1";
-  throw shortOfTotal(what, style, cursor.seen, cursor.total, `startIndex 0 answered ${answered}`);
-}
-
-/** After the page was asked for again without its first item: done when the rest came back. */
-function afterExcludeProbe(
-  cursor: IndexCursor,
-  probe: { expect: string; served: number },
-  ids: readonly string[],
-  options: { what: string; pageSize: PageSize },
-): undefined {
-  if (pageFingerprint(ids) === probe.expect) return undefined;
-  const { served } = probe;
-  throw new RepeatedPageError(
-    `${options.what}: the page at startIndex ${cursor.startIndex} repeated the previous one (${served} resources), so the server ignores startIndex (or starts again past the list's end), and it sends no totalResults to show where the list ends. Asked again without the first of them, it answered ${ids.length} resources rather than the other ${served - 1}, so nothing proves those ${served} are the whole list; stopped rather than publish it. ${wholeListHint(served, undefined, options.pageSize)}`,
-  );
 }
