@@ -5,8 +5,9 @@ import { join } from "node:path";
 import type { Writable } from "node:stream";
 import { type SyncFile, writeFailure } from "./errors";
 import { HashedIdSet, hashId, WORDS } from "./HashedIdSet";
-import { endStream, jsonLine, writeChunk, writeJsonLine } from "./jsonLines";
+import { endStream, jsonLine, jsonLinesBytes, writeChunk, writeJsonLine } from "./jsonLines";
 import {
+  type GrantRecord,
   type RecordKind,
   SNAPSHOT_VERSION,
   type SnapshotRecord,
@@ -186,9 +187,8 @@ export class SnapshotAssembler {
 
   /** Writes a page's new records with one write to each stream (a write a record cost a third of the CPU). */
   async #writePage(records: readonly SnapshotRecord[]): Promise<void> {
-    let out = "";
-    let spool = "";
-    let grants = 0;
+    const out: SnapshotRecord[] = [];
+    const grants: GrantRecord[] = [];
     for (const record of records) {
       switch (record.kind) {
         case "resource_type":
@@ -203,20 +203,21 @@ export class SnapshotAssembler {
           break;
         case "grant":
           if (this.#grants.add(record.id)) {
-            const at = grants * SPOOL_HASH_WORDS;
+            const at = grants.length * SPOOL_HASH_WORDS;
             if (at === this.#pageHashes.length) this.#growPageHashes();
             this.#hashEntitlement(record.entitlement, this.#pageHashes, at);
             this.#hashResource(record.principal, this.#pageHashes, at + WORDS);
-            spool += jsonLine(record);
-            grants++;
+            grants.push(record);
           }
           continue;
       }
       this.#counts[record.kind]++;
-      out += jsonLine(record);
+      out.push(record);
     }
-    if (grants > 0) await writeChunk(this.#spool, spoolFrame(grants, this.#pageHashes, spool));
-    if (out.length > 0) await writeChunk(this.#out, out);
+    if (grants.length > 0) {
+      await writeChunk(this.#spool, spoolFrame(grants, this.#pageHashes));
+    }
+    if (out.length > 0) await writeChunk(this.#out, jsonLinesBytes(out));
   }
 
   /**
@@ -331,14 +332,12 @@ interface SpoolFrame {
   lines: Buffer;
 }
 
-function spoolFrame(grants: number, hashes: Uint32Array, lines: string): Buffer {
-  const hashBytes = grants * SPOOL_HASH_WORDS * 4;
-  const lineBytes = Buffer.byteLength(lines);
-  const frame = Buffer.allocUnsafe(SPOOL_HEADER_BYTES + hashBytes + lineBytes);
-  frame.writeUInt32LE(grants, 0);
-  frame.writeUInt32LE(lineBytes, 4);
+function spoolFrame(grants: readonly GrantRecord[], hashes: Uint32Array): Buffer {
+  const hashBytes = grants.length * SPOOL_HASH_WORDS * 4;
+  const frame = jsonLinesBytes(grants, SPOOL_HEADER_BYTES + hashBytes);
+  frame.writeUInt32LE(grants.length, 0);
+  frame.writeUInt32LE(frame.length - SPOOL_HEADER_BYTES - hashBytes, 4);
   frame.set(new Uint8Array(hashes.buffer, hashes.byteOffset, hashBytes), SPOOL_HEADER_BYTES);
-  frame.write(lines, SPOOL_HEADER_BYTES + hashBytes);
   return frame;
 }
 

@@ -12,6 +12,39 @@ export function jsonLine(value: unknown): string {
 }
 
 /**
+ * The JSON Lines of `values` (objects) as UTF-8 bytes after `reserve` bytes left for the caller:
+ * exactly the bytes of `jsonLine` for each, from one `JSON.stringify` of them all (twice as fast
+ * as one a value). In the array's text `},{` stands between each two values; when it stands
+ * nowhere else (no string holds one), each becomes `}\n{`, and the closing `]` the last line's
+ * end. Otherwise the values are serialised one by one.
+ */
+export function jsonLinesBytes(values: readonly object[], reserve = 0): Buffer {
+  if (values.length === 0) return Buffer.allocUnsafe(reserve);
+  const text = JSON.stringify(values).slice(1);
+  const bytes = Buffer.allocUnsafe(reserve + Buffer.byteLength(text));
+  bytes.write(text, reserve);
+  const lines = bytes.subarray(reserve);
+  let between = 0;
+  for (let at = lines.indexOf(SEPARATOR); at !== -1; at = lines.indexOf(SEPARATOR, at + 3)) {
+    lines[at + 1] = NEWLINE;
+    between++;
+  }
+  if (between !== values.length - 1) return oneByOne(values, reserve);
+  lines[lines.length - 1] = NEWLINE;
+  return bytes;
+}
+
+const SEPARATOR = Buffer.from("},{");
+const NEWLINE = 0x0a;
+
+function oneByOne(values: readonly object[], reserve: number): Buffer {
+  const text = values.map(jsonLine).join("");
+  const bytes = Buffer.allocUnsafe(reserve + Buffer.byteLength(text));
+  bytes.write(text, reserve);
+  return bytes;
+}
+
+/**
  * Writes `chunk` (text as UTF-8) and waits for the stream to drain when its buffer is full; a
  * stream that already failed throws its error (it would never drain).
  */

@@ -1,0 +1,54 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { jsonLine, jsonLinesBytes } from "../../lib/sync/jsonLines";
+
+/** What `jsonLinesBytes` must give: each value's `jsonLine`, in order, as UTF-8. */
+const oneByOne = (values: readonly object[]) => Buffer.from(values.map(jsonLine).join(""));
+
+describe("jsonLinesBytes", () => {
+  it("is each value's jsonLine, whatever the values hold (strings with },{, arrays of objects, any text)", () => {
+    // Strings drawn from pieces that matter here: the separator, brackets, quotes, escapes and
+    // characters of several UTF-8 bytes, among any Unicode text.
+    const text = fc.oneof(
+      fc.string({ unit: "binary" }),
+      fc
+        .array(
+          fc.constantFrom(
+            "},{",
+            "}",
+            "{",
+            ",",
+            '"',
+            "\\",
+            "\n",
+            "\u2028",
+            "é",
+            "東",
+            "😀",
+            "\ud800",
+            "a",
+          ),
+        )
+        .map((pieces) => pieces.join("")),
+    );
+    const value = fc.letrec((tie) => ({
+      leaf: fc.oneof(text, fc.integer(), fc.boolean(), fc.constant(null)),
+      object: fc.dictionary(text, fc.oneof(tie("leaf"), tie("array"), tie("object")), {
+        maxKeys: 4,
+      }),
+      array: fc.array(fc.oneof(tie("leaf"), tie("object")), { maxLength: 3 }),
+    }));
+    fc.assert(
+      fc.property(fc.array(value.object, { maxLength: 8 }), fc.nat(16), (values, reserve) => {
+        const bytes = jsonLinesBytes(values, reserve);
+        expect(bytes.length).toBe(reserve + oneByOne(values).length);
+        expect(bytes.subarray(reserve).equals(oneByOne(values))).toBe(true);
+      }),
+      { seed: 16, numRuns: 2_000 },
+    );
+  });
+
+  it("gives only the reserved bytes for no values", () => {
+    expect(jsonLinesBytes([], 8)).toHaveLength(8);
+  });
+});
