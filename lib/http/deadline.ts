@@ -13,6 +13,7 @@
  * caller's signal (a Lambda about to run out of time, a service stopping) aborts the same
  * controller, and is unlinked when the attempt ends.
  */
+import { onAbort } from "./abortListeners";
 
 /**
  * Runs `attempt` with a signal that aborts after `timeoutMs` or when `outer` does. A failure once
@@ -27,16 +28,14 @@ export async function withDeadline<T>(
   const timer = setTimeout(() => {
     controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError"));
   }, timeoutMs);
-  const follow = () => controller.abort(outer?.reason);
-  if (outer?.aborted) follow();
-  else outer?.addEventListener("abort", follow, { once: true });
+  const unlink = outer ? onAbort(outer, () => controller.abort(outer.reason)) : undefined;
   try {
     return await attempt(controller.signal);
   } catch (error) {
     throw controller.signal.aborted ? controller.signal.reason : error;
   } finally {
     clearTimeout(timer);
-    outer?.removeEventListener("abort", follow);
+    unlink?.();
   }
 }
 

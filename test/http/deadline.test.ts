@@ -5,6 +5,7 @@
  * run during the read (with `AbortSignal.timeout` handed to fetch, a collection cut the timeout off
  * from the body, which was then read for ever).
  */
+import { getEventListeners } from "node:events";
 import { access } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -19,6 +20,7 @@ import {
   RateLimiter,
   type RequestContext,
 } from "../../lib/http";
+import { withDeadline } from "../../lib/http/deadline";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { collectGarbage, loopbackServer, trickleForever, within } from "../helpers/slowAnswers";
 import { makeTempDir } from "../helpers/tempDir";
@@ -98,6 +100,28 @@ describe("a body that trickles in for ever", () => {
     expect(error).toBeInstanceOf(AbortedError);
     expect(seen.requests).toBe(1);
     await vi.waitFor(() => expect(seen.closed).toBe(1));
+  });
+});
+
+describe("attempts sharing one caller signal", () => {
+  it("add one abort listener to it however many run (Node warns of a leak past 10), and all end when it fires", async () => {
+    const caller = new AbortController();
+    let started = 0;
+    const attempts = Array.from({ length: 20 }, () =>
+      withDeadline(60_000, caller.signal, (signal) => {
+        return new Promise<never>((_, reject) => {
+          started++;
+          signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+        });
+      }).catch((error: unknown) => error),
+    );
+
+    expect(started).toBe(20);
+    expect(getEventListeners(caller.signal, "abort")).toHaveLength(1);
+    caller.abort(new Error("stopping"));
+    const outcomes = await Promise.all(attempts);
+
+    expect(outcomes.map((e) => (e as Error).message)).toEqual(Array(20).fill("stopping"));
   });
 });
 
