@@ -7,11 +7,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { readdir, readFile, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { buildSync } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
+import { bundleScript } from "../helpers/bundleScript";
 import { makeTempDir } from "../helpers/tempDir";
 
 const PREVIOUS = '{"kind":"sync_start","note":"the previous snapshot"}\n';
@@ -117,9 +117,8 @@ describe("sync's temporary files on every way out", () => {
     const dir = await makeTempDir();
     const script = join(dir, "crash.mjs");
     const victim = join(dir, ".s.jsonl.x.partial");
-    buildSync({
-      stdin: {
-        contents: `
+    bundleScript(
+      `
           import { writeFileSync } from "node:fs";
           import { registerTempFile, removeTempFilesOnExit } from "./lib/sync/tempFiles";
           removeTempFilesOnExit();
@@ -127,15 +126,8 @@ describe("sync's temporary files on every way out", () => {
           registerTempFile(${JSON.stringify(victim)});
           setTimeout(() => { throw new Error("crash for the test"); }, 1);
         `,
-        resolveDir: resolve("."),
-        loader: "ts",
-      },
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      outfile: script,
-      logLevel: "silent",
-    });
+      script,
+    );
     const child = spawn(process.execPath, [script]);
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));

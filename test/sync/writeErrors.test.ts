@@ -14,13 +14,13 @@ import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createWriteStream, existsSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { promisify } from "node:util";
-import { buildSync } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { grant, SnapshotAssembler, type SnapshotRecord } from "../../lib/sync";
 import { WriteFailedError, writeFailure } from "../../lib/sync/errors";
+import { bundleScript } from "../helpers/bundleScript";
 import { makeTempDir } from "../helpers/tempDir";
 
 const users = (from: number, count: number): SnapshotRecord[] =>
@@ -159,9 +159,8 @@ describe("a gzip snapshot whose file stops (EFBIG) under the assembler", () => {
     // writes pages of users (no grants: the spool stays empty) under a file size limit of 64 KiB.
     const dir = await makeTempDir();
     const script = join(dir, "gzip.mjs");
-    buildSync({
-      stdin: {
-        contents: `
+    bundleScript(
+      `
           import { randomBytes } from "node:crypto";
           import { SnapshotAssembler } from "./lib/sync/SnapshotAssembler";
           import { SnapshotFile } from "./lib/sync/SnapshotFile";
@@ -181,15 +180,8 @@ describe("a gzip snapshot whose file stops (EFBIG) under the assembler", () => {
             console.log(error.code, error.message);
           }
         `,
-        resolveDir: resolve("."),
-        loader: "ts",
-      },
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      outfile: script,
-      logLevel: "silent",
-    });
+      script,
+    );
 
     const { stdout } = await promisify(execFile)(
       "/bin/sh",
