@@ -42,8 +42,9 @@ export interface Permit {
 }
 
 /**
- * Bounds the requests to one upstream: at most `maxConcurrency` in flight, started no faster than
- * the `AdaptiveRate` allows, and none while a block holds them (one probe at a time after it).
+ * Bounds the requests to one upstream: at most `maxConcurrency` in flight (fewer when the
+ * `AdaptiveRate` has learned that the upstream caps them), started no faster than it allows, and
+ * none while a block holds them (one probe at a time after it).
  */
 export class RateLimiter {
   readonly #maxConcurrency: number;

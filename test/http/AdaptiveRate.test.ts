@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import {
   AdaptiveRate,
-  BETA,
+  EDGE_SHARE,
   PROBE_SHARE_OF_BLOCK,
   type StartTicket,
 } from "../../lib/http/AdaptiveRate";
@@ -137,36 +137,33 @@ describe("AdaptiveRate", () => {
     expect(within(run.accepted, 5000, 10_000)).toBeGreaterThanOrEqual(0.9 * 30 * 5);
   });
 
-  it("after a 429 falls back to what was accepted, then probes upward again slowly", () => {
+  it("after a 429 keeps just below the limit, then probes upward and finds a higher one", () => {
     // Prepare: the limit doubles after 10 s.
     const rate = new AdaptiveRate();
     const upstream = { limit: (t: number) => (t < 10_000 ? 50 : 100) };
 
     // Act
-    const early = simulate(rate, upstream, { ms: 3000 });
-    const firstRefusal = early.refused[0] as number;
+    const run = simulate(rate, upstream, { ms: 45_000 });
 
-    // Assess: lowered to BETA of the accepted 50, then back to about 50 (the plateau).
-    expect(firstRefusal).toBeLessThan(2000);
-    expect(rate.maxRate).toBeGreaterThanOrEqual(45);
-    expect(rate.maxRate).toBeLessThanOrEqual(52);
-
-    const rest = simulate(rate, upstream, { ms: 45_000 });
-    // Probed past the old limit once the upstream allowed more: well above 50 at the end.
-    expect(within(rest.accepted, 40_000, 45_000)).toBeGreaterThanOrEqual(5 * 75);
+    // Assess: refused within the first two seconds, then close to 50 a second until the limit
+    // rose; probed past the old limit once the upstream allowed more: well above 50 at the end.
+    expect(run.refused[0]).toBeLessThan(2000);
+    expect(within(run.accepted, 3000, 10_000)).toBeGreaterThanOrEqual(0.93 * 50 * 7);
+    expect(within(run.accepted, 40_000, 45_000)).toBeGreaterThanOrEqual(5 * 75);
     expect(rate.rate).toBeGreaterThan(75);
   });
 
-  it("lowers the rate to BETA of the accepted rate on the first 429", () => {
+  it("on the first 429 keeps EDGE_SHARE of what was accepted, and the rate refused as the edge", () => {
     const rate = new AdaptiveRate({ requestsPerSecond: 0 });
     const tickets = Array.from({ length: 60 }, (_, i) => rate.start(i * 25));
     for (const [i, ticket] of tickets.slice(0, 59).entries()) rate.accepted(ticket, i * 25 + 10);
 
     rate.refused(tickets[59] as StartTicket, 59 * 25 + 10, 1000);
 
-    // 39 accepted within the last second: the maximum is 39 a second, the rate 39 x BETA.
-    expect(rate.maxRate).toBe(39);
-    expect(rate.rate).toBeCloseTo(39 * BETA);
+    // 39 accepted within the last second: the pace is 39 x EDGE_SHARE; sent at 40 a second over
+    // the half second before the refused one: the edge.
+    expect(rate.rate).toBeCloseTo(39 * EDGE_SHARE);
+    expect(rate.maxRate).toBe(40);
   });
 
   it("waits out a quota block with one probe at a time, ending soon after the block", () => {

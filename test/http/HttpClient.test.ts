@@ -287,7 +287,8 @@ describe("RateLimiter", () => {
         starts.push(Date.now());
         inFlight++;
         peak = Math.max(peak, inFlight);
-        await new Promise((r) => setTimeout(r, 10));
+        // Longer than the pace's 50 ms: starts overlap, two at most.
+        await new Promise((r) => setTimeout(r, 70));
         inFlight--;
         permit?.accepted();
       }),
@@ -307,8 +308,8 @@ describe("RateLimiter", () => {
         order.push(name);
         permit?.accepted();
       });
-    // Paced at 4 a second, the three wait (the first ran the burst allowance down); the list's
-    // next page goes first.
+    // Paced evenly at 4 a second, the three wait behind the first; the list's next page goes
+    // first.
     await Promise.all([start("member 1"), start("member 2"), start("next page", 1)]);
     expect(order).toEqual(["next page", "member 1", "member 2"]);
   });

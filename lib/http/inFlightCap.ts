@@ -1,0 +1,133 @@
+/**
+ * A cap on requests in flight, learned for an upstream that limits them rather than their rate
+ * (nginx `limit_conn`, a server's pool of workers): such an upstream refuses a request for the
+ * number already in flight when it arrives, whatever the pace. Its signature: the recent refusals
+ * all started with at least `n` requests in flight, spread over more than a moment, while every
+ * request that started with fewer was accepted. The cap is then `n - 1`; a refusal the cap
+ * explains says nothing of the rate (the caller does not lower its pace for it).
+ *
+ * Once the cap has been full for a while with no refusal, one more is tried; a refusal at that
+ * level takes it back and doubles the wait before the next try (a cap that was right costs one
+ * refusal per try, ever fewer). The decisions only, with the clock passed in.
+ */
+
+/** Answers weighed: those of the last this long (their level at start, whether refused). */
+export const LEVEL_HISTORY_MS = 10_000;
+/** Refusals at or above a level that make a cap, at least this far apart in all. */
+export const CAP_AFTER_REFUSALS = 2;
+export const CAP_EVIDENCE_SPAN_MS = 1000;
+/** Requests accepted below that level (and none refused there) that the cap needs. */
+export const CAP_AFTER_ACCEPTED_BELOW = 10;
+/** A refused share at or above the level below this is a rate's doing, not a cap's. */
+export const CAP_REFUSED_SHARE = 0.1;
+/** A full cap with no refusal for this long is raised by one (doubled after each failed try). */
+export const CAP_PROBE_MS = 3000;
+
+interface Answer {
+  level: number;
+  refused: boolean;
+  at: number;
+}
+
+export class InFlightCap {
+  #inFlight = 0;
+  #cap = Number.POSITIVE_INFINITY;
+  readonly #answers: Answer[] = [];
+  /** When the cap was set or last raised; whether it has been full since; a raise on trial. */
+  #changedAt = 0;
+  #filled = false;
+  #trying = false;
+  #tryAfterMs = CAP_PROBE_MS;
+  #lastRefusal = Number.NEGATIVE_INFINITY;
+
+  /** The learned cap (`Infinity` until one is learned). */
+  get cap(): number {
+    return this.#cap;
+  }
+
+  /** Whether another start would pass the cap. */
+  get full(): boolean {
+    return this.#inFlight >= this.#cap;
+  }
+
+  /** A start: its level, the requests in flight with it included. */
+  started(): number {
+    this.#inFlight++;
+    if (this.#inFlight >= this.#cap) this.#filled = true;
+    return this.#inFlight;
+  }
+
+  /** An answer that says nothing of the upstream's limits (no answer at all). */
+  unanswered(): void {
+    this.#inFlight--;
+  }
+
+  /**
+   * An answer to a request that started at `level`. For a refusal, whether the cap explains it
+   * (a cap just learned, a raise refused, or a level the cap would not allow now).
+   */
+  answered(level: number, refused: boolean, now: number): boolean {
+    this.#inFlight--;
+    this.#answers.push({ level, refused, at: now });
+    while ((this.#answers[0] as Answer).at <= now - LEVEL_HISTORY_MS) this.#answers.shift();
+    if (!refused) {
+      this.#tryRaise(now);
+      return false;
+    }
+    this.#lastRefusal = now;
+    if (this.#trying && level >= this.#cap) {
+      this.#cap--;
+      this.#trying = false;
+      this.#tryAfterMs *= 2;
+      this.#changed(now);
+      return true;
+    }
+    if (level > this.#cap) return true;
+    if (level >= 2 && this.#refusedByLevel(level, now)) {
+      this.#cap = level - 1;
+      this.#trying = false;
+      this.#tryAfterMs = CAP_PROBE_MS;
+      this.#changed(now);
+      return true;
+    }
+    return false;
+  }
+
+  #refusedByLevel(level: number, now: number): boolean {
+    let above = 0;
+    let refusedAbove = 0;
+    let below = 0;
+    let firstRefusal = now;
+    for (const answer of this.#answers) {
+      if (answer.level < level) {
+        if (answer.refused) return false;
+        below++;
+      } else {
+        above++;
+        if (answer.refused) {
+          refusedAbove++;
+          firstRefusal = Math.min(firstRefusal, answer.at);
+        }
+      }
+    }
+    if (refusedAbove < CAP_AFTER_REFUSALS || below < CAP_AFTER_ACCEPTED_BELOW) return false;
+    // Every start at that level or above refused, or refusals there spread over a while.
+    if (refusedAbove === above) return true;
+    return now - firstRefusal >= CAP_EVIDENCE_SPAN_MS && refusedAbove >= CAP_REFUSED_SHARE * above;
+  }
+
+  #tryRaise(now: number): void {
+    if (!Number.isFinite(this.#cap) || !this.#filled) return;
+    if (now - this.#changedAt < this.#tryAfterMs || now - this.#lastRefusal < this.#tryAfterMs) {
+      return;
+    }
+    this.#cap++;
+    this.#trying = true;
+    this.#changed(now);
+  }
+
+  #changed(now: number): void {
+    this.#changedAt = now;
+    this.#filled = this.#inFlight >= this.#cap;
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The learned rate against every limiter kind of the simulators' catalogue, on a fake clock
+ * (`upstreamModel.ts`): 30 simulated seconds of endless work, 16 in flight at most, 40 ms a
+ * request, nothing configured. The token bucket, the fixed window and the cap in flight are the
+ * catalogue's own (`createLimiter`: the npm libraries `limiter` and `rate-limiter-flexible`, whose
+ * clocks vitest fakes); the sliding log is a model of `rolling-rate-limiter`'s, written here
+ * because that library reads `microtime`, which no fake clock reaches. Each kind is asserted to
+ * keep most of its rate with few 429s, in each way it can say no (`Retry-After` in seconds, as a
+ * date, none, `RateLimit-*` headers), which the controller before issue 16 did not (a bucket of
+ * one held it at a tenth of the rate, a bucket of 50 cost over a hundred 429s).
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { AdaptiveRate } from "../../lib/http/AdaptiveRate";
+import { createLimiter, type LimiterSettings } from "../../lib/simulators/limiters";
+import {
+  acceptedRate,
+  type ModelOptions,
+  runModel,
+  startFakeClock,
+  type Upstream,
+} from "./upstreamModel";
+
+beforeEach(startFakeClock);
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** `rolling-rate-limiter`'s in-memory log: at most `limit` in any window, refusals logged too. */
+function slidingLog(limit: number, windowMs: number, say: Say): Upstream {
+  let log: number[] = [];
+  return {
+    async admit() {
+      const now = performance.now();
+      log = log.filter((t) => t > now - windowMs);
+      log.push(now);
+      const accepted = log.length <= limit;
+      const waitMs = log.length >= limit ? (log[log.length - limit] as number) + windowMs - now : 0;
+      const headers: Record<string, string> = {};
+      if (say.headers) {
+        headers["ratelimit-limit"] = String(limit);
+        headers["ratelimit-remaining"] = String(Math.max(0, limit - log.length));
+        headers["ratelimit-reset"] = String(windowMs / 1000);
+      }
+      if (!accepted && say.retryAfter === "seconds") {
+        headers["retry-after"] = String(Math.max(1, Math.ceil(waitMs / 1000)));
+      }
+      return { accepted, headers };
+    },
+    release() {},
+  };
+}
+
+interface Say {
+  retryAfter: "seconds" | "date" | "none";
+  headers?: "ratelimit";
+}
+
+const SAYS: Array<[string, Say]> = [
+  ["Retry-After in seconds", { retryAfter: "seconds" }],
+  ["Retry-After as a date", { retryAfter: "date" }],
+  ["no Retry-After", { retryAfter: "none" }],
+  ["RateLimit headers, no Retry-After", { retryAfter: "none", headers: "ratelimit" }],
+];
+
+interface Kind {
+  name: string;
+  upstream: (say: Say) => Upstream;
+  /** Requests per second the limiter sustains. */
+  rate: number;
+  /** Accepted per second from 5 s to 30 s, at least, as a share of `rate`. */
+  share: number;
+  /** 429s in all, at most (about 2% of the requests, unless said). */
+  refusals: number;
+  /** A window's limit, told by `RateLimit-*` headers, is kept without a single 429. */
+  windowed?: boolean;
+  model?: Partial<ModelOptions>;
+}
+
+const catalogue = (settings: LimiterSettings) => (say: Say) =>
+  createLimiter({ ...settings, ...say }) as Upstream;
+
+const KINDS: Kind[] = [
+  {
+    // Any two requests that arrive closer than 20 ms: the stalls refuse a few at any pace.
+    name: "token bucket of 50/s, burst 1 (nginx limit_req), upstream stalls of up to 20 ms",
+    upstream: catalogue({ kind: "token_bucket", ratePerSecond: 50, burst: 1 }),
+    rate: 50,
+    share: 0.8,
+    refusals: 30,
+    model: { stallsPerSecond: 1, stallMs: 20 },
+  },
+  {
+    name: "token bucket of 50/s, burst 5",
+    upstream: catalogue({ kind: "token_bucket", ratePerSecond: 50, burst: 5 }),
+    rate: 50,
+    share: 0.95,
+    refusals: 30,
+  },
+  {
+    name: "token bucket of 50/s, burst 50",
+    upstream: catalogue({ kind: "token_bucket", ratePerSecond: 50, burst: 50 }),
+    rate: 50,
+    share: 0.95,
+    refusals: 40,
+  },
+  {
+    name: "fixed window of 50 per second",
+    upstream: catalogue({ kind: "fixed_window", limit: 50, windowSeconds: 1 }),
+    rate: 50,
+    share: 0.95,
+    refusals: 40,
+    windowed: true,
+  },
+  {
+    // Each window is spent at full speed, as soon as it opens: from 5 s to 30 s, the two windows
+    // that open at 10 s and 20 s. Each end refuses the 16 in flight, and the probes.
+    name: "fixed window of 500 per 10 s",
+    upstream: catalogue({ kind: "fixed_window", limit: 500, windowSeconds: 10 }),
+    rate: 1000 / 25,
+    share: 0.99,
+    refusals: 100,
+    windowed: true,
+  },
+  {
+    name: "sliding log of 50 per second (refusals count)",
+    upstream: (say) => slidingLog(50, 1000, say),
+    rate: 50,
+    share: 0.9,
+    refusals: 40,
+    windowed: true,
+  },
+  {
+    // 2 in flight for 41 ms each (40 ms, and the way there and back): 48.8 a second at most.
+    name: "cap of 2 in flight",
+    upstream: catalogue({ kind: "in_flight", maxInFlight: 2 }),
+    rate: 2000 / 41,
+    share: 0.95,
+    refusals: 15,
+  },
+];
+
+describe("AdaptiveRate against each limiter kind, nothing configured", () => {
+  for (const kind of KINDS) {
+    describe(kind.name, () => {
+      for (const [sayName, say] of SAYS) {
+        const most = say.headers && kind.windowed ? 0 : kind.refusals;
+        it(`${sayName}: keeps ${kind.share * 100}% of its rate, ${most} 429s at most in 30 s`, async () => {
+          // Prepare
+          const rate = new AdaptiveRate();
+
+          // Act
+          const run = await runModel(rate, kind.upstream(say), { seconds: 30, ...kind.model });
+
+          // Assess
+          expect(acceptedRate(run, 5000, 30_000)).toBeGreaterThanOrEqual(kind.share * kind.rate);
+          expect(run.refused.length).toBeLessThanOrEqual(most);
+        });
+      }
+    });
+  }
+});

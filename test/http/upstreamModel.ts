@@ -1,0 +1,183 @@
+/**
+ * A client with endless work against one upstream limiter, as a discrete simulation on vitest's
+ * fake clock: `concurrency` requests in flight at most, each started when `AdaptiveRate` allows,
+ * answered `latencyMs` after it arrives, a refused one sent again when its verdict says (the way
+ * `HttpClient` and `RateLimiter` do it). Times carry a little seeded jitter (a timer fires up to
+ * 1 ms late, a request takes up to 0.5 ms to arrive), and the upstream may stall now and then
+ * (a busy event loop, a garbage collection: the requests that arrive meanwhile are decided
+ * together when it ends), so a bucket of one sees requests closer than they were sent. The same
+ * seed gives the same run; nothing here reads the real clock.
+ *
+ * The limiter decides with the clock the fake timers set (`performance.now()`, `Date.now()`), so
+ * the catalogue's limiters (`lib/simulators/limiters`: the npm libraries themselves) run here.
+ */
+import { vi } from "vitest";
+import type { AdaptiveRate, StartTicket } from "../../lib/http/AdaptiveRate";
+import { parseRetryAfter } from "../../lib/http/retryPolicy";
+
+/** What the simulators' limiters answer (`UpstreamLimiter`), or a model of one. */
+export interface Upstream {
+  admit(): Promise<{ accepted: boolean; headers: Record<string, string> }>;
+  release(): void;
+}
+
+export interface ModelOptions {
+  seconds: number;
+  concurrency?: number;
+  latencyMs?: number;
+  seed?: number;
+  /** Upstream stalls per second, each up to `stallMs` long. */
+  stallsPerSecond?: number;
+  stallMs?: number;
+}
+
+export interface ModelRun {
+  /** Answer times (ms from the start) of accepted and of refused requests. */
+  accepted: number[];
+  refused: number[];
+  /** The most requests in flight at once. */
+  peakInFlight: number;
+}
+
+/** The fake clock's time at the start of a run: `Date.now()` reads it plus the simulated ms. */
+export const EPOCH = Date.parse("2026-11-24T10:00:00Z");
+
+export function startFakeClock(): void {
+  vi.useFakeTimers({ now: EPOCH, toFake: ["Date", "performance", "setTimeout", "clearTimeout"] });
+}
+
+export async function runModel(
+  rate: AdaptiveRate,
+  upstream: Upstream,
+  options: ModelOptions,
+): Promise<ModelRun> {
+  const concurrency = options.concurrency ?? 16;
+  const latency = options.latencyMs ?? 40;
+  const random = seeded(options.seed ?? 1);
+  const end = options.seconds * 1000;
+  const run: ModelRun = { accepted: [], refused: [], peakInFlight: 0 };
+  const events = new EventQueue();
+  let clock = 0;
+  let inFlight = 0;
+  let stallUntil = 0;
+  let stallQueue = 0;
+
+  /** Waiting workers, and the one timer that wakes the first of them. */
+  const waiting: Array<() => void> = [];
+  let wakeAt = Number.POSITIVE_INFINITY;
+  const pump = () => {
+    while (waiting.length > 0) {
+      const at = rate.nextStartAt(EPOCH + clock);
+      if (at === undefined) return; // an answer wakes it
+      if (at > EPOCH + clock) {
+        if (at < wakeAt) {
+          wakeAt = at;
+          events.at(at - EPOCH + random(), () => {
+            wakeAt = Number.POSITIVE_INFINITY;
+            pump();
+          });
+        }
+        return;
+      }
+      (waiting.shift() as () => void)();
+    }
+  };
+
+  const send = () => {
+    waiting.push(() => {
+      const ticket = rate.start(EPOCH + clock);
+      inFlight++;
+      run.peakInFlight = Math.max(run.peakInFlight, inFlight);
+      let arrival = clock + 0.1 + 0.4 * random();
+      if (arrival < stallUntil) {
+        stallQueue += 0.01;
+        arrival = stallUntil + stallQueue;
+      } else {
+        stallQueue = 0;
+      }
+      events.at(arrival, async () => {
+        const decision = await upstream.admit();
+        events.at(clock + latency + random(), () => {
+          if (decision.accepted) upstream.release();
+          events.at(clock + 0.1 + 0.4 * random(), () => answer(ticket, decision));
+        });
+      });
+    });
+    pump();
+  };
+
+  const answer = (
+    ticket: StartTicket,
+    decision: { accepted: boolean; headers: Record<string, string> },
+  ) => {
+    inFlight--;
+    const headers = new Headers(decision.headers);
+    if (decision.accepted) {
+      run.accepted.push(clock);
+      rate.accepted(ticket, EPOCH + clock, headers);
+      send();
+    } else {
+      run.refused.push(clock);
+      const retryAfter = parseRetryAfter(headers.get("retry-after"), EPOCH + clock);
+      const { retryAt } = rate.refused(ticket, EPOCH + clock, retryAfter, headers);
+      events.at(Math.max(clock, retryAt - EPOCH + random()), send);
+    }
+    pump();
+  };
+
+  if (options.stallsPerSecond) {
+    const stallEvery = 1000 / options.stallsPerSecond;
+    const stall = () => {
+      stallUntil = Math.max(stallUntil, clock + random() * (options.stallMs ?? 20));
+      events.at(clock + stallEvery * 2 * random(), stall);
+    };
+    events.at(stallEvery * random(), stall);
+  }
+  for (let i = 0; i < concurrency; i++) send();
+  for (let event = events.next(); event && event.at <= end; event = events.next()) {
+    vi.advanceTimersByTime(event.at - clock);
+    clock = event.at;
+    await event.run();
+  }
+  vi.advanceTimersByTime(end - clock);
+  return run;
+}
+
+/** Events in time order (ties in the order they were added). */
+class EventQueue {
+  readonly #events: Array<{ at: number; seq: number; run: () => void | Promise<void> }> = [];
+  #seq = 0;
+
+  at(at: number, run: () => void | Promise<void>): void {
+    const event = { at, seq: this.#seq++, run };
+    let i = this.#events.length;
+    while (i > 0 && before(event, this.#events[i - 1] as typeof event)) i--;
+    this.#events.splice(i, 0, event);
+  }
+
+  next() {
+    return this.#events.shift();
+  }
+}
+
+function before(a: { at: number; seq: number }, b: { at: number; seq: number }): boolean {
+  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+}
+
+/** xorshift32: the same numbers in [0, 1) for the same seed. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state ^= state << 13;
+    state >>>= 0;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    return state / 4_294_967_296;
+  };
+}
+
+/** Accepted per second between `from` and `to` (ms from the start). */
+export function acceptedRate(run: ModelRun, from: number, to: number): number {
+  return (run.accepted.filter((t) => t >= from && t < to).length * 1000) / (to - from);
+}
