@@ -113,7 +113,9 @@ export function compactProfile(
 ): Record<string, string | number | boolean> | undefined {
   let profile: Record<string, string | number | boolean> | undefined;
   for (const [key, value] of Object.entries(fields)) {
-    if (value !== undefined && value !== null && value !== "") (profile ??= {})[key] = value;
+    if (value === undefined || value === null || value === "") continue;
+    profile ??= {};
+    profile[key] = value;
   }
   return profile;
 }
