@@ -29,6 +29,16 @@
  * - A block (a long `Retry-After`, or nothing but 429s since an episode began: a window used up,
  *   a quota) stops every start; one request probes alone, first after `FIRST_PROBE_MS`, then ever
  *   further apart with the block's age.
+ * - Refusals that keep coming whatever the pace (a server that refuses every fifth request, with
+ *   no `Retry-After`) are noise, not a rate: each refusal-driven cut is a trial, and once
+ *   `EPISODE_ANSWERS` answers of requests sent after it show a refused share nearer the share
+ *   before it than the one a rate limit would leave at the lower pace (none below a bucket's
+ *   rate, `1 - accepted / pace` above it), the pace goes back to where the trial began and
+ *   refusals at up to `NOISE_MARGIN` times that share (counted since) no longer cut it or move
+ *   the edge. Shares below `NOISE_SHARE_MIN` are too rare to tell; `NOISE_SHARE_MAX` or more is
+ *   never noise. Without this a client whose demand is below its pace (pages read one after
+ *   another) cut below the accepted rate at each such 429 and spiralled down to `MIN_RATE`
+ *   (every fifth refused: 1.2 req/s against a demand of 12; now 12, `limiterKinds.test.ts`).
  * - An upstream that caps requests in flight is recognised by the level its 429s start at
  *   (`InFlightCap`): the cap then bounds the starts, and those 429s do not lower the pace.
  * A configured rate is a hard ceiling; 0 paces nothing until a 429.
@@ -86,6 +96,11 @@ export const WINDOW_MS = 1000;
 export const ARRIVAL_SKEW_MS = 5;
 /** Answers refused, and none accepted, since an episode began, that make a block. */
 export const BLOCK_AFTER_REFUSALS = 3;
+/** A refused share up to this many times the noise learned does not cut; this much or more never is noise. */
+export const NOISE_MARGIN = 2;
+export const NOISE_SHARE_MAX = 0.5;
+/** Refusals rarer than this share, before a cut or after it, are not weighed as noise (too few to tell). */
+export const NOISE_SHARE_MIN = 0.1;
 /** A `RateLimit-Limit` below this is not taken as a rate (a bucket's burst, a cap in flight). */
 export const HEADER_LIMIT_MIN = 10;
 /** A `RateLimit-Limit` per window up to this long may be a rate; a longer one is an allowance. */
@@ -157,6 +172,13 @@ interface Episode {
   anyRefused: number;
 }
 
+/** A refusal-driven cut on trial: the pace and edge before it, and the refused share that led to it. */
+interface CutTrial {
+  pace: number;
+  maxRate: number;
+  share: number;
+}
+
 /** What `RateLimit-*` headers showed: a limit per window, once it is shown to count requests. */
 interface HeaderLimit {
   limit: number;
@@ -185,6 +207,11 @@ export class AdaptiveRate {
   readonly #accepted: number[] = [];
   #episode: Episode | undefined;
   #lastRefusal = Number.NEGATIVE_INFINITY;
+  /** Answers of requests started from `from` on (a 429 for the number in flight not counted). */
+  #tally = { from: Number.NEGATIVE_INFINITY, accepted: 0, refused: 0 };
+  #trial: CutTrial | undefined;
+  /** The refused share shown not to fall with the pace (0: none shown). */
+  #noiseShare = 0;
   readonly #inFlight = new InFlightCap();
   /** A block: no start before `#heldUntil`; then one probe at a time until one is accepted. */
   #heldUntil = 0;
@@ -266,6 +293,7 @@ export class AdaptiveRate {
     this.#forget(now);
     this.#inFlight.answered(ticket.level, false, now);
     this.#accepted.push(now);
+    if (ticket.startedAt >= this.#tally.from) this.#tally.accepted++;
     if (ticket.probe) {
       this.#probeInFlight = false;
       this.#blocked = false;
@@ -316,6 +344,7 @@ export class AdaptiveRate {
     }
     const previousRefusal = this.#lastRefusal;
     this.#lastRefusal = now;
+    if (!byCap && !ticket.probe && ticket.startedAt >= this.#tally.from) this.#tally.refused++;
     if (headers) this.#learnFromHeaders(parseRateLimitState(headers, now), now);
     if (ticket.probe) {
       this.#probeInFlight = false;
@@ -354,6 +383,7 @@ export class AdaptiveRate {
 
   /** The first refusal of an episode. */
   #openEpisode(ticket: StartTicket, now: number, previousRefusal: number): void {
+    if (this.#noise()) return;
     const sent = this.#sentBefore(ticket, SENT_SPAN_MS);
     const acceptedRate = this.#acceptedRate(now);
     const sustained =
@@ -380,8 +410,10 @@ export class AdaptiveRate {
     if (this.#slowStart) {
       // Past the edge: back to what was accepted while finding out how far past.
       this.#slowStart = false;
-      this.#maxRate = sent;
-      this.#cut(now, EDGE_SHARE * acceptedRate);
+      if (this.#followsPace(now)) {
+        this.#maxRate = sent;
+        this.#cut(now, EDGE_SHARE * acceptedRate);
+      }
     } else if (probing) {
       // The probe found the edge: back to the plateau and probe later next time; an edge learned
       // too low (from a transient) rises halfway to what was accepted over the window, if higher
@@ -422,12 +454,12 @@ export class AdaptiveRate {
     if (e.suspect && e.refused === 0) return;
     if (e.suspect) this.#cutBelow(now, e);
     if (e.afterBlock) return;
-    if (saturated) {
+    if (saturated && this.#followsPace(now)) {
       // What the upstream accepted per second while refusing the rest is its rate; a rate held
       // a whole window before is not above it (a log that counts refusals accepts ever fewer).
       this.#learnEdge(acceptedPerSecond(e, now), e.sustained);
       this.#cut(now, Math.min(this.#rate, EDGE_SHARE * this.#maxRate));
-    } else if (!e.exit && !e.probe) {
+    } else if (!e.exit && !e.probe && !this.#noise()) {
       // Crossed: the edge is what the upstream accepted over the window before (a window's limit).
       this.#learnEdge(e.acceptedRate);
     }
@@ -442,7 +474,49 @@ export class AdaptiveRate {
 
   /** Back below the rate the refused request was sent at and what was accepted over the window. */
   #cutBelow(now: number, e: Episode): void {
+    if (!this.#followsPace(now)) return;
     this.#cut(now, Math.min(this.#rate, EDGE_SHARE * Math.min(e.sent, e.acceptedRate)));
+  }
+
+  /**
+   * Whether refusals call for a cut: not while their share is noise. A cut follows, and is on
+   * trial until `EPISODE_ANSWERS` answers of requests sent after it: if the share refused did not
+   * fall as a limit's would at the lower pace, the pace and edge go back to the trial's.
+   */
+  #followsPace(now: number): boolean {
+    const tally = this.#tally;
+    const answered = tally.accepted + tally.refused;
+    const share = tally.refused / Math.max(1, answered);
+    const judged =
+      answered >= EPISODE_ANSWERS && share >= NOISE_SHARE_MIN && share < NOISE_SHARE_MAX;
+    if (this.#noise()) return false;
+    const trial = this.#trial;
+    if (trial && judged && trial.share >= NOISE_SHARE_MIN) {
+      const limited = Math.max(0, 1 - ((1 - trial.share) * trial.pace) / this.#rate);
+      if (share >= (trial.share + limited) / 2) {
+        this.#noiseShare = Math.max(this.#noiseShare, share);
+        this.#trial = undefined;
+        this.#rate = Math.min(this.#ceiling, Math.max(this.#rate, trial.pace));
+        this.#maxRate = Math.max(this.#maxRate, trial.maxRate);
+        this.#tally = { from: now, accepted: 0, refused: 0 };
+        return false;
+      }
+    }
+    if (!trial || answered >= EPISODE_ANSWERS) {
+      this.#trial = { pace: this.#rate, maxRate: this.#maxRate, share };
+      this.#tally = { from: now, accepted: 0, refused: 0 };
+    }
+    return true;
+  }
+
+  /** Refusals within the noise learned, or too few answers yet to tell. */
+  #noise(): boolean {
+    const { accepted, refused } = this.#tally;
+    const answered = accepted + refused;
+    return (
+      this.#noiseShare > 0 &&
+      (answered < EPISODE_ANSWERS || refused <= NOISE_MARGIN * this.#noiseShare * answered)
+    );
   }
 
   #cut(now: number, rate: number): void {

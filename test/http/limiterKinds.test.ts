@@ -159,3 +159,29 @@ describe("AdaptiveRate against each limiter kind, nothing configured", () => {
     });
   }
 });
+
+describe("AdaptiveRate against refusals that do not depend on the rate", () => {
+  it("a server refusing every 5th request (no Retry-After) keeps a sequential client within 70% of its demand", async () => {
+    // Prepare: one request at a time, 80 ms each (the Valimail sync's pages): about 12.3 a second.
+    let answered = 0;
+    const everyFifth: Upstream = {
+      async admit() {
+        answered++;
+        return { accepted: answered % 5 !== 0, headers: {} };
+      },
+      release() {},
+    };
+    const rate = new AdaptiveRate();
+    const demand = 1000 / 81;
+
+    // Act
+    const run = await runModel(rate, everyFifth, { seconds: 30, concurrency: 1, latencyMs: 80 });
+
+    // Assess: a pace cut at each 429 fell to 1 request a second before the fix.
+    const sent = run.accepted.length + run.refused.length;
+    const sentLate = [...run.accepted, ...run.refused].filter((t) => t >= 5000).length / 25;
+    expect(sentLate).toBeGreaterThanOrEqual(0.7 * demand);
+    expect(rate.rate).toBeGreaterThanOrEqual(0.7 * demand);
+    expect(sent).toBeGreaterThanOrEqual(0.7 * demand * 30);
+  });
+});
