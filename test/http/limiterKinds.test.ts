@@ -73,6 +73,8 @@ interface Kind {
   refusals: number;
   /** A window's limit, told by `RateLimit-*` headers, is kept without a single 429. */
   windowed?: boolean;
+  /** The cap on requests in flight learned (none for a limit of the rate). */
+  cap?: number;
   model?: Partial<ModelOptions>;
 }
 
@@ -136,6 +138,7 @@ const KINDS: Kind[] = [
     rate: 2000 / 41,
     share: 0.95,
     refusals: 15,
+    cap: 2,
   },
 ];
 
@@ -144,7 +147,7 @@ describe("AdaptiveRate against each limiter kind, nothing configured", () => {
     describe(kind.name, () => {
       for (const [sayName, say] of SAYS) {
         const most = say.headers && kind.windowed ? 0 : kind.refusals;
-        it(`${sayName}: keeps ${kind.share * 100}% of its rate, ${most} 429s at most in 30 s`, async () => {
+        it(`${sayName}: keeps ${kind.share * 100}% of its rate, ${most} 429s at most in 30 s, cap ${kind.cap ?? "none"}`, async () => {
           // Prepare
           const rate = new AdaptiveRate();
 
@@ -154,6 +157,7 @@ describe("AdaptiveRate against each limiter kind, nothing configured", () => {
           // Assess
           expect(acceptedRate(run, 5000, 30_000)).toBeGreaterThanOrEqual(kind.share * kind.rate);
           expect(run.refused.length).toBeLessThanOrEqual(most);
+          expect(rate.concurrency).toBe(kind.cap ?? Number.POSITIVE_INFINITY);
         });
       }
     });
