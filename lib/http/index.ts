@@ -1,4 +1,3 @@
-export { BETA, START_RATE } from "./AdaptiveRate";
 export { newRequestContext, type RequestContext, type SharedRate } from "./context";
 export { type HttpCounters, newCounters } from "./counters";
 export {
@@ -16,6 +15,7 @@ export {
   RateLimiter,
   type RateLimiterSettings,
 } from "./RateLimiter";
+export { BETA, START_RATE } from "./rateConstants";
 export {
   backoffDelayMs,
   DEFAULT_RATE_LIMIT_WAIT_SECONDS,

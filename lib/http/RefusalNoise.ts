@@ -1,0 +1,69 @@
+/**
+ * Refusals that keep coming whatever the pace (`AdaptiveRate.ts`, its header): the answers counted
+ * since the last cut, the cut on trial, and the refused share shown not to fall with the pace.
+ */
+import { EPISODE_ANSWERS, NOISE_MARGIN, NOISE_SHARE_MAX, NOISE_SHARE_MIN } from "./rateConstants";
+import type { StartTicket } from "./rateTypes";
+
+/** A refusal-driven cut on trial: the pace and edge before it, and the refused share that led to it. */
+export interface CutTrial {
+  pace: number;
+  maxRate: number;
+  share: number;
+}
+
+export class RefusalNoise {
+  /** Answers of requests started from `from` on (a 429 for the number in flight not counted). */
+  #tally = { from: Number.NEGATIVE_INFINITY, accepted: 0, refused: 0 };
+  #trial: CutTrial | undefined;
+  /** The refused share shown not to fall with the pace (0: none shown). */
+  #noiseShare = 0;
+
+  accepted(ticket: StartTicket): void {
+    if (ticket.startedAt >= this.#tally.from) this.#tally.accepted++;
+  }
+
+  refused(ticket: StartTicket, byCap: boolean): void {
+    if (!byCap && !ticket.probe && ticket.startedAt >= this.#tally.from) this.#tally.refused++;
+  }
+
+  /**
+   * Whether refusals call for a cut at pace `rate` and edge `maxRate`: not while their share is
+   * noise. A cut follows, and is on trial until `EPISODE_ANSWERS` answers of requests sent after
+   * it: if the share refused did not fall as a limit's would at the lower pace, `revertTo` is the
+   * trial's pace and edge to go back to.
+   */
+  judge(now: number, rate: number, maxRate: number): { follows: boolean; revertTo?: CutTrial } {
+    const tally = this.#tally;
+    const answered = tally.accepted + tally.refused;
+    const share = tally.refused / Math.max(1, answered);
+    const judged =
+      answered >= EPISODE_ANSWERS && share >= NOISE_SHARE_MIN && share < NOISE_SHARE_MAX;
+    if (this.noise()) return { follows: false };
+    const trial = this.#trial;
+    if (trial && judged && trial.share >= NOISE_SHARE_MIN) {
+      const limited = Math.max(0, 1 - ((1 - trial.share) * trial.pace) / rate);
+      if (share >= (trial.share + limited) / 2) {
+        this.#noiseShare = Math.max(this.#noiseShare, share);
+        this.#trial = undefined;
+        this.#tally = { from: now, accepted: 0, refused: 0 };
+        return { follows: false, revertTo: trial };
+      }
+    }
+    if (!trial || answered >= EPISODE_ANSWERS) {
+      this.#trial = { pace: rate, maxRate, share };
+      this.#tally = { from: now, accepted: 0, refused: 0 };
+    }
+    return { follows: true };
+  }
+
+  /** Refusals within the noise learned, or too few answers yet to tell. */
+  noise(): boolean {
+    const { accepted, refused } = this.#tally;
+    const answered = accepted + refused;
+    return (
+      this.#noiseShare > 0 &&
+      (answered < EPISODE_ANSWERS || refused <= NOISE_MARGIN * this.#noiseShare * answered)
+    );
+  }
+}

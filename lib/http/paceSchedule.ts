@@ -1,0 +1,50 @@
+/**
+ * The rate controller's schedules in time (`AdaptiveRate.ts`, its header): how the pace grows on
+ * good answers, and how far apart a block's probes go.
+ */
+import {
+  CUBIC_SCALE,
+  EARLY_PROBE_MAX_MS,
+  EARLY_PROBE_SHARE,
+  EDGE_SHARE,
+  FIRST_PROBE_MS,
+  MAX_PROBE_BACKOFF,
+  MAX_PROBE_INTERVAL_MS,
+  PLATEAU_MS,
+  PROBE_SHARE_OF_BLOCK,
+  REGROW_AFTER_MS,
+  REGROW_GAIN,
+  SLOW_START_DOUBLING_MS,
+} from "./rateConstants";
+
+/** What the pace's growth depends on besides the pace itself. */
+export interface GrowthState {
+  slowStart: boolean;
+  maxRate: number;
+  cutAt: number;
+  plateauFrom: number;
+  failedProbes: number;
+}
+
+/**
+ * The pace after good answers from `last` to `now`, before any cap: slow start doubles; later it
+ * regains the edge, holds, then probes above along a cubic.
+ */
+export function grownPace(rate: number, now: number, last: number, s: GrowthState): number {
+  if (s.slowStart) return rate * 2 ** ((now - last) / SLOW_START_DOUBLING_MS);
+  const plateau = EDGE_SHARE * s.maxRate;
+  if (now - s.cutAt < REGROW_AFTER_MS) return rate;
+  if (rate < plateau) return Math.min(plateau, rate * REGROW_GAIN ** ((now - last) / 1000));
+  const plateauMs = PLATEAU_MS * 2 ** Math.min(s.failedProbes, MAX_PROBE_BACKOFF);
+  const t = Math.max(0, (now - s.plateauFrom - plateauMs) / 1000);
+  return plateau + CUBIC_SCALE * t ** 3;
+}
+
+/** Without a long `Retry-After`: a share of the block's age, so its end is overshot by that much at most. */
+export function probeIntervalMs(age: number): number {
+  const early = Math.min(EARLY_PROBE_MAX_MS, EARLY_PROBE_SHARE * age);
+  return Math.min(
+    MAX_PROBE_INTERVAL_MS,
+    Math.max(FIRST_PROBE_MS, early, PROBE_SHARE_OF_BLOCK * age),
+  );
+}
