@@ -20,6 +20,27 @@ export interface ConnectorIdentity<Name extends string = string> {
   readonly variables: readonly string[];
   /** Those that are secrets: each also read from `<NAME>_FILE`, and redacted. */
   readonly secrets: readonly string[];
+  /** The entitlements that give administrative power, which a reviewer looks at first. */
+  readonly privileged: PrivilegedEntitlements;
+}
+
+/** Privileged entitlements, by the type of the resource they are on or by their ids. */
+export interface PrivilegedEntitlements {
+  /** Every entitlement on a resource of these types (BlackLine: `role`). */
+  readonly resourceTypes?: readonly string[];
+  /** These entitlements (Valimail: `member_type:owner:assigned`). */
+  readonly entitlementIds?: readonly string[];
+}
+
+/** Whether a snapshot's entitlement is privileged by its connector's definition. */
+export function isPrivileged(
+  privileged: PrivilegedEntitlements,
+  entitlement: { id: string; resource: { type: string } },
+): boolean {
+  return (
+    (privileged.resourceTypes?.includes(entitlement.resource.type) ?? false) ||
+    (privileged.entitlementIds?.includes(entitlement.id) ?? false)
+  );
 }
 
 /** The read side: the settings (with the tuning every connector has) and the syncer built from them. */

@@ -14,6 +14,8 @@ export const blacklineDefinition = {
   variablePrefix: "CONNECTOR_ACCOUNTING",
   variables: BLACKLINE_VARIABLES,
   secrets: BLACKLINE_SECRET_VARIABLES,
+  // A role is a set of permissions in BlackLine: every role assignment is reviewed first.
+  privileged: { resourceTypes: ["role"] },
   loadConfig: loadBlacklineConfig,
   syncer: (config, options) => new BlacklineConnector(config, options),
 } as const satisfies ConnectorDefinition<"blackline", BlacklineConfig>;

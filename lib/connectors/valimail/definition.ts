@@ -23,6 +23,8 @@ export const valimailDefinition = {
   variablePrefix: "CONNECTOR_EMAILAUTH",
   variables: VALIMAIL_VARIABLES,
   secrets: VALIMAIL_SECRET_VARIABLES,
+  // An owner administers the account (its users and their member types).
+  privileged: { entitlementIds: ["member_type:owner:assigned"] },
   loadConfig: loadValimailConfig,
   syncer: (config, options) => new ValimailConnector(config, options),
   provisioning,
