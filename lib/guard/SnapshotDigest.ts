@@ -36,11 +36,6 @@ export function idHash(key: string): bigint {
   return (BigInt(h2 >>> 0) << 32n) | BigInt(h1 >>> 0);
 }
 
-/** The key of a user resource: its type and id, which together identify it. */
-export function userKey(type: string, id: string): string {
-  return `${type}\u0000${id}`;
-}
-
 /** A growing list of hashes in a typed array (doubling), sorted and deduplicated by `finish`. */
 export class HashList {
   #values = new BigUint64Array(1024);

@@ -3,10 +3,17 @@ export {
   MAX_REMOVAL_VARIABLE,
 } from "./constants";
 export { SnapshotHeldError } from "./errors";
-export { describeVerdict, type GuardVerdict, judgeRemoval, type Removal } from "./judgeRemoval";
+export {
+  describeVerdict,
+  type GuardVerdict,
+  judgeRemoval,
+  judgeRemovals,
+  type Removal,
+} from "./judgeRemoval";
 export {
   type DigestResult,
   digestSnapshotFile,
+  openSnapshot,
 } from "./readSnapshotDigest";
 export { parseRemovalLimit, type RemovalLimit } from "./removalLimit";
 export {
@@ -16,5 +23,15 @@ export {
   idHash,
   type SnapshotDigest,
   sharedCount,
-  userKey,
 } from "./SnapshotDigest";
+export {
+  type BodyLine,
+  isUser,
+  type ResourceLine,
+  readCompleteSnapshot,
+  type SnapshotEnds,
+  type SnapshotLine,
+  type SyncStartLine,
+  snapshotLine,
+  userKey,
+} from "./snapshotRecords";

@@ -34,9 +34,20 @@ export function judgeRemoval(
 ): GuardVerdict {
   if (!previous || previous.connector !== next.connector)
     return { held: false, basis: "first", limit };
-  if (previous.users.length === 0) return { held: false, basis: "no_users", limit };
-  const users = removal(previous.users, next.users);
-  const grants = removal(previous.grants, next.grants);
+  return judgeRemovals(
+    removal(previous.users, next.users),
+    removal(previous.grants, next.grants),
+    limit,
+  );
+}
+
+/**
+ * The rule itself, on the counts of removed users and grants of two snapshots of one connector:
+ * the guard counts them from digests (`judgeRemoval`), `diff` from its comparison of the records
+ * (lib/diff), so both say the same of the same two snapshots.
+ */
+export function judgeRemovals(users: Removal, grants: Removal, limit: RemovalLimit): GuardVerdict {
+  if (users.previous === 0) return { held: false, basis: "no_users", limit };
   if (limit === GUARD_OFF) return { held: false, basis: "off", limit, users, grants };
   const over = [users, grants].some((r) => r.previous > 0 && r.removed * 100 > limit * r.previous);
   return { held: over, basis: over ? "over" : "within", limit, users, grants };

@@ -2,69 +2,31 @@ import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
-import { z } from "zod";
 import { readLines } from "../sync/jsonLines";
-import { HashList, idHash, type SnapshotDigest, userKey } from "./SnapshotDigest";
-
-/** The fields of a snapshot line the guard reads (CONTRACTS.md section 3); the rest is ignored. */
-const snapshotLine = z.discriminatedUnion("kind", [
-  z.looseObject({ kind: z.literal("sync_start"), syncId: z.string(), connector: z.string() }),
-  z.looseObject({
-    kind: z.literal("resource"),
-    type: z.string(),
-    id: z.string(),
-    user: z.looseObject({}).optional(),
-  }),
-  z.looseObject({ kind: z.literal("grant"), id: z.string() }),
-  z.looseObject({ kind: z.literal("sync_end"), status: z.literal("complete") }),
-  z.looseObject({ kind: z.enum(["resource_type", "entitlement"]) }),
-]);
+import { HashList, idHash, type SnapshotDigest } from "./SnapshotDigest";
+import { isUser, readCompleteSnapshot, userKey } from "./snapshotRecords";
 
 /** A snapshot's digest, or why the file is not a complete snapshot. */
 export type DigestResult = { digest: SnapshotDigest } | { notSnapshot: string };
 
 /**
- * Streams a snapshot (one line at a time; memory holds only the hashes) into its digest. Users
- * are the resources with the user trait's fields (`user`), which the connectors set on every
- * principal. A file that is not a complete snapshot (no `sync_start` first, a line that does not
- * parse, no `sync_end` last) says so instead.
+ * Streams a snapshot (one line at a time; memory holds only the hashes) into its digest: the
+ * hash of each user's key and of each grant's id, the same keys `diff` compares by
+ * (lib/diff). A file that is not a complete snapshot says so instead (`readCompleteSnapshot`).
  */
 export async function digestSnapshotLines(lines: AsyncIterable<string>): Promise<DigestResult> {
-  let start: { syncId: string; connector: string } | undefined;
-  let ended = false;
   const users = new HashList();
   const grants = new HashList();
-  let n = 0;
-  for await (const text of lines) {
-    n++;
-    if (ended) return { notSnapshot: `line ${n} follows sync_end` };
-    let parsed: z.output<typeof snapshotLine>;
-    try {
-      parsed = snapshotLine.parse(JSON.parse(text));
-    } catch {
-      return { notSnapshot: `line ${n} is not a snapshot record` };
+  const read = await readCompleteSnapshot(lines, (line) => {
+    if (line.kind === "resource") {
+      if (isUser(line)) users.push(idHash(userKey(line.type, line.id)));
+    } else if (line.kind === "grant") {
+      grants.push(idHash(line.id));
     }
-    if (n === 1 && parsed.kind !== "sync_start")
-      return { notSnapshot: "it does not start with sync_start" };
-    switch (parsed.kind) {
-      case "sync_start":
-        if (n !== 1) return { notSnapshot: `line ${n} is a second sync_start` };
-        start = { syncId: parsed.syncId, connector: parsed.connector };
-        break;
-      case "resource":
-        if (parsed.user) users.push(idHash(userKey(parsed.type, parsed.id)));
-        break;
-      case "grant":
-        grants.push(idHash(parsed.id));
-        break;
-      case "sync_end":
-        ended = true;
-        break;
-    }
-  }
-  if (!start) return { notSnapshot: "it is empty" };
-  if (!ended) return { notSnapshot: "it has no sync_end (an incomplete snapshot)" };
-  return { digest: { ...start, users: users.finish(), grants: grants.finish() } };
+  });
+  if ("notSnapshot" in read) return read;
+  const { syncId, connector } = read.start;
+  return { digest: { syncId, connector, users: users.finish(), grants: grants.finish() } };
 }
 
 /** The digest of a snapshot file, plain or gzip (told by its first bytes, not its name). */
