@@ -1,12 +1,9 @@
-import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createGzip } from "node:zlib";
 import { MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../guard";
 import { publishGuarded } from "../publish";
 import { redact } from "../redact";
-import { readLines, SnapshotAssembler, type SnapshotRecord } from "../sync";
 import { S3GuardStore } from "./aws/guardStore";
 import { InstanceRegistry } from "./aws/instances";
 import { type FinalizeMessage, finalizeMessage } from "./aws/messages";
@@ -16,6 +13,7 @@ import { openInstance } from "./instanceRuntime";
 import { failRun, holdRun, reportLabel } from "./lifecycle";
 import type { Telemetry } from "./observability";
 import { RunFlow } from "./runFlow";
+import { writeRunSnapshot } from "./runSnapshot";
 
 export interface FinalizeOutcome {
   syncId: string;
@@ -60,40 +58,19 @@ export async function finalizeRun(
     telemetry.logger.info("run not ready or taken by another finalizer", { syncId });
     return { syncId, status: "skipped" };
   }
-  const dir = await mkdtemp(join(tmpdir(), "finalize-"));
+  let dir: string | undefined;
   try {
+    // Inside the try: a /tmp too full for a directory ends the run `error` too.
+    dir = await mkdtemp(join(tmpdir(), "finalize-"));
     const shardKeys = await flow.committedShards(syncId);
     const instance = await openInstance(config, run.connectorId);
     const path = join(dir, `${syncId}.jsonl.gz`);
-    const gzip = createGzip();
-    const file = createWriteStream(path);
-    gzip.pipe(file);
-    const closed = new Promise<void>((resolve, reject) => {
-      file.on("close", resolve);
-      file.on("error", reject);
-    });
-    const assembler = await SnapshotAssembler.open({
-      out: gzip,
-      spoolDir: dir,
-      syncId,
-      connector: run.connector,
-      startedAt: new Date(run.startedAt),
-    });
     const shards = new ShardStore(config.shardsBucket);
-    await assembler.write(instance.loaded.connector.resourceTypes());
-    for (const shardKey of shardKeys) {
-      let batch: SnapshotRecord[] = [];
-      for await (const line of readLines(await shards.openShard(shardKey))) {
-        batch.push(JSON.parse(line) as SnapshotRecord);
-        if (batch.length >= 1_000) {
-          await assembler.write(batch);
-          batch = [];
-        }
-      }
-      await assembler.write(batch);
-    }
-    const snapshot = await assembler.complete();
-    await closed;
+    const snapshot = await writeRunSnapshot(path, run, {
+      resourceTypes: instance.loaded.connector.resourceTypes(),
+      shardKeys,
+      openShard: (key) => shards.openShard(key),
+    });
     const outcome = await publishGuarded({
       snapshotFile: path,
       syncId,
@@ -131,6 +108,6 @@ export async function finalizeRun(
     await failRun(config, run, `the snapshot was not published: ${reason}`, telemetry);
     return { syncId, status: "error" };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true });
   }
 }

@@ -27,9 +27,11 @@ export class SyncDeadlineError extends ConnectorError {
 export type WriteFailure = "disk_full" | "read_only" | "no_permission" | "write_failed";
 
 /**
- * A file of a sync could not be written: its snapshot (the temporary file beside the snapshot's
- * path) or its grant spool. The message names the file, what the system said, and what to free
- * or change; the sync stops, its temporary files are removed and the previous snapshot stands.
+ * A file could not be written: a sync's snapshot (the temporary file beside the snapshot's path)
+ * or grant spool, or one of the service's state files (its state, health file, the guard's
+ * digests). The message names the file, what the system said, what became of the work and what
+ * to free or change; a sync stops, its temporary files are removed and the previous snapshot
+ * stands.
  */
 export class WriteFailedError extends ConnectorError {
   override name = "WriteFailedError";
@@ -48,14 +50,21 @@ export class WriteFailedError extends ConnectorError {
   }
 }
 
-/** A file a sync writes, as messages name it. */
+/** A file the product writes, as messages name it. */
 export interface SyncFile {
   /** What the file is, e.g. `the snapshot`. */
   what: string;
   path: string;
   /** How to write it elsewhere, e.g. `point --out at another filesystem`. */
   elsewhere: string;
+  /**
+   * What the failure means for the work, after "so": by default a sync's,
+   * `the sync stopped and nothing was published; the previous snapshot stands`.
+   */
+  outcome?: string;
 }
+
+const SYNC_OUTCOME = "the sync stopped and nothing was published; the previous snapshot stands";
 
 /**
  * The error to report when writing `file` failed with `error`: a `WriteFailedError` naming the file,
@@ -71,7 +80,7 @@ export function writeFailure(error: unknown, file: SyncFile): unknown {
   const [code, cause, fix] = explain(errno, dir, file.elsewhere, (error as Error).message);
   return new WriteFailedError(
     code,
-    `cannot write ${file.what} ${file.path}: ${cause} (${errno}), so the sync stopped and nothing was published; the previous snapshot stands. ${fix}`,
+    `cannot write ${file.what} ${file.path}: ${cause} (${errno}), so ${file.outcome ?? SYNC_OUTCOME}. ${fix}`,
     file.path,
     error,
   );
