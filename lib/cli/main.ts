@@ -6,6 +6,7 @@ import { CONNECTOR_CHOICES, parseConnectorName } from "../connectors";
 import { ExitCode, exitCodeOf } from "../errors";
 import { redact } from "../redact";
 import { actionCommand } from "./commands/action";
+import { addCloudRunsCommand } from "./commands/cloudRuns";
 import { DEMO_OUTPUT_DIR, runDemo } from "./commands/demo";
 import { releaseHeld } from "./commands/release";
 import { serviceCommand } from "./commands/service";
@@ -260,6 +261,7 @@ function addCloudCommands(
     .action(async (options: StageOptions & { json?: boolean }) => {
       await (await commands()).listInstances(io, { ...cloudOptions(options), json: options.json });
     });
+  addCloudRunsCommand(cloud, staged, io, services);
   staged(
     cloud
       .command("remove")

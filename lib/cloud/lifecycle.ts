@@ -6,7 +6,7 @@ import { redact } from "../redact";
 import { makeJob } from "../sync";
 import { S3GuardStore } from "./aws/guardStore";
 import { InstanceRegistry } from "./aws/instances";
-import type { RunItem } from "./aws/runs";
+import type { RunItem } from "./aws/runItem";
 import type { CloudConfig } from "./config";
 import { openInstance, UnknownInstanceError } from "./instanceRuntime";
 import type { Telemetry } from "./observability";

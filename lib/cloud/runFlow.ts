@@ -1,13 +1,8 @@
 import type { Job, RunIdentity, SnapshotRecord } from "../sync";
 import { jobId } from "../sync/job";
 import { sendFinalize, sendJobs } from "./aws/messages";
-import {
-  type CommitOutcome,
-  FINALIZE_LEASE_SECONDS,
-  type JobMarker,
-  type RunItem,
-  RunStore,
-} from "./aws/runs";
+import type { JobMarker, RunItem } from "./aws/runItem";
+import { type CommitOutcome, FINALIZE_LEASE_SECONDS, RunStore } from "./aws/runs";
 import { ShardStore, shardKeys } from "./aws/shards";
 import type { CloudConfig } from "./config";
 
@@ -105,6 +100,11 @@ export class RunFlow {
     }
     await this.#finalizeIfDone(syncId);
     return { outcome, children: owned.size };
+  }
+
+  /** Counts an upstream 429 that sent one of the run's jobs back to the queue. */
+  async countUpstream429(syncId: string): Promise<void> {
+    await this.#runs.countUpstream429(syncId);
   }
 
   /** The run as it is now (the scheduler's watchdog reads it). */

@@ -6,7 +6,7 @@ import { redact } from "../redact";
 import { describeJob, InvalidJobError, type Job, parseJob, runJob } from "../sync";
 import { jobId } from "../sync/job";
 import { sendJobs } from "./aws/messages";
-import { sharedRate } from "./aws/sharedRate";
+import { isSharedRateHandback, sharedRate } from "./aws/sharedRate";
 import type { CloudConfig } from "./config";
 import { openInstance } from "./instanceRuntime";
 import { failRun } from "./lifecycle";
@@ -75,7 +75,10 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       ctx.counters.requests,
     );
     logger.info("job done", { outcome, records: result.records.length, children });
-    if (outcome === "committed") telemetry.count("records", result.records.length);
+    if (outcome === "committed") {
+      telemetry.count("jobs", 1);
+      telemetry.count("records", result.records.length);
+    }
   } catch (error) {
     await handleFailure(error, record, job, inv);
   }
@@ -124,6 +127,16 @@ async function handleFailure(
     telemetry.count("throttles", 1);
     telemetry.logger.info("rate limited; job sent back with a delay", { ...run, delaySeconds });
     await sendJobs(config.syncJobsQueueUrl, [job], delaySeconds);
+    if (!isSharedRateHandback(error)) {
+      telemetry.count("upstream429s", 1);
+      // A count, not the run's state: the job is back on the queue whether it is written or not.
+      await new RunFlow(config).countUpstream429(job.syncId).catch((countError: unknown) => {
+        telemetry.logger.warn("the 429 was not counted on the run", {
+          ...run,
+          error: redact(countError instanceof Error ? countError.message : String(countError)),
+        });
+      });
+    }
     return;
   }
   if (isPermanent(error)) {

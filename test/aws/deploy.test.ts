@@ -4,7 +4,15 @@ import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { HeadBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { awsClientConfig, deployStack, type Moto, type Stack, startMoto } from "./harness";
+import {
+  awsClientConfig,
+  deployedDashboard,
+  deployStack,
+  graphedMetrics,
+  type Moto,
+  type Stack,
+  startMoto,
+} from "./harness";
 
 let moto: Moto;
 let stack: Stack;
@@ -139,6 +147,68 @@ describe("deployed stack", () => {
     ]);
     expect(stack.functions.scheduler?.queues).toEqual([]);
     expect(stack.functions.action?.queues).toEqual([]);
+  });
+
+  it("indexes the runs table by instance, newest first, keys only (`cloud runs`)", async () => {
+    const { Table } = await dynamodb.send(
+      new DescribeTableCommand({ TableName: stack.outputs.RunsTableName }),
+    );
+    expect(Table?.GlobalSecondaryIndexes).toEqual([
+      expect.objectContaining({
+        IndexName: "byConnector",
+        KeySchema: [
+          { AttributeName: "connectorId", KeyType: "HASH" },
+          { AttributeName: "startedAt", KeyType: "RANGE" },
+        ],
+        Projection: { ProjectionType: "KEYS_ONLY" },
+      }),
+    ]);
+  });
+
+  it("deploys the stage's dashboard, graphing its own functions, queues and runs", async () => {
+    const graphs = graphedMetrics(await deployedDashboard(stack));
+    const functionNames = ["scheduler", "syncWorker", "finalize", "action"].map(
+      (key) => stack.functions[key]?.name,
+    );
+    for (const title of [
+      "Function errors",
+      "Function throttles",
+      "Function duration (longest, ms)",
+    ]) {
+      const refs = graphs.get(title) ?? [];
+      expect(
+        refs.map((r) => r.namespace),
+        title,
+      ).toEqual(functionNames.map(() => "AWS/Lambda"));
+      expect(
+        refs.map((r) => r.dimensions.FunctionName),
+        title,
+      ).toEqual(functionNames);
+    }
+    const queueName = (url: string | undefined) => url?.split("/").at(-1);
+    expect(graphs.get("Dead-letter queues (messages)")).toEqual(
+      [stack.outputs.SyncJobsDeadLetterQueueUrl, stack.outputs.FinalizeDeadLetterQueueUrl].map(
+        (url) => ({
+          namespace: "AWS/SQS",
+          name: "ApproximateNumberOfMessagesVisible",
+          dimensions: { QueueName: queueName(url) },
+        }),
+      ),
+    );
+    // The runs' metrics: the functions' namespace, this stage only.
+    const runs = ["Runs by outcome", "Run duration (complete runs, ms)", "Jobs"].flatMap(
+      (title) => graphs.get(title) ?? [],
+    );
+    expect(runs.map((r) => r.name)).toEqual(
+      expect.arrayContaining(["runsCompleted", "runsFailed", "runsHeld", "runDuration", "jobs"]),
+    );
+    expect(graphs.get("Upstream requests and 429s")?.map((r) => r.name)).toEqual(
+      expect.arrayContaining(["requests", "upstream429s"]),
+    );
+    for (const ref of runs) {
+      expect(ref.namespace).toBe("AccessConnectors");
+      expect(ref.dimensions).toEqual({ service: "access-connectors", stage: "dev" });
+    }
   });
 
   it("invokes a packaged handler directly", async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { z } from "zod";
 import type { ActionReply } from "../../actions";
 import {
   collectInstanceSettings,
@@ -9,6 +10,8 @@ import {
   writeInstanceSecret,
 } from "../../cloud";
 import { type FunctionInvoker, lambdaInvoker } from "../../cloud/aws/invoker";
+import { MAX_RUN_HISTORY, recentRuns } from "../../cloud/aws/runHistory";
+import type { RunItem } from "../../cloud/aws/runItem";
 import { readStackOutputs } from "../../cloud/aws/stack";
 import type { Environment } from "../../config";
 import { blankToUndefined } from "../../config/environment";
@@ -79,6 +82,62 @@ export async function listInstances(io: CliIo, options: CloudOptions & { json?: 
     const detail = row.labelDetail ? ` (${row.labelDetail})` : "";
     io.stdout.write(`${row.connectorId}\t${row.connector}\t${row.label}${detail}\t${run}\n`);
   }
+}
+
+/**
+ * `cloud runs <connectorId>`: the instance's last runs from the runs table, newest first (kept
+ * 14 days): a header and one tab-separated line a run, or one JSON object a line.
+ */
+export async function listRuns(
+  io: CliIo,
+  connectorIdArg: string,
+  options: CloudOptions & { limit: string; json?: boolean },
+): Promise<void> {
+  const connectorId = parseConnectorId(connectorIdArg);
+  const limit = parseLimit(options.limit);
+  useRegion(options);
+  const stack = await readStackOutputs(options.stage, options.region);
+  const runs = (await recentRuns(stack.runsTable, connectorId, limit)).map(runView);
+  if (options.json) {
+    for (const run of runs) io.stdout.write(`${JSON.stringify(run)}\n`);
+    return;
+  }
+  if (runs.length === 0) {
+    io.stdout.write(
+      `${connectorId}: no runs on stage ${options.stage} in the last 14 days; start one with \`cloud sync ${connectorId}\`\n`,
+    );
+    return;
+  }
+  io.stdout.write("started\tended\tstatus\tjobs\trecords\trequests\t429s\tsyncId\treason\n");
+  for (const run of runs) {
+    const cells = [run.startedAt, run.finishedAt ?? "-", run.status, run.jobs, run.records];
+    cells.push(run.requests, run.upstream429s, run.syncId, run.reason ?? "");
+    io.stdout.write(`${cells.join("\t")}\n`);
+  }
+}
+
+/** What `cloud runs` shows of a run item (not its bookkeeping: leases, outstanding count). */
+function runView(run: RunItem) {
+  return {
+    syncId: run.syncId,
+    connector: run.connector,
+    status: run.status,
+    startedAt: run.startedAt,
+    finishedAt: run.finishedAt,
+    jobs: run.jobsDone,
+    records: run.records,
+    requests: run.requests,
+    upstream429s: run.upstream429s ?? 0,
+    reason: run.error,
+  };
+}
+
+const limitSchema = z.coerce.number().int().min(1).max(MAX_RUN_HISTORY);
+
+function parseLimit(value: string): number {
+  const parsed = limitSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new UsageError(`--limit "${value}": give a whole number from 1 to ${MAX_RUN_HISTORY}`);
 }
 
 export async function removeInstance(io: CliIo, connectorIdArg: string, options: CloudOptions) {

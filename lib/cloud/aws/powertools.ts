@@ -13,11 +13,14 @@ import type { Telemetry } from "../observability";
 /**
  * Powertools for every function: a structured JSON logger (service name, cold start, request id,
  * and the correlation ids each handler appends; every message and field redacted), metrics
- * flushed once per invocation, and a tracer. One instance of each per process, as Powertools
+ * flushed once per invocation (dimensions `service` and `stage`, so that one account's stages
+ * stay apart on the dashboard and in the alarms of serverless.yml), and a tracer. One instance of each per process, as Powertools
  * recommends, so a warm function reuses them.
  */
 export const logger = new Logger();
-export const metrics = new Metrics();
+export const metrics = new Metrics(
+  process.env.STAGE ? { defaultDimensions: { stage: process.env.STAGE } } : {},
+);
 export const tracer = new Tracer();
 
 const coreLogger: CoreLogger = {

@@ -7,9 +7,9 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
 import { awsClients } from "./clients";
 import { isConditionFailure } from "./instances";
+import { type JobMarker, jobMarker, type RunItem, runItem } from "./runItem";
 
 /**
  * The state of sync runs in DynamoDB. Per run, one item (`sk = run`) counts the jobs still
@@ -26,40 +26,6 @@ const COMMIT_ATTEMPTS = 4;
 export const FINALIZE_LEASE_SECONDS = 1_200;
 /** Finalize tries of a run before it ends `error`. */
 export const FINALIZE_ATTEMPTS = 3;
-
-export const runItem = z.object({
-  syncId: z.string(),
-  connectorId: z.string(),
-  connector: z.string(),
-  /** `held`: assembled, and held by the mass-deletion guard (its reason in `error`) until released. */
-  status: z.enum(["running", "finalizing", "complete", "error", "held"]),
-  outstanding: z.number().int(),
-  jobsDone: z.number().int(),
-  records: z.number().int(),
-  requests: z.number().int(),
-  startedAt: z.string(),
-  lastProgressAt: z.string(),
-  finalizeLeaseAt: z.string().optional(),
-  finalizeAttempts: z.number().int().optional(),
-  /** Set once a finalize message was sent, so the many workers that see the end send one. */
-  finalizeRequested: z.boolean().optional(),
-  error: z.string().optional(),
-  finishedAt: z.string().optional(),
-});
-export type RunItem = z.infer<typeof runItem>;
-
-export const jobMarker = z.object({
-  jobId: z.string(),
-  state: z.enum(["pending", "done"]),
-  /** The job id that asked for this job, or `root`. */
-  owner: z.string(),
-  shardKey: z.string().optional(),
-  childrenKey: z.string().optional(),
-  records: z.number().int().optional(),
-  /** Set once the job's children were sent; until then a redelivery sends them. */
-  childrenSent: z.boolean().optional(),
-});
-export type JobMarker = z.infer<typeof jobMarker>;
 
 export type CommitOutcome = "committed" | "already_done" | "run_over";
 
@@ -263,6 +229,19 @@ export class RunStore {
         Key: markerKey(syncId, jobId),
         UpdateExpression: "SET childrenSent = :yes",
         ExpressionAttributeValues: { ":yes": true },
+      }),
+    );
+  }
+
+  /** Counts an upstream 429 that sent a job of the run back to the queue (`cloud runs` shows it). */
+  async countUpstream429(syncId: string): Promise<void> {
+    await awsClients().dynamo.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: runKey(syncId),
+        UpdateExpression: "ADD upstream429s :one",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeValues: { ":one": 1 },
       }),
     );
   }

@@ -5,6 +5,7 @@ import { ConnectorError } from "../../errors";
 export interface StackOutputs {
   stackName: string;
   instancesTable: string;
+  runsTable: string;
   secretsPrefix: string;
   schedulerFunctionName: string;
   actionFunctionName: string;
@@ -12,6 +13,7 @@ export interface StackOutputs {
 
 const REQUIRED = {
   instancesTable: "InstancesTableName",
+  runsTable: "RunsTableName",
   secretsPrefix: "SecretsPrefix",
   schedulerFunctionName: "SchedulerFunctionName",
   actionFunctionName: "ActionFunctionName",
@@ -46,6 +48,7 @@ export async function readStackOutputs(stage: string, region?: string): Promise<
   return {
     stackName: name,
     instancesTable: outputs[REQUIRED.instancesTable] as string,
+    runsTable: outputs[REQUIRED.runsTable] as string,
     secretsPrefix: outputs[REQUIRED.secretsPrefix] as string,
     schedulerFunctionName: outputs[REQUIRED.schedulerFunctionName] as string,
     actionFunctionName: outputs[REQUIRED.actionFunctionName] as string,
