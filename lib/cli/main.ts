@@ -8,6 +8,7 @@ import { redact } from "../redact";
 import { actionCommand } from "./commands/action";
 import { addCloudRunsCommand } from "./commands/cloudRuns";
 import { DEMO_OUTPUT_DIR, runDemo } from "./commands/demo";
+import { addDiffCommand } from "./commands/diff";
 import { releaseHeld } from "./commands/release";
 import { serviceCommand } from "./commands/service";
 import { syncToFile } from "./commands/sync";
@@ -198,6 +199,7 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices
   });
 
   addCloudCommands(program, withCommon, envFor, io, setExitCode, services);
+  addDiffCommand(program, io, setExitCode);
 
   program
     .command("demo")

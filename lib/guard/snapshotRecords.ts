@@ -84,12 +84,16 @@ export async function readCompleteSnapshot(
   for await (const text of lines) {
     n++;
     if (end) return { notSnapshot: `line ${n} follows sync_end` };
-    let parsed: SnapshotLine;
+    let json: unknown;
     try {
-      parsed = snapshotLine.parse(JSON.parse(text));
+      json = JSON.parse(text);
     } catch {
       return { notSnapshot: `line ${n} is not a snapshot record` };
     }
+    const checked = snapshotLine.safeParse(json);
+    if (!checked.success)
+      return { notSnapshot: `line ${n} is not a snapshot record (${firstIssue(checked.error)})` };
+    const parsed = checked.data;
     if (n === 1 && parsed.kind !== "sync_start")
       return { notSnapshot: "it does not start with sync_start" };
     switch (parsed.kind) {
@@ -110,4 +114,11 @@ export async function readCompleteSnapshot(
   if (!first) return { notSnapshot: "it is empty" };
   if (!end) return { notSnapshot: "it has no sync_end (an incomplete snapshot)" };
   return { start: first, end };
+}
+
+/** The first problem zod found in a line: the field's path and what is wrong with it. */
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "it does not parse";
+  return `${issue.path.length > 0 ? issue.path.join(".") : "kind"}: ${issue.message}`;
 }

@@ -1,0 +1,90 @@
+import { ConnectorError } from "../errors";
+import {
+  openSnapshot,
+  readCompleteSnapshot,
+  type SnapshotEnds,
+  type SyncStartLine,
+} from "../guard";
+import { readLines } from "../sync/jsonLines";
+import { DiffWorkError, SnapshotInputError } from "./errors";
+import { type KeyedRecord, keyedRecord } from "./keyedRecord";
+import { mergeIntoRun, type RunFiles, writeRun } from "./runFiles";
+
+/** Records sorted in memory before they go to disk as one run (about 20 MB of them at most). */
+export const RUN_RECORDS = 50_000;
+/** Runs merged at once; more are merged into longer runs first, so memory stays flat in size. */
+export const MAX_FAN_IN = 32;
+
+/** A complete snapshot, sorted on disk. */
+export interface SortedSnapshot extends SnapshotEnds {
+  path: string;
+  /** The records `diff` compares. */
+  records: number;
+  /** Sorted runs of keyed records, at most `MAX_FAN_IN`. */
+  runs: string[];
+}
+
+export interface SortOptions {
+  /** `OLD` or `NEW`: names its temporary files. */
+  tag: string;
+  /** Sees `sync_start` first; may throw (two connectors) to stop before the rest is read. */
+  onStart?: (start: SyncStartLine) => void;
+  runRecords?: number;
+  fanIn?: number;
+}
+
+/**
+ * Reads the snapshot at `path` (plain or gzip) once, line by line, into sorted runs of its keyed
+ * records (an external sort: memory holds `runRecords` records, whatever the snapshot's size). A
+ * file that cannot be read, or is not a complete snapshot, is a `SnapshotInputError` naming it.
+ */
+export async function sortSnapshot(
+  path: string,
+  files: RunFiles,
+  options: SortOptions,
+): Promise<SortedSnapshot> {
+  const runRecords = options.runRecords ?? RUN_RECORDS;
+  const fanIn = options.fanIn ?? MAX_FAN_IN;
+  let runs: string[] = [];
+  let buffer: KeyedRecord[] = [];
+  let records = 0;
+  let read: Awaited<ReturnType<typeof readCompleteSnapshot>>;
+  try {
+    const lines = readLines(await openSnapshot(path));
+    read = await readCompleteSnapshot(
+      lines,
+      (line) => {
+        const record = keyedRecord(line);
+        if (!record) return;
+        buffer.push(record);
+        records++;
+        if (buffer.length < runRecords) return;
+        const full = buffer;
+        buffer = [];
+        return writeRun(files, options.tag, full).then(
+          (run) => {
+            runs.push(run);
+          },
+          (error: unknown) => {
+            throw new DiffWorkError(error);
+          },
+        );
+      },
+      options.onStart,
+    );
+  } catch (error) {
+    if (ConnectorError.is(error)) throw error;
+    throw SnapshotInputError.unreadable(path, error);
+  }
+  if ("notSnapshot" in read) throw SnapshotInputError.notComplete(path, read.notSnapshot);
+  if (buffer.length > 0) runs.push(await writeRun(files, options.tag, buffer));
+  buffer = [];
+  while (runs.length > fanIn) {
+    const merged: string[] = [];
+    for (let at = 0; at < runs.length; at += fanIn) {
+      merged.push(await mergeIntoRun(files, options.tag, runs.slice(at, at + fanIn)));
+    }
+    runs = merged;
+  }
+  return { path, start: read.start, end: read.end, records, runs };
+}
