@@ -1,5 +1,5 @@
-import { rename, writeFile } from "node:fs/promises";
 import { HEALTH_STALE_AFTER_MS } from "./constants";
+import { writeWhole } from "./writeWhole";
 
 /**
  * What the health file says. A probe needs only `staleAfter`: the service rewrites the file well
@@ -37,7 +37,11 @@ export type HealthState = Omit<HealthReport, "updatedAt" | "staleAfter" | "pid" 
 
 const mib = (bytes: number) => Math.round((bytes / 1_048_576) * 10) / 10;
 
-/** Writes the health file whole (temporary name, then rename), so a probe never reads half. */
+/**
+ * Writes the health file whole (`writeWhole`: temporary name, then rename), so a probe never
+ * reads half. A write the system refuses is not the service's end: `write` resolves with the
+ * `WriteFailedError` naming the file and the fix, and the next write tries again.
+ */
 export class HealthFile {
   readonly path: string;
   #writing: Promise<void> = Promise.resolve();
@@ -46,8 +50,11 @@ export class HealthFile {
     this.path = path;
   }
 
-  /** Writes `state`; resolves false when the file cannot be written (a probe then sees it stale). */
-  write(state: HealthState, now = Date.now()): Promise<boolean> {
+  /**
+   * Writes `state`; resolves with the error when the file cannot be written (a probe then sees it
+   * stale), else undefined.
+   */
+  write(state: HealthState, now = Date.now()): Promise<unknown> {
     const memory = process.memoryUsage();
     const report: HealthReport = {
       ...state,
@@ -56,15 +63,18 @@ export class HealthFile {
       updatedAt: new Date(now).toISOString(),
       staleAfter: new Date(now + HEALTH_STALE_AFTER_MS).toISOString(),
     };
-    const write = async () => {
-      const temp = `${this.path}.${process.pid}.tmp`;
-      await writeFile(temp, `${JSON.stringify(report)}\n`);
-      await rename(temp, this.path);
+    const file = {
+      what: "the health file",
+      path: this.path,
+      elsewhere: "point CONNECTOR_HEALTH_FILE at another filesystem",
+      outcome: `a probe sees it go stale after ${HEALTH_STALE_AFTER_MS / 1000} s; the service keeps running and writes it again at the next change`,
     };
+    // Readable by a probe that runs as another user, as before.
+    const write = () => writeWhole(file, `${JSON.stringify(report)}\n`, 0o644);
     this.#writing = this.#writing.then(write, write);
     return this.#writing.then(
-      () => true,
-      () => false,
+      () => undefined,
+      (error: unknown) => error,
     );
   }
 }

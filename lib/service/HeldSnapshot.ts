@@ -1,9 +1,11 @@
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { decodeDigest, encodeDigest, type SnapshotDigest } from "../guard";
 import type { GuardStore } from "../publish";
+import { writeFailure } from "../sync/errors";
 import { HELD_DIR_NAME, PUBLISHED_DIGEST_NAME, RELEASE_RESULT_NAME } from "./constants";
+import { STATE_DIR_ELSEWHERE, writeWhole } from "./writeWhole";
 
 /** What the service answers a release request with (the `release --service` command waits for it). */
 export const releaseResult = z.object({
@@ -21,7 +23,8 @@ const releaseRequest = z.object({ syncId: z.string().min(1), requestedAt: z.stri
  * the digest of the last uploaded snapshot (what the next one is compared with), the snapshot
  * the guard held with its digest, a release request (written by `access-connectors release --service`, taken by the
  * running service, so only the service talks to the platform and writes its state), and the
- * answer to the last request. Every file is written to a temporary name and renamed.
+ * answer to the last request. Every file is written to a temporary name and renamed
+ * (`writeWhole`); one the system refuses fails with `WriteFailedError` naming it.
  */
 export class HeldSnapshot implements GuardStore {
   readonly #stateDir: string;
@@ -44,21 +47,44 @@ export class HeldSnapshot implements GuardStore {
 
   /** After an upload: its digest is what the next snapshot is compared with; any held one is superseded. */
   async recordPublished(digest: SnapshotDigest): Promise<void> {
-    await writeAtomically(join(this.#stateDir, PUBLISHED_DIGEST_NAME), encodeDigest(digest));
+    await writeWhole(
+      {
+        what: "the removal guard's digest of the uploaded snapshot",
+        path: join(this.#stateDir, PUBLISHED_DIGEST_NAME),
+        elsewhere: STATE_DIR_ELSEWHERE,
+        outcome:
+          "the snapshot was uploaded but the next sync's removals are counted against the snapshot before it",
+      },
+      encodeDigest(digest),
+    );
     await rm(this.#heldDir, { recursive: true, force: true });
   }
 
   /** Keeps `snapshotFile` (moved, same file system) as the held snapshot, replacing any held before. */
   async hold(snapshotFile: string, digest: SnapshotDigest): Promise<void> {
     await rm(this.#heldDir, { recursive: true, force: true });
-    await mkdir(this.#heldDir, { recursive: true });
-    await rename(snapshotFile, this.snapshotPath);
-    await writeAtomically(join(this.#heldDir, "snapshot.digest"), encodeDigest(digest));
+    const file = {
+      what: "the snapshot the removal guard held",
+      path: this.snapshotPath,
+      elsewhere: STATE_DIR_ELSEWHERE,
+      outcome:
+        "it cannot be released and nothing was uploaded; the next sync is compared with the last upload again",
+    };
+    try {
+      await mkdir(this.#heldDir, { recursive: true });
+      await rename(snapshotFile, this.snapshotPath);
+    } catch (error) {
+      throw writeFailure(error, file);
+    }
+    await writeWhole(
+      { ...file, what: "the digest of the held snapshot", path: this.#heldDigestPath },
+      encodeDigest(digest),
+    );
   }
 
   /** The held snapshot's digest (its sync id, its counts), if one is held. */
   async held(): Promise<SnapshotDigest | undefined> {
-    return this.#readDigest(join(this.#heldDir, "snapshot.digest"));
+    return this.#readDigest(this.#heldDigestPath);
   }
 
   withHeldSnapshot<T>(use: (snapshotFile: string) => Promise<T>): Promise<T> {
@@ -69,7 +95,15 @@ export class HeldSnapshot implements GuardStore {
   async requestRelease(syncId: string): Promise<void> {
     await rm(join(this.#stateDir, RELEASE_RESULT_NAME), { force: true });
     const request = { syncId, requestedAt: new Date().toISOString() };
-    await writeAtomically(this.#requestPath, `${JSON.stringify(request)}\n`);
+    await writeWhole(
+      {
+        what: "the release request",
+        path: this.#requestPath,
+        elsewhere: STATE_DIR_ELSEWHERE,
+        outcome: "the service was not asked to release the snapshot",
+      },
+      `${JSON.stringify(request)}\n`,
+    );
   }
 
   /** The release asked for, if any; an unreadable request is dropped. */
@@ -85,7 +119,16 @@ export class HeldSnapshot implements GuardStore {
   /** Answers the release request: it is dropped, and the answer written for the command. */
   async answerRelease(result: Omit<ReleaseResult, "at">): Promise<void> {
     const answer: ReleaseResult = { ...result, at: new Date().toISOString() };
-    await writeAtomically(join(this.#stateDir, RELEASE_RESULT_NAME), `${JSON.stringify(answer)}\n`);
+    await writeWhole(
+      {
+        what: "the answer to the release request",
+        path: join(this.#stateDir, RELEASE_RESULT_NAME),
+        elsewhere: STATE_DIR_ELSEWHERE,
+        outcome:
+          "`release --service` is not told how its request ended; the label and the service's log say it",
+      },
+      `${JSON.stringify(answer)}\n`,
+    );
     await rm(this.#requestPath, { force: true });
   }
 
@@ -96,6 +139,10 @@ export class HeldSnapshot implements GuardStore {
     );
     const parsed = releaseResult.safeParse(text === undefined ? undefined : safeJson(text));
     return parsed.success && parsed.data.syncId === syncId ? parsed.data : undefined;
+  }
+
+  get #heldDigestPath(): string {
+    return join(this.#heldDir, "snapshot.digest");
   }
 
   get #requestPath(): string {
@@ -112,12 +159,6 @@ export class HeldSnapshot implements GuardStore {
     }
     return decodeDigest(bytes, path);
   }
-}
-
-async function writeAtomically(path: string, data: string | Buffer): Promise<void> {
-  const temp = `${path}.${process.pid}.tmp`;
-  await writeFile(temp, data, { mode: 0o600 });
-  await rename(temp, path);
 }
 
 function safeJson(text: string): unknown {

@@ -6,6 +6,7 @@ import {
   PlatformCredentialsError,
   type UploadResult,
 } from "../platform";
+import { WriteFailedError } from "../sync/errors";
 import { Backoff } from "./Backoff";
 import type { ServiceConfig } from "./config";
 import { PLATFORM_BACKOFF, SERVICE_PLATFORM_RETRY } from "./constants";
@@ -90,10 +91,18 @@ export class PlatformLink {
   /** After a failure: backs off (the platform's outage, rejected credentials, anything else). */
   async waitAfter(error: unknown): Promise<void> {
     const { logger, health, stop } = this.#options;
-    this.#connected = false;
+    // A file this host cannot write is no news of the platform: no new `hello` (whose answer
+    // would reset the backoff), so a full disk is tried again less and less often.
+    const ofHost = WriteFailedError.is(error);
+    if (!ofHost) this.#connected = false;
     const waitMs = this.#backoff.next();
     const fields = { error, waitMs, failures: this.#backoff.failures };
-    if (PlatformCredentialsError.is(error)) {
+    if (ofHost) {
+      logger.error("a file of the service cannot be written; trying again after a wait", {
+        ...fields,
+        path: error.path,
+      });
+    } else if (PlatformCredentialsError.is(error)) {
       logger.error("the platform rejected the credentials; reading them again after a wait", {
         ...fields,
         fix: "check CONNECTOR_CLIENT_ID and CONNECTOR_CLIENT_SECRET (or its _FILE) against the connector's credentials in the platform",

@@ -91,12 +91,18 @@ export class ServiceHealth {
     await this.#file.write(this.#state);
   }
 
+  /** Logs when the file stops being writable (with the reason: the path and what to free) and when it is again. */
   #write(): void {
-    void this.#file.write(this.#state).then((written) => {
+    void this.#file.write(this.#state).then((error) => {
+      const written = error === undefined;
       if (written === this.#writable) return;
       this.#writable = written;
-      if (!written)
-        this.#logger.warn("the health file cannot be written", { path: this.#file.path });
+      if (written) this.#logger.info("the health file is written again", { path: this.#file.path });
+      else
+        this.#logger.warn("the health file cannot be written", {
+          path: this.#file.path,
+          reason: error instanceof Error ? error.message : String(error),
+        });
     });
   }
 }

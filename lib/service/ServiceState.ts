@@ -1,9 +1,10 @@
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { readFile, rename } from "node:fs/promises";
 import { z } from "zod";
 import type { ActionReply, ReplyStore } from "../actions";
 import type { Logger } from "../logging";
 import type { StatusLabel, TaskOutcome } from "../platform";
 import { MAX_REMEMBERED_REPLIES, REPLY_RETENTION_MS } from "./constants";
+import { STATE_DIR_ELSEWHERE, writeWhole } from "./writeWhole";
 
 /** A label as last reported to the platform, or waiting to be. */
 export interface LabelReport {
@@ -57,7 +58,8 @@ const empty = (): StateFile => ({ version: 1, replies: {}, finishes: [] });
  * temporary name, then renamed, so a crash never leaves half a file): action replies by
  * `requestId` (a task delivered again gets the first reply and nothing runs twice), the last
  * label, and the task finishes the platform has not acknowledged. Holds no secret: replies are
- * redacted when they are made.
+ * redacted when they are made. A save the system refuses (a full disk) fails with
+ * `WriteFailedError` naming the file; the state in memory stands and the next change saves it all.
  */
 export class ServiceState implements ReplyStore {
   readonly path: string;
@@ -148,11 +150,14 @@ export class ServiceState implements ReplyStore {
 
   /** Writes are serialized; each writes the state as it is when its turn comes. */
   #save(): Promise<void> {
-    const write = async () => {
-      const temp = `${this.path}.${process.pid}.tmp`;
-      await writeFile(temp, `${JSON.stringify(this.#state)}\n`, { mode: 0o600 });
-      await rename(temp, this.path);
+    const file = {
+      what: "the service's state file",
+      path: this.path,
+      elsewhere: STATE_DIR_ELSEWHERE,
+      outcome:
+        "the action replies, label and task finishes it keeps were not saved; the service keeps them in memory and saves them whole at the next change",
     };
+    const write = () => writeWhole(file, `${JSON.stringify(this.#state)}\n`);
     this.#saving = this.#saving.then(write, write);
     return this.#saving;
   }

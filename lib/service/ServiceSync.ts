@@ -8,8 +8,14 @@ import { newRequestContext } from "../http";
 import type { UploadResult } from "../platform";
 import { publishGuarded, publishHeld, type ReleaseOutcome } from "../publish";
 import { runLocalSync, type SyncSummary } from "../sync";
+import { WriteFailedError } from "../sync/errors";
 import type { ServiceConfig } from "./config";
-import { describeHeldSync, describeSyncFailure, describeUploadFailure } from "./describeFailure";
+import {
+  describeHeldSync,
+  describeHostFailure,
+  describeSyncFailure,
+  describeUploadFailure,
+} from "./describeFailure";
 import { HeldSnapshot } from "./HeldSnapshot";
 import type { JsonLogger } from "./jsonLogger";
 import { withLinkedSignal } from "./linkedSignal";
@@ -88,6 +94,17 @@ export class ServiceSync {
     try {
       await reports.label({ label: "syncing", delivered: false }, true);
     } catch (error) {
+      // A state file this host cannot write: the platform is told why nothing syncs (the label
+      // is kept in memory, delivered by the loop) and the loop waits it out.
+      if (WriteFailedError.is(error)) {
+        const label: LabelReport = {
+          label: "error",
+          detail: describeHostFailure(error),
+          delivered: false,
+        };
+        await state.setLabel(label).catch(() => {});
+        throw error;
+      }
       // The sync waits for the platform; its label must not be reported later on its own.
       if (before) await state.setLabel(before);
       throw error;
@@ -161,8 +178,9 @@ export class ServiceSync {
               };
         return { status: "abandoned", syncId };
       }
+      // A file this host could not write (the guard's digest after the upload, say) is no refusal of the platform's.
       const detail =
-        stage === "sync"
+        stage === "sync" || WriteFailedError.is(error)
           ? describeSyncFailure(error, config.connector, nextSyncAt)
           : describeUploadFailure(error, nextSyncAt);
       logger.error("sync failed", { stage, reason: detail, error });

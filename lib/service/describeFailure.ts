@@ -3,6 +3,7 @@ import { ConfigError, CredentialsRejectedError } from "../errors";
 import { describeVerdict, type GuardVerdict, MAX_REMOVAL_VARIABLE } from "../guard";
 import { HttpStatusError, NetworkError, RateLimitedError } from "../http";
 import { redact } from "../redact";
+import { WriteFailedError } from "../sync/errors";
 
 /** A label's detail is read in the platform's interface: a few sentences at most. */
 const MAX_DETAIL_LENGTH = 600;
@@ -16,7 +17,18 @@ export function describeSyncFailure(
   connector: ConnectorName,
   nextSyncAt: Date,
 ): string {
+  // A file this host could not write: the message names it, what became of the snapshot and the fix.
+  if (WriteFailedError.is(error)) return finish(messageOf(error).replace(/\.$/, ""), nextSyncAt);
   return finish(`${reasonOf(error, connector)} Nothing was uploaded`, nextSyncAt);
+}
+
+/** The detail for a file of this host the service cannot write before a sync (its state file). */
+export function describeHostFailure(error: WriteFailedError): string {
+  return clip(
+    redact(
+      `${error.message}. No sync runs until it can be written; the service tries again after a wait.`,
+    ),
+  );
 }
 
 /** The detail for a complete snapshot the platform did not take. */
@@ -70,8 +82,10 @@ function reasonOf(error: unknown, connector: ConnectorName): string {
 }
 
 function finish(text: string, nextSyncAt: Date): string {
-  const full = `${text}; the next sync starts at ${nextSyncAt.toISOString()}.`;
-  const detail = redact(full);
+  return clip(redact(`${text}; the next sync starts at ${nextSyncAt.toISOString()}.`));
+}
+
+function clip(detail: string): string {
   return detail.length <= MAX_DETAIL_LENGTH
     ? detail
     : `${detail.slice(0, MAX_DETAIL_LENGTH - 3)}...`;
