@@ -9,6 +9,7 @@ import { actionCommand } from "./commands/action";
 import { addCloudRunsCommand } from "./commands/cloudRuns";
 import { DEMO_OUTPUT_DIR, runDemo } from "./commands/demo";
 import { addDiffCommand } from "./commands/diff";
+import { addExportCommand } from "./commands/export";
 import { releaseHeld } from "./commands/release";
 import { serviceCommand } from "./commands/service";
 import { syncToFile } from "./commands/sync";
@@ -200,6 +201,7 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices
 
   addCloudCommands(program, withCommon, envFor, io, setExitCode, services);
   addDiffCommand(program, io, setExitCode);
+  addExportCommand(program, io);
 
   program
     .command("demo")

@@ -1,0 +1,51 @@
+import { resolve } from "node:path";
+import { type Command, Option } from "commander";
+import { UsageError } from "../../errors";
+import { writeC1z, writeGrantsCsv } from "../../export";
+import type { CliIo } from "../io";
+
+const FORMATS = ["c1z", "csv"] as const;
+type ExportFormat = (typeof FORMATS)[number];
+
+/**
+ * `export SNAPSHOT --format c1z|csv OUT` (CONTRACTS.md sections 1 and 3): the snapshot as baton's
+ * c1z v1 file, or one CSV row per grant. OUT is replaced only once it is written whole.
+ */
+export function addExportCommand(program: Command, io: CliIo): void {
+  program
+    .command("export")
+    .description("write a complete snapshot as baton's c1z file or as a CSV sheet of its grants")
+    .argument("<snapshot>", "a complete snapshot (.jsonl or .jsonl.gz)")
+    .argument("<out>", "the file to write (replaced only once written whole)")
+    .addOption(
+      new Option("--format <format>", "c1z: baton's file; csv: one row per grant")
+        .choices(FORMATS)
+        .makeOptionMandatory(),
+    )
+    .action(async (snapshot: string, out: string, options: { format: ExportFormat }) => {
+      await exportSnapshot(io, resolve(snapshot), resolve(out), options.format);
+    });
+}
+
+async function exportSnapshot(
+  io: CliIo,
+  snapshot: string,
+  out: string,
+  format: ExportFormat,
+): Promise<void> {
+  if (snapshot === out)
+    throw new UsageError(`OUT: ${out} is the snapshot itself; give another file to write`);
+  if (format === "c1z") {
+    const { counts, databaseBytes, fileBytes } = await writeC1z(snapshot, out);
+    io.stdout.write(
+      `exported ${counts.resource_type} resource types, ${counts.resource} resources, ${counts.entitlement} entitlements and ${counts.grant} grants to ${out} (c1z: ${mib(fileBytes)} MiB, its database ${mib(databaseBytes)} MiB)\n`,
+    );
+  } else {
+    const { rows } = await writeGrantsCsv(snapshot, out);
+    io.stdout.write(`exported ${rows} grants to ${out} (csv: a header and one row per grant)\n`);
+  }
+}
+
+function mib(bytes: number): string {
+  return (bytes / 1024 / 1024).toFixed(1);
+}

@@ -1,0 +1,86 @@
+import { once } from "node:events";
+import { createWriteStream, type WriteStream } from "node:fs";
+import { rename, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { type SyncFile, writeFailure } from "../sync/errors";
+import { endStream, writeChunk } from "../sync/jsonLines";
+import { registerTempFile, unregisterTempFile } from "../sync/tempFiles";
+
+/**
+ * The file an export writes: a temporary file beside `path`, renamed onto it only by `commit`, so
+ * an export that fails (a snapshot found incomplete halfway, a full disk) leaves whatever was at
+ * `path` as it was. A write that fails throws `WriteFailedError` naming `path`. The temporary file
+ * is registered while it exists, so a signal removes it too.
+ */
+export class ExportFile {
+  readonly path: string;
+  readonly tempPath: string;
+  readonly #stream: WriteStream;
+  readonly #file: SyncFile;
+
+  private constructor(path: string) {
+    this.path = path;
+    this.tempPath = join(dirname(path), `.${basename(path)}.${process.pid}.partial`);
+    this.#file = {
+      what: "the export",
+      path,
+      elsewhere: "give another OUT",
+      outcome: `nothing was exported and ${path} is as it was`,
+    };
+    this.#stream = createWriteStream(this.tempPath, { flags: "wx" });
+  }
+
+  static async open(path: string): Promise<ExportFile> {
+    const file = new ExportFile(path);
+    try {
+      await once(file.#stream, "open");
+    } catch (error) {
+      file.#stream.destroy();
+      throw writeFailure(error, file.#file);
+    }
+    registerTempFile(file.tempPath);
+    return file;
+  }
+
+  /** Writes `chunk`, waiting while the file's buffer is full. */
+  async write(chunk: string | Uint8Array): Promise<void> {
+    try {
+      await writeChunk(this.#stream, chunk);
+    } catch (error) {
+      throw writeFailure(error, this.#file);
+    }
+  }
+
+  /** Flushes and closes the file, then renames it onto `path`. */
+  async commit(): Promise<void> {
+    try {
+      await endStream(this.#stream);
+      await rename(this.tempPath, this.path);
+    } catch (error) {
+      throw writeFailure(error, this.#file);
+    }
+    unregisterTempFile(this.tempPath);
+  }
+
+  /** Removes the temporary file; whatever is at `path` stays as it was. */
+  async abort(): Promise<void> {
+    this.#stream.destroy();
+    await rm(this.tempPath, { force: true });
+    unregisterTempFile(this.tempPath);
+  }
+
+  /** Runs `write` on a fresh file at `path` and commits it, or removes it when `write` fails. */
+  static async writeAtomically(
+    path: string,
+    write: (file: ExportFile) => Promise<void>,
+  ): Promise<void> {
+    const file = await ExportFile.open(path);
+    try {
+      await write(file);
+      await file.commit();
+    } catch (error) {
+      await file.abort();
+      throw error;
+    }
+  }
+}
