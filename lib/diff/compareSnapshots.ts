@@ -2,7 +2,7 @@ import { ConnectorError } from "../errors";
 import type { Removal } from "../guard";
 import { DiffWorkError, SnapshotInputError } from "./errors";
 import { compareKeys, type FieldChanges, fieldChanges, type KeyedRecord } from "./keyedRecord";
-import { mergeRuns, RunFiles } from "./runFiles";
+import { MergedRuns, RunFiles } from "./runFiles";
 import { type SortedSnapshot, sortSnapshot } from "./sortSnapshot";
 
 /** One difference between the two snapshots, in key order (resources, entitlements, grants). */
@@ -109,39 +109,46 @@ async function joinSorted(
   const grants = { previous: 0, removed: 0 };
   const now = { users: 0, grants: 0 };
   const others = { added: 0, removed: 0, changed: 0 };
-  const emit = async (change: Change) => {
-    const pending = sink(change);
-    if (pending) await pending;
-  };
-  const left = mergeRuns(old.runs);
-  const right = mergeRuns(next.runs);
-  let a = await left.next();
-  let b = await right.next();
-  while (!a.done || !b.done) {
-    const order = a.done ? 1 : b.done ? -1 : compareKeys(a.value.key, b.value.key);
-    const before = order <= 0 ? (a.value as KeyedRecord) : undefined;
-    const after = order >= 0 ? (b.value as KeyedRecord) : undefined;
-    if (before?.account) users.previous++;
-    if (before?.kind === "grant") grants.previous++;
-    if (after?.account) now.users++;
-    if (after?.kind === "grant") now.grants++;
-    if (before?.account && !after?.account) users.removed++;
-    if (before && !after) {
-      if (before.kind === "grant") grants.removed++;
-      count(counts, others, before, "removed");
-      await emit({ change: "removed", record: before });
-    } else if (after && !before) {
-      count(counts, others, after, "added");
-      await emit({ change: "added", record: after });
-    } else if (before && after && before.kind === "resource") {
-      const fields = fieldChanges(before.fields, after.fields);
-      if (fields) {
-        countChanged(counts, others, after, fields);
-        await emit({ change: "changed", before, after, fields });
+  const emit = (change: Change) => sink(change);
+  const left = await MergedRuns.open(old.runs);
+  const right = await MergedRuns.open(next.runs).catch(async (error: unknown) => {
+    await left.close();
+    throw error;
+  });
+  try {
+    for (;;) {
+      const a = left.head;
+      const b = right.head;
+      if (!a && !b) break;
+      const order = !a ? 1 : !b ? -1 : compareKeys(a.key, b.key);
+      const before = order <= 0 ? a : undefined;
+      const after = order >= 0 ? b : undefined;
+      if (before?.account) users.previous++;
+      if (before?.kind === "grant") grants.previous++;
+      if (after?.account) now.users++;
+      if (after?.kind === "grant") now.grants++;
+      if (before?.account && !after?.account) users.removed++;
+      if (before && !after) {
+        if (before.kind === "grant") grants.removed++;
+        count(counts, others, before, "removed");
+        await emit({ change: "removed", record: before });
+      } else if (after && !before) {
+        count(counts, others, after, "added");
+        await emit({ change: "added", record: after });
+      } else if (before && after && before.kind === "resource") {
+        const fields = fieldChanges(before.fields, after.fields);
+        if (fields) {
+          countChanged(counts, others, after, fields);
+          await emit({ change: "changed", before, after, fields });
+        }
       }
+      const movedLeft = before ? left.next() : undefined;
+      if (movedLeft) await movedLeft;
+      const movedRight = after ? right.next() : undefined;
+      if (movedRight) await movedRight;
     }
-    if (before) a = await left.next();
-    if (after) b = await right.next();
+  } finally {
+    await Promise.all([left.close(), right.close()]);
   }
   const equal =
     Object.values(counts.resource).every((n) => n === 0) &&

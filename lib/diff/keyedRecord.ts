@@ -71,6 +71,65 @@ export function keyedRecord(line: BodyLine): KeyedRecord | undefined {
   }
 }
 
+/**
+ * A keyed record as one line of a sorted run: a JSON array holding what the key does not
+ * (a grant is its key alone; its entitlement and id are in it).
+ */
+export function encodeRecord(record: KeyedRecord): string {
+  switch (record.kind) {
+    case "grant":
+      return JSON.stringify([record.key]);
+    case "entitlement":
+      return JSON.stringify([record.key, record.label ?? null]);
+    default: {
+      const f = record.fields ?? {};
+      const { displayName = null, status = null, login = null, emails = null } = f;
+      return JSON.stringify([
+        record.key,
+        record.account ? 1 : 0,
+        displayName,
+        status,
+        login,
+        emails,
+      ]);
+    }
+  }
+}
+
+const KIND_OF_RANK: Record<string, DiffKind> = { 1: "resource", 2: "entitlement", 3: "grant" };
+
+/** The keyed record of a line `encodeRecord` wrote. */
+export function decodeRecord(line: string): KeyedRecord {
+  const values = JSON.parse(line) as [string, ...unknown[]];
+  const key = values[0];
+  const kind = KIND_OF_RANK[key[0] as string] as DiffKind;
+  const separator = key.indexOf("\u0000");
+  if (kind === "grant")
+    return { key, kind, id: key.slice(separator + 1), label: key.slice(1, separator) };
+  if (kind === "entitlement")
+    return { key, kind, id: key.slice(1), label: (values[1] as string | null) ?? undefined };
+  const [, account, displayName, status, login, emails] = values as [
+    string,
+    number,
+    string | null,
+    ResourceFields["status"] | null,
+    string | null,
+    string[] | null,
+  ];
+  const fields: ResourceFields = {};
+  if (displayName !== null) fields.displayName = displayName;
+  if (status !== null) fields.status = status;
+  if (login !== null) fields.login = login;
+  if (emails !== null) fields.emails = emails;
+  return {
+    key,
+    kind,
+    id: `${key.slice(1, separator)}:${key.slice(separator + 1)}`,
+    ...(account === 1 ? { account: true } : {}),
+    fields,
+  };
+}
+
 /** Orders keys by UTF-16 code units, the same everywhere (sorting runs, merging, joining). */
 export function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -3,9 +3,9 @@ import { createReadStream, createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { endStream, jsonLinesBytes, readLines, writeChunk } from "../sync/jsonLines";
+import { endStream, writeChunk } from "../sync/jsonLines";
 import { registerTempFile, unregisterTempFile } from "../sync/tempFiles";
-import { compareKeys, type KeyedRecord } from "./keyedRecord";
+import { compareKeys, decodeRecord, encodeRecord, type KeyedRecord } from "./keyedRecord";
 
 /**
  * The temporary files of one `diff`: sorted runs of keyed records (JSON Lines), named after this
@@ -40,72 +40,149 @@ export class RunFiles {
   }
 }
 
-/** Sorts `records` by key and writes them as one run; returns its path. */
-export async function writeRun(
-  files: RunFiles,
-  tag: string,
-  records: KeyedRecord[],
-): Promise<string> {
-  records.sort((a, b) => compareKeys(a.key, b.key));
+/** A record on its way to a run: its key, and its line (`encodeRecord`). */
+export interface RunEntry {
+  key: string;
+  line: string;
+}
+
+/** Sorts `entries` by key and writes them as one run; returns its path. */
+export async function writeRun(files: RunFiles, tag: string, entries: RunEntry[]): Promise<string> {
+  entries.sort((a, b) => compareKeys(a.key, b.key));
   const path = files.path(tag);
   const out = createWriteStream(path);
-  const slice = 4096;
-  for (let at = 0; at < records.length; at += slice) {
-    await writeChunk(out, jsonLinesBytes(records.slice(at, at + slice)));
+  let chunk = "";
+  for (const entry of entries) {
+    chunk += `${entry.line}\n`;
+    if (chunk.length >= CHUNK) {
+      await writeChunk(out, chunk);
+      chunk = "";
+    }
   }
+  await writeChunk(out, chunk);
   await endStream(out);
   return path;
 }
 
-/** The records of one run, in its order. */
-async function* readRun(path: string): AsyncGenerator<KeyedRecord> {
-  for await (const line of readLines(createReadStream(path))) yield JSON.parse(line) as KeyedRecord;
+/** Bytes written at once; a run is read 64 KiB at a time (up to 64 runs are open in a merge-join). */
+const CHUNK = 256 * 1024;
+const READ_CHUNK = 64 * 1024;
+
+/** The records of one run in batches (one a chunk read), in its order. */
+async function* readRun(path: string): AsyncGenerator<KeyedRecord[]> {
+  let rest = "";
+  for await (const text of createReadStream(path, {
+    encoding: "utf8",
+    highWaterMark: READ_CHUNK,
+  })) {
+    const chunk = rest + (text as string);
+    const batch: KeyedRecord[] = [];
+    let from = 0;
+    for (let end = chunk.indexOf("\n"); end !== -1; end = chunk.indexOf("\n", from)) {
+      batch.push(decodeRecord(chunk.slice(from, end)));
+      from = end + 1;
+    }
+    rest = chunk.slice(from);
+    if (batch.length > 0) yield batch;
+  }
+  if (rest.length > 0) yield [decodeRecord(rest)];
 }
 
-interface Head {
-  record: KeyedRecord;
-  rest: AsyncGenerator<KeyedRecord>;
+/** One run being read: its current batch and where in it. */
+class RunCursor {
+  #batch: KeyedRecord[] = [];
+  #at = 0;
+  readonly #batches: AsyncGenerator<KeyedRecord[]>;
+
+  constructor(path: string) {
+    this.#batches = readRun(path);
+  }
+
+  get record(): KeyedRecord {
+    return this.#batch[this.#at] as KeyedRecord;
+  }
+
+  /** Moves to the next record; false at the end. Awaits only to read the next batch. */
+  step(): boolean | Promise<boolean> {
+    this.#at++;
+    return this.#at < this.#batch.length ? true : this.#load();
+  }
+
+  async #load(): Promise<boolean> {
+    const next = await this.#batches.next();
+    if (next.done) return false;
+    this.#batch = next.value;
+    this.#at = 0;
+    return true;
+  }
+
+  async close(): Promise<void> {
+    await this.#batches.return(undefined);
+  }
 }
 
 /**
- * The records of sorted runs in one sorted stream (a k-way merge on a binary heap: memory holds
- * one record and one read buffer a run). A key that repeats is kept once, as the guard's digest
- * counts an id once.
+ * The records of sorted runs as one sorted sequence (a k-way merge on a binary heap: memory holds
+ * a batch a run). A key that repeats is kept once, as the guard's digest counts an id once.
+ * `head` is the current record (undefined at the end); `next` moves past it and awaits only when a
+ * run's batch is used up, so most records cost no tick.
  */
-export async function* mergeRuns(paths: readonly string[]): AsyncGenerator<KeyedRecord> {
-  const heap: Head[] = [];
-  for (const path of paths) {
-    const rest = readRun(path);
-    const first = await rest.next();
-    if (!first.done) push(heap, { record: first.value, rest });
-  }
-  try {
-    yield* drain(heap);
-  } finally {
-    // A consumer that stops early closes the runs' files.
-    await Promise.all(heap.map((head) => head.rest.return(undefined)));
-  }
-}
+export class MergedRuns {
+  readonly #heap: RunCursor[] = [];
+  readonly #all: RunCursor[];
+  #last: string | undefined;
 
-async function* drain(heap: Head[]): AsyncGenerator<KeyedRecord> {
-  let last: string | undefined;
-  while (heap.length > 0) {
-    const top = heap[0] as Head;
-    if (top.record.key !== last) {
-      last = top.record.key;
-      yield top.record;
+  private constructor(cursors: RunCursor[]) {
+    this.#all = cursors;
+  }
+
+  static async open(paths: readonly string[]): Promise<MergedRuns> {
+    const merged = new MergedRuns(paths.map((path) => new RunCursor(path)));
+    for (const cursor of merged.#all) {
+      if (await cursor.step()) push(merged.#heap, cursor);
     }
-    const next = await top.rest.next();
-    if (next.done) {
-      const end = heap.pop() as Head;
-      if (heap.length > 0) {
-        heap[0] = end;
-        siftDown(heap, 0);
-      }
-    } else {
-      top.record = next.value;
-      siftDown(heap, 0);
+    return merged;
+  }
+
+  get head(): KeyedRecord | undefined {
+    return this.#heap[0]?.record;
+  }
+
+  next(): undefined | Promise<void> {
+    const top = this.#heap[0];
+    if (!top) return undefined;
+    this.#last = top.record.key;
+    const stepped = top.step();
+    if (stepped === true) {
+      siftDown(this.#heap, 0);
+      return this.#skipRepeat();
     }
+    if (stepped === false) {
+      this.#dropTop();
+      return this.#skipRepeat();
+    }
+    return stepped.then((more) => {
+      if (more) siftDown(this.#heap, 0);
+      else this.#dropTop();
+      return this.#skipRepeat();
+    });
+  }
+
+  #skipRepeat(): undefined | Promise<void> {
+    return this.head !== undefined && this.head.key === this.#last ? this.next() : undefined;
+  }
+
+  #dropTop(): void {
+    const end = this.#heap.pop() as RunCursor;
+    if (this.#heap.length > 0) {
+      this.#heap[0] = end;
+      siftDown(this.#heap, 0);
+    }
+  }
+
+  /** Closes the runs' files (also when the merge stops early). */
+  async close(): Promise<void> {
+    await Promise.all(this.#all.map((cursor) => cursor.close()));
   }
 }
 
@@ -117,43 +194,51 @@ export async function mergeIntoRun(
 ): Promise<string> {
   const path = files.path(tag);
   const out = createWriteStream(path);
-  let batch: KeyedRecord[] = [];
-  for await (const record of mergeRuns(paths)) {
-    batch.push(record);
-    if (batch.length === 4096) {
-      await writeChunk(out, jsonLinesBytes(batch));
-      batch = [];
+  const merged = await MergedRuns.open(paths);
+  try {
+    let chunk = "";
+    for (let record = merged.head; record; record = merged.head) {
+      chunk += `${encodeRecord(record)}\n`;
+      if (chunk.length >= CHUNK) {
+        await writeChunk(out, chunk);
+        chunk = "";
+      }
+      const pending = merged.next();
+      if (pending) await pending;
     }
+    await writeChunk(out, chunk);
+    await endStream(out);
+  } finally {
+    await merged.close();
   }
-  await writeChunk(out, jsonLinesBytes(batch));
-  await endStream(out);
-  for (const merged of paths) await files.remove(merged);
+  for (const done of paths) await files.remove(done);
   return path;
 }
 
-const less = (a: Head, b: Head) => a.record.key < b.record.key;
+const less = (a: RunCursor, b: RunCursor) => a.record.key < b.record.key;
 
-function push(heap: Head[], head: Head): void {
-  heap.push(head);
+function push(heap: RunCursor[], cursor: RunCursor): void {
+  heap.push(cursor);
   let at = heap.length - 1;
   while (at > 0) {
     const parent = (at - 1) >> 1;
-    if (!less(heap[at] as Head, heap[parent] as Head)) break;
-    [heap[at], heap[parent]] = [heap[parent] as Head, heap[at] as Head];
+    if (!less(heap[at] as RunCursor, heap[parent] as RunCursor)) break;
+    [heap[at], heap[parent]] = [heap[parent] as RunCursor, heap[at] as RunCursor];
     at = parent;
   }
 }
 
-function siftDown(heap: Head[], from: number): void {
+function siftDown(heap: RunCursor[], from: number): void {
   let at = from;
   for (;;) {
     const left = 2 * at + 1;
     const right = left + 1;
     let least = at;
-    if (left < heap.length && less(heap[left] as Head, heap[least] as Head)) least = left;
-    if (right < heap.length && less(heap[right] as Head, heap[least] as Head)) least = right;
+    if (left < heap.length && less(heap[left] as RunCursor, heap[least] as RunCursor)) least = left;
+    if (right < heap.length && less(heap[right] as RunCursor, heap[least] as RunCursor))
+      least = right;
     if (least === at) return;
-    [heap[at], heap[least]] = [heap[least] as Head, heap[at] as Head];
+    [heap[at], heap[least]] = [heap[least] as RunCursor, heap[at] as RunCursor];
     at = least;
   }
 }

@@ -7,8 +7,8 @@ import {
 } from "../guard";
 import { readLines } from "../sync/jsonLines";
 import { DiffWorkError, SnapshotInputError } from "./errors";
-import { type KeyedRecord, keyedRecord } from "./keyedRecord";
-import { mergeIntoRun, type RunFiles, writeRun } from "./runFiles";
+import { encodeRecord, keyedRecord } from "./keyedRecord";
+import { mergeIntoRun, type RunEntry, type RunFiles, writeRun } from "./runFiles";
 
 /** Records sorted in memory before they go to disk as one run (about 20 MB of them at most). */
 export const RUN_RECORDS = 50_000;
@@ -46,7 +46,7 @@ export async function sortSnapshot(
   const runRecords = options.runRecords ?? RUN_RECORDS;
   const fanIn = options.fanIn ?? MAX_FAN_IN;
   let runs: string[] = [];
-  let buffer: KeyedRecord[] = [];
+  let buffer: RunEntry[] = [];
   let records = 0;
   let read: Awaited<ReturnType<typeof readCompleteSnapshot>>;
   try {
@@ -56,7 +56,7 @@ export async function sortSnapshot(
       (line) => {
         const record = keyedRecord(line);
         if (!record) return;
-        buffer.push(record);
+        buffer.push({ key: record.key, line: encodeRecord(record) });
         records++;
         if (buffer.length < runRecords) return;
         const full = buffer;
