@@ -14,3 +14,17 @@ await build({
   sourcemap: true,
   logLevel: "warning",
 });
+
+// The review page's front end (`explore`): one script and one stylesheet for the browser, with
+// preact and htm inside, beside the command line in dist/explore; the page loads nothing else.
+await build({
+  entryPoints: ["lib/explore/web/app.ts", "lib/explore/web/app.css"],
+  outdir: "dist/explore",
+  bundle: true,
+  platform: "browser",
+  target: "es2020",
+  format: "esm",
+  minify: true,
+  legalComments: "none",
+  logLevel: "warning",
+});

@@ -9,6 +9,7 @@ import { actionCommand } from "./commands/action";
 import { addCloudRunsCommand } from "./commands/cloudRuns";
 import { DEMO_OUTPUT_DIR, runDemo } from "./commands/demo";
 import { addDiffCommand } from "./commands/diff";
+import { addExploreCommand } from "./commands/explore";
 import { addExportCommand } from "./commands/export";
 import { releaseHeld } from "./commands/release";
 import { serviceCommand } from "./commands/service";
@@ -202,6 +203,7 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices
   addCloudCommands(program, withCommon, envFor, io, setExitCode, services);
   addDiffCommand(program, io, setExitCode);
   addExportCommand(program, io);
+  addExploreCommand(program, io, setExitCode);
 
   program
     .command("demo")

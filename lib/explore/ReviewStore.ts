@@ -1,0 +1,94 @@
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { z } from "zod";
+import { UsageError } from "../errors";
+import { DECISIONS, type Decision } from "./apiSchemas";
+
+const decisionRecord = z.strictObject({
+  decision: z.enum(DECISIONS),
+  note: z.string(),
+  decidedAt: z.string(),
+});
+export type DecisionRecord = z.output<typeof decisionRecord>;
+
+const reviewFile = z.strictObject({
+  version: z.literal(1),
+  snapshot: z.strictObject({ syncId: z.string(), connector: z.string() }),
+  decisions: z.record(z.string(), decisionRecord),
+});
+
+/**
+ * The review decisions of one snapshot (keep, revoke or flag, with a note, per grant), kept in a
+ * file beside it (`<snapshot>.review.json`, readable by its owner only) so they survive a reload
+ * and a restart. Each change rewrites the file whole under a temporary name and renames it, one
+ * write at a time: a crash leaves the previous file, never half of one.
+ */
+export class ReviewStore {
+  private writes: Promise<void> = Promise.resolve();
+
+  private constructor(
+    readonly path: string,
+    private readonly snapshot: { syncId: string; connector: string },
+    readonly decisions: Map<string, DecisionRecord>,
+  ) {}
+
+  /** Opens the decisions of this sync, or none; a file of another sync is refused (exit 2). */
+  static async open(path: string, snapshot: { syncId: string; connector: string }) {
+    let text: string;
+    try {
+      text = await readFile(path, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT")
+        return new ReviewStore(path, snapshot, new Map());
+      throw new UsageError(`cannot read the review file ${path}: ${(error as Error).message}`);
+    }
+    let parsed: z.output<typeof reviewFile>;
+    try {
+      parsed = reviewFile.parse(JSON.parse(text));
+    } catch {
+      throw new UsageError(
+        `${path} is not a review file this tool wrote; move it away to start a new review`,
+      );
+    }
+    if (parsed.snapshot.syncId !== snapshot.syncId)
+      throw new UsageError(
+        `${path} holds the review of sync ${parsed.snapshot.syncId}, not of this snapshot's sync ${snapshot.syncId}; move it away to start a new review`,
+      );
+    return new ReviewStore(path, snapshot, new Map(Object.entries(parsed.decisions)));
+  }
+
+  /** Records (or with `null`, clears) a grant's decision, and returns once it is on disk. */
+  decide(grantId: string, decision: Decision | null, note: string, now = new Date()) {
+    if (decision === null) this.decisions.delete(grantId);
+    else this.decisions.set(grantId, { decision, note, decidedAt: now.toISOString() });
+    const text = `${JSON.stringify({
+      version: 1,
+      snapshot: this.snapshot,
+      decisions: Object.fromEntries(this.decisions),
+    })}\n`;
+    const write = this.writes.then(() => this.writeWhole(text));
+    this.writes = write.catch(() => {});
+    return write;
+  }
+
+  /** Resolves once every decision made so far is written. */
+  flushed(): Promise<void> {
+    return this.writes;
+  }
+
+  counts(): Record<Decision, number> {
+    const counts = { keep: 0, revoke: 0, flag: 0 };
+    for (const { decision } of this.decisions.values()) counts[decision]++;
+    return counts;
+  }
+
+  private async writeWhole(text: string) {
+    const temp = `${this.path}.${process.pid}.tmp`;
+    try {
+      await writeFile(temp, text, { mode: 0o600 });
+      await rename(temp, this.path);
+    } catch (error) {
+      await rm(temp, { force: true }).catch(() => {});
+      throw error;
+    }
+  }
+}

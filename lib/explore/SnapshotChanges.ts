@@ -1,0 +1,140 @@
+import { resourceKey, type SnapshotIndex } from "./SnapshotIndex";
+import type { ResourceLine } from "./snapshotLines";
+
+/** A field of an account that differs between the two snapshots. */
+export interface FieldChange {
+  field: "displayName" | "status" | "login" | "emails";
+  before: string;
+  after: string;
+}
+
+const NONE: readonly number[] = [];
+
+/**
+ * What changed from an older snapshot to the one shown, computed from the two indexes held in
+ * memory: resources and entitlements added and removed (by type and id, by id), accounts changed
+ * (name, status, login, emails), and grants added and removed (a principal's entitlement ids
+ * compared, one principal at a time).
+ */
+export class SnapshotChanges {
+  /** Per resource of the new snapshot: added. */
+  readonly resourceAdded: Uint8Array;
+  readonly accountFields = new Map<number, FieldChange[]>();
+  /** Resource numbers in the old snapshot that the new one lacks. */
+  readonly removedResources: number[] = [];
+  readonly entitlementAdded: Uint8Array;
+  /** Entitlement numbers in the old snapshot that the new one lacks. */
+  readonly removedEntitlements: number[] = [];
+  /** Per grant of the new snapshot: added. */
+  readonly grantAdded: Uint8Array;
+  readonly addedGrants: number[] = [];
+  /** Grant numbers in the old snapshot that the new one lacks. */
+  readonly removedGrants: number[] = [];
+  /** Per new resource: grants added to it; per principal key and entitlement id: old grants removed. */
+  readonly grantsAddedTo: Int32Array;
+  private readonly removedByPrincipal = new Map<string, number[]>();
+  private readonly removedByEntitlement = new Map<string, number[]>();
+  readonly grantsAddedToEntitlement: Int32Array;
+
+  constructor(
+    readonly now: SnapshotIndex,
+    readonly old: SnapshotIndex,
+  ) {
+    this.resourceAdded = new Uint8Array(now.resources.length);
+    now.resources.forEach((r, i) => {
+      const before = old.resourceAt.get(resourceKey(r.type, r.id));
+      if (before === undefined) this.resourceAdded[i] = 1;
+      else {
+        const fields = accountFieldChanges(old.resources[before] as ResourceLine, r);
+        if (fields.length) this.accountFields.set(i, fields);
+      }
+    });
+    old.resources.forEach((r, i) => {
+      if (!now.resourceAt.has(resourceKey(r.type, r.id))) this.removedResources.push(i);
+    });
+    this.entitlementAdded = new Uint8Array(now.entitlements.length);
+    now.entitlements.forEach((e, i) => {
+      if (!old.entitlementAt.has(e.id)) this.entitlementAdded[i] = 1;
+    });
+    old.entitlements.forEach((e, i) => {
+      if (!now.entitlementAt.has(e.id)) this.removedEntitlements.push(i);
+    });
+
+    this.grantAdded = new Uint8Array(now.grantCount);
+    this.grantsAddedTo = new Int32Array(now.resources.length);
+    this.grantsAddedToEntitlement = new Int32Array(now.entitlements.length);
+    const entitlementIds = (index: SnapshotIndex, principal: number) =>
+      new Set(
+        [...index.byPrincipal.of(principal)].map(
+          (g) => index.entitlements[index.grantEntitlement[g] as number]?.id,
+        ),
+      );
+    now.resources.forEach((r, i) => {
+      const before = old.resourceAt.get(resourceKey(r.type, r.id));
+      const held = before === undefined ? new Set() : entitlementIds(old, before);
+      for (const grant of now.byPrincipal.of(i)) {
+        const e = now.grantEntitlement[grant] as number;
+        if (held.has(now.entitlements[e]?.id)) continue;
+        this.grantAdded[grant] = 1;
+        this.addedGrants.push(grant);
+        this.grantsAddedTo[i] = (this.grantsAddedTo[i] as number) + 1;
+        this.grantsAddedToEntitlement[e] = (this.grantsAddedToEntitlement[e] as number) + 1;
+      }
+    });
+    old.resources.forEach((r, i) => {
+      const key = resourceKey(r.type, r.id);
+      const after = now.resourceAt.get(key);
+      const held = after === undefined ? new Set() : entitlementIds(now, after);
+      for (const grant of old.byPrincipal.of(i)) {
+        const entitlementId = old.entitlements[old.grantEntitlement[grant] as number]?.id as string;
+        if (held.has(entitlementId)) continue;
+        this.removedGrants.push(grant);
+        push(this.removedByPrincipal, key, grant);
+        push(this.removedByEntitlement, entitlementId, grant);
+      }
+    });
+  }
+
+  /** Old grants the principal (`type:id`) no longer has. */
+  removedFrom(key: string): readonly number[] {
+    return this.removedByPrincipal.get(key) ?? NONE;
+  }
+
+  /** Old grants of the entitlement that the new snapshot lacks. */
+  removedOf(entitlementId: string): readonly number[] {
+    return this.removedByEntitlement.get(entitlementId) ?? NONE;
+  }
+
+  get counts() {
+    const accounts = (list: Iterable<number>, index: SnapshotIndex) =>
+      [...list].filter((i) => index.resources[i]?.user).length;
+    const added = [...this.resourceAdded.keys()].filter((i) => this.resourceAdded[i]);
+    return {
+      accountsAdded: accounts(added, this.now),
+      accountsRemoved: accounts(this.removedResources, this.old),
+      accountsChanged: this.accountFields.size,
+      entitlementsAdded: this.entitlementAdded.reduce((n, x) => n + x, 0),
+      entitlementsRemoved: this.removedEntitlements.length,
+      grantsAdded: this.addedGrants.length,
+      grantsRemoved: this.removedGrants.length,
+    };
+  }
+}
+
+function push(map: Map<string, number[]>, key: string, value: number) {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+function accountFieldChanges(before: ResourceLine, after: ResourceLine): FieldChange[] {
+  const out: FieldChange[] = [];
+  const compare = (field: FieldChange["field"], a = "", b = "") => {
+    if (a !== b) out.push({ field, before: a, after: b });
+  };
+  compare("displayName", before.displayName, after.displayName);
+  compare("status", before.status, after.status);
+  compare("login", before.user?.login, after.user?.login);
+  compare("emails", before.user?.emails.join(", "), after.user?.emails.join(", "));
+  return out;
+}

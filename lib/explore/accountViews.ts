@@ -1,0 +1,92 @@
+import type { AccountsQuery } from "./apiSchemas";
+import { BadRequest, NotFound } from "./requestErrors";
+import { type AccountRow, accountRow, type Explore, type GrantRow, grantRow } from "./rows";
+import { pageOf } from "./sortOrders";
+
+/** The words of a search, lower case: an account matches when its text holds every one. */
+export const searchWords = (q: string) => q.toLowerCase().split(/\s+/).filter(Boolean);
+
+/** One page of the Accounts tab (and of the risk views, which are its filters). */
+export function listAccounts(explore: Explore, query: AccountsQuery) {
+  const { index, changes } = explore;
+  const words = searchWords(query.q);
+  let holds: Uint8Array | undefined;
+  if (query.entitlement !== undefined) {
+    const e = index.entitlementAt.get(query.entitlement);
+    if (e === undefined)
+      throw new BadRequest(`query entitlement: no entitlement has the id "${query.entitlement}"`);
+    holds = new Uint8Array(index.resources.length);
+    for (const holder of index.holders(e)) holds[holder.resource] = 1;
+  }
+  if (query.change !== "all" && !changes)
+    throw new BadRequest(
+      "query change: there is nothing to compare; start explore with --diff OLD",
+    );
+  const keep = (position: number) => {
+    const resource = index.accounts[position] as number;
+    const r = index.resources[resource];
+    if (!r) return false;
+    if (query.status !== "all" && r.status !== query.status) return false;
+    if (holds && !holds[resource]) return false;
+    if (query.change === "added" && !changes?.resourceAdded[resource]) return false;
+    if (query.change === "changed" && !changes?.accountFields.has(resource)) return false;
+    switch (query.risk) {
+      case "disabled_with_access":
+        if (r.status !== "disabled" || !index.holdingCount[resource]) return false;
+        break;
+      case "privileged":
+        if (!index.privilegedCount[resource]) return false;
+        break;
+      case "no_email":
+        if (r.user?.emails.length) return false;
+        break;
+    }
+    const text = index.searchText[position] as string;
+    for (const word of words) if (!text.includes(word)) return false;
+    return true;
+  };
+  const order = explore.orders.accounts[query.sort];
+  const { total, positions } = pageOf(order, query.dir, keep, query.offset, query.limit);
+  const rows: AccountRow[] = positions.map((p) => accountRow(explore, index.accounts[p] as number));
+  return { total, offset: query.offset, limit: query.limit, rows };
+}
+
+/**
+ * An account's page: its record, every entitlement it holds and how (directly or through a team),
+ * and with `--diff` the grants it lost and the fields that changed. An account only the older
+ * snapshot has is shown as removed, with what it held.
+ */
+export function accountDetail(explore: Explore, type: string, id: string) {
+  const { index, changes } = explore;
+  const key = `${type}:${id}`;
+  const now = index.resourceAt.get(key);
+  if (now === undefined) {
+    const before = changes?.old.resourceAt.get(key);
+    if (before === undefined || !changes) throw new NotFound(`no account ${key} in this snapshot`);
+    const holdings = changes.old
+      .holdings(before)
+      .map((h) => grantRow(explore, h.grant, before, h.via, true));
+    const r = changes.old.resources[before];
+    return {
+      account: accountRow(explore, before, true),
+      user: r?.user ?? null,
+      profile: r?.profile ?? {},
+      holdings,
+      removedHoldings: [] as GrantRow[],
+      fieldChanges: [],
+    };
+  }
+  const r = index.resources[now];
+  const holdings = index.holdings(now).map((h) => grantRow(explore, h.grant, now, h.via));
+  const removedHoldings = (changes?.removedFrom(key) ?? []).map((g) =>
+    grantRow(explore, g, changes?.old.grantPrincipal[g] as number, undefined, true),
+  );
+  return {
+    account: accountRow(explore, now),
+    user: r?.user ?? null,
+    profile: r?.profile ?? {},
+    holdings,
+    removedHoldings,
+    fieldChanges: changes?.accountFields.get(now) ?? [],
+  };
+}

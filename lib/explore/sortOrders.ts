@@ -1,0 +1,88 @@
+import type { SnapshotIndex } from "./SnapshotIndex";
+
+const collator = new Intl.Collator("en", { sensitivity: "base", numeric: true });
+
+/** Positions `0..keys.length` sorted by `compare`, ties by position (a stable, total order). */
+function orderBy(count: number, compare: (a: number, b: number) => number): Int32Array {
+  const order = new Int32Array(count);
+  for (let i = 0; i < count; i++) order[i] = i;
+  return order.sort((a, b) => compare(a, b) || a - b);
+}
+
+/** Text keys compared by a collator once each: sorted once, then ranks compared as numbers. */
+function ranks(keys: readonly string[]): Int32Array {
+  const order = orderBy(keys.length, (a, b) => collator.compare(keys[a] ?? "", keys[b] ?? ""));
+  const rank = new Int32Array(keys.length);
+  order.forEach((position, r) => {
+    rank[position] = r;
+  });
+  return rank;
+}
+
+export type AccountSort = "name" | "login" | "id" | "status" | "entitlements";
+export type EntitlementSort = "name" | "id" | "resource" | "holders";
+
+/**
+ * Every sortable column's order, computed once at start, so a page of a sorted, filtered list is
+ * one pass over an order with the filter (no sort per request). Accounts are positions in
+ * `index.accounts`; entitlements their numbers.
+ */
+export class SortOrders {
+  readonly accounts: Record<AccountSort, Int32Array>;
+  readonly entitlements: Record<EntitlementSort, Int32Array>;
+
+  constructor(index: SnapshotIndex) {
+    const account = (p: number) => index.resources[index.accounts[p] as number];
+    const n = index.accounts.length;
+    const name = ranks(Array.from({ length: n }, (_, p) => account(p)?.displayName ?? ""));
+    const login = ranks(Array.from({ length: n }, (_, p) => account(p)?.user?.login ?? ""));
+    const id = ranks(Array.from({ length: n }, (_, p) => account(p)?.id ?? ""));
+    const byName = (a: number, b: number) => (name[a] as number) - (name[b] as number);
+    const status = (p: number) => (account(p)?.status === "disabled" ? 0 : 1);
+    const held = (p: number) => index.holdingCount[index.accounts[p] as number] as number;
+    this.accounts = {
+      name: orderBy(n, byName),
+      login: orderBy(n, (a, b) => (login[a] as number) - (login[b] as number)),
+      id: orderBy(n, (a, b) => (id[a] as number) - (id[b] as number)),
+      status: orderBy(n, (a, b) => status(a) - status(b) || byName(a, b)),
+      entitlements: orderBy(n, (a, b) => held(a) - held(b) || byName(a, b)),
+    };
+    const m = index.entitlements.length;
+    const eName = ranks(index.entitlements.map((e) => e.displayName));
+    const eId = ranks(index.entitlements.map((e) => e.id));
+    const resource = ranks(
+      index.entitlements.map((e) => `${e.resource.type}\u0001${e.displayName}`),
+    );
+    const byEName = (a: number, b: number) => (eName[a] as number) - (eName[b] as number);
+    this.entitlements = {
+      name: orderBy(m, byEName),
+      id: orderBy(m, (a, b) => (eId[a] as number) - (eId[b] as number)),
+      resource: orderBy(m, (a, b) => (resource[a] as number) - (resource[b] as number)),
+      holders: orderBy(
+        m,
+        (a, b) =>
+          (index.holderCount[a] as number) - (index.holderCount[b] as number) || byEName(a, b),
+      ),
+    };
+  }
+}
+
+/** One page of `order` (reversed for `desc`) among the positions `keep` accepts, and how many it accepts. */
+export function pageOf(
+  order: Int32Array,
+  dir: "asc" | "desc",
+  keep: (position: number) => boolean,
+  offset: number,
+  limit: number,
+): { total: number; positions: number[] } {
+  const positions: number[] = [];
+  let total = 0;
+  const n = order.length;
+  for (let i = 0; i < n; i++) {
+    const position = order[dir === "asc" ? i : n - 1 - i] as number;
+    if (!keep(position)) continue;
+    if (total >= offset && positions.length < limit) positions.push(position);
+    total++;
+  }
+  return { total, positions };
+}
