@@ -4,6 +4,7 @@ import type { ConnectorName } from "../connectors";
 import { UsageError } from "../errors";
 import { digestSnapshotFile, type SnapshotDigest } from "../guard";
 import type { GuardStore } from "../publish";
+import { writeFailure } from "../sync/errors";
 
 /** The snapshot `sync` writes when no --out is given. */
 export const defaultSnapshotFile = (connector: ConnectorName) => `${connector}.sync.jsonl`;
@@ -62,9 +63,15 @@ export class SnapshotFiles implements GuardStore {
     return use(this.heldFile);
   }
 
-  /** The publisher: the snapshot replaces --out. */
+  /** The publisher: the snapshot replaces --out; a rename the system refuses names --out. */
   readonly publish = async (snapshotFile: string): Promise<void> => {
-    await rename(snapshotFile, this.outFile);
+    await rename(snapshotFile, this.outFile).catch((error: unknown) => {
+      throw writeFailure(error, {
+        what: "the snapshot",
+        path: this.outFile,
+        elsewhere: "choose another --out",
+      });
+    });
   };
 }
 

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { ActionReply, ReplyStore } from "../actions";
 import type { Logger } from "../logging";
 import type { StatusLabel, TaskOutcome } from "../platform";
+import { writeFailure } from "../sync/errors";
 import { MAX_REMEMBERED_REPLIES, REPLY_RETENTION_MS } from "./constants";
 import { STATE_DIR_ELSEWHERE, writeWhole } from "./writeWhole";
 
@@ -90,7 +91,14 @@ export class ServiceState implements ReplyStore {
     }
     if (parsed) return new ServiceState(path, parsed);
     const aside = `${path}.unreadable-${Date.now()}`;
-    await rename(path, aside);
+    await rename(path, aside).catch((error: unknown) => {
+      throw writeFailure(error, {
+        what: "the unreadable state file",
+        path,
+        elsewhere: STATE_DIR_ELSEWHERE,
+        outcome: `it could not be set aside (to ${aside}) and the service did not start`,
+      });
+    });
     logger.warn(
       "the state file could not be read; it was set aside and the service starts afresh",
       {

@@ -8,7 +8,7 @@ import { newRequestContext } from "../http";
 import type { UploadResult } from "../platform";
 import { publishGuarded, publishHeld, type ReleaseOutcome } from "../publish";
 import { runLocalSync, type SyncSummary } from "../sync";
-import { WriteFailedError } from "../sync/errors";
+import { WriteFailedError, writeFailure } from "../sync/errors";
 import type { ServiceConfig } from "./config";
 import {
   describeHeldSync,
@@ -24,6 +24,7 @@ import { isPlatformUnavailable } from "./platformErrors";
 import type { Reports } from "./Reports";
 import type { ServiceHealth } from "./ServiceHealth";
 import type { LabelReport, ServiceState } from "./ServiceState";
+import { STATE_DIR_ELSEWHERE } from "./writeWhole";
 
 /** How one sync ended. */
 export type SyncOutcome =
@@ -114,9 +115,18 @@ export class ServiceSync {
     const nextSyncAt = new Date(this.#nextSyncAt);
     health.update({ phase: "syncing", nextSyncAt: nextSyncAt.toISOString() });
     logger.info("sync started", { trigger: taskId ? "task" : "schedule", taskId });
-    const dir = await mkdtemp(join(this.#parts.tempDir, "sync-"));
     let stage: "sync" | "upload" = "sync";
+    let dir: string | undefined;
     try {
+      // In the try: a state directory too full for it fails this sync, whose label says why.
+      const syncDir = await mkdtemp(join(this.#parts.tempDir, "sync-")).catch((error: unknown) => {
+        throw writeFailure(error, {
+          what: "a sync's temporary directory",
+          path: join(this.#parts.tempDir, "sync-XXXXXX"),
+          elsewhere: STATE_DIR_ELSEWHERE,
+        });
+      });
+      dir = syncDir;
       const { connector: syncer, concurrency } = this.#parts.upstream.syncer();
       // Read with the connector's variables, so a mistake fails before any request.
       const limit = parseRemovalLimit(
@@ -126,7 +136,7 @@ export class ServiceSync {
       const summary = await withLinkedSignal(this.#parts.stop, (signal) =>
         runLocalSync({
           connector: syncer,
-          outFile: join(dir, `${syncId}.jsonl.gz`),
+          outFile: join(syncDir, `${syncId}.jsonl.gz`),
           concurrency,
           syncId,
           connectorId: config.platform.hostId,
@@ -190,7 +200,7 @@ export class ServiceSync {
       });
       return { status: "error", syncId, detail };
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      if (dir) await rm(dir, { recursive: true, force: true });
     }
   }
 

@@ -60,7 +60,9 @@ export class SnapshotFile {
   async commit(): Promise<void> {
     if (!this.#file.closed) await once(this.#file, "close");
     if (this.#file.errored) throw writeFailure(this.#file.errored, this.file);
-    await rename(this.tempPath, this.path);
+    await rename(this.tempPath, this.path).catch((error: unknown) => {
+      throw writeFailure(error, { ...this.file, what: "the snapshot", path: this.path });
+    });
     unregisterTempFile(this.tempPath);
   }
 

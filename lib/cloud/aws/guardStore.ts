@@ -7,6 +7,7 @@ import { pipeline } from "node:stream/promises";
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { decodeDigest, encodeDigest, type SnapshotDigest } from "../../guard";
 import type { GuardStore } from "../../publish";
+import { writeFailure } from "../../sync/errors";
 import { awsClients } from "./clients";
 
 /**
@@ -62,7 +63,10 @@ export class S3GuardStore implements GuardStore {
     return this.#digest("held.digest");
   }
 
-  /** Downloads the held snapshot into a temporary directory for the time of `use`. */
+  /**
+   * Downloads the held snapshot into a temporary directory for the time of `use`. A file the
+   * system refuses (a full /tmp) fails with `WriteFailedError` naming it; the snapshot stays held.
+   */
   async withHeldSnapshot<T>(use: (snapshotFile: string) => Promise<T>): Promise<T> {
     const dir = await mkdtemp(join(tmpdir(), "release-"));
     try {
@@ -71,7 +75,23 @@ export class S3GuardStore implements GuardStore {
         new GetObjectCommand({ Bucket: this.#bucket, Key: this.#heldKey }),
       );
       if (!Body) throw new Error(`s3://${this.#bucket}/${this.#heldKey} has no body`);
-      await pipeline(Body as Readable, createWriteStream(path));
+      const file = createWriteStream(path);
+      let fileError: unknown;
+      file.on("error", (error) => {
+        fileError = error;
+      });
+      await pipeline(Body as Readable, file).catch((error: unknown) => {
+        // Only the file's own error is a write error; the download's is the download's.
+        throw error === fileError
+          ? writeFailure(error, {
+              what: "the held snapshot's download",
+              path,
+              elsewhere:
+                "give the scheduler function more ephemeral storage for /tmp (ephemeralStorageSize in serverless.yml)",
+              outcome: "nothing was uploaded and the snapshot stays held",
+            })
+          : error;
+      });
       return await use(path);
     } finally {
       await rm(dir, { recursive: true, force: true });
