@@ -38,7 +38,8 @@ export async function openExplore(snapshot: string, old?: string) {
       );
     changes = new SnapshotChanges(index, before);
   }
-  const review = await ReviewStore.open(reviewPathOf(snapshot), index.start);
+  const { syncId, connector } = index.start;
+  const review = await ReviewStore.open(reviewPathOf(snapshot), { syncId, connector });
   const explore: Explore = { index, orders: new SortOrders(index), review };
   if (changes) explore.changes = changes;
   const display = connectorOf(index.start.connector).display;

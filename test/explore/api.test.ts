@@ -1,0 +1,271 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectorNamed, isPrivileged } from "../../lib/connectors";
+import { UsageError } from "../../lib/errors";
+import { type ExploreServer, openExplore, startExploreServer } from "../../lib/explore";
+import { makeTempDir } from "../helpers/tempDir";
+import { writeFixtureSnapshot } from "./fixtureSnapshot";
+
+// The review page's API over real HTTP on 127.0.0.1 (in this process), on two generated
+// BlackLine snapshots; the front end's files are stand-ins (the browser test serves the built ones).
+let dir: string;
+let server: ExploreServer;
+let cookie: string;
+
+async function api(path: string, init: RequestInit = {}) {
+  const response = await fetch(`http://127.0.0.1:${server.port}${path}`, {
+    ...init,
+    headers: { cookie, ...(init.headers as Record<string, string>) },
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, text, json: () => JSON.parse(text) };
+}
+
+const decide = (grantId: string, decision: string | null, note = "") =>
+  api("/api/review", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ grantId, decision, note }),
+  });
+
+beforeAll(async () => {
+  dir = await makeTempDir("ac-explore-api-");
+  await writeFixtureSnapshot(join(dir, "new.jsonl"), { users: 200, variant: "new" });
+  await writeFixtureSnapshot(join(dir, "old.jsonl"), { users: 200, variant: "old" });
+  const { routes } = await openExplore(join(dir, "new.jsonl"), join(dir, "old.jsonl"));
+  const assets = new Map([
+    ["/app.js", Buffer.from("// app")],
+    ["/app.css", Buffer.from("/* css */")],
+  ]);
+  server = await startExploreServer({ routes, assets, port: 0 });
+  const opened = await fetch(server.url, { redirect: "manual" });
+  expect(opened.status).toBe(303);
+  const setCookie = opened.headers.get("set-cookie") ?? "";
+  expect(setCookie).toMatch(/; HttpOnly; SameSite=Strict; Path=\//);
+  cookie = setCookie.split(";")[0] as string;
+});
+
+afterAll(() => server?.close());
+
+describe("explore: access", () => {
+  it("prints a 256-bit token in a loopback URL and sends the security headers on every answer", async () => {
+    const url = new URL(server.url);
+    expect(url.hostname).toBe("127.0.0.1");
+    expect(Buffer.from(url.searchParams.get("token") ?? "", "base64url")).toHaveLength(32);
+    for (const answer of [
+      await api("/api/summary"),
+      await fetch(`http://127.0.0.1:${server.port}/`),
+    ]) {
+      expect(answer.headers.get("content-security-policy")).toContain("default-src 'self'");
+      expect(answer.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+      expect(answer.headers.get("referrer-policy")).toBe("no-referrer");
+      expect(answer.headers.get("x-content-type-options")).toBe("nosniff");
+    }
+  });
+
+  it("refuses a request without the cookie, with another token, or the token outside the page's address", async () => {
+    const bare = await fetch(`http://127.0.0.1:${server.port}/api/summary`);
+    expect(bare.status).toBe(401);
+    const [name] = cookie.split("=");
+    expect((await api("/api/summary", { headers: { cookie: `${name}=nope` } })).status).toBe(401);
+    const token = new URL(server.url).searchParams.get("token");
+    expect((await fetch(`http://127.0.0.1:${server.port}/api/summary?token=${token}`)).status).toBe(
+      401,
+    );
+  });
+});
+
+describe("explore: requests parsed, paths and methods", () => {
+  it("answers 400 naming the field, 404 for other paths, 405 for other methods", async () => {
+    const big = await api("/api/accounts?limit=9999");
+    expect(big.status).toBe(400);
+    expect(big.json().error).toBe("query limit: Too big: expected number to be <=500");
+    expect((await api("/api/accounts?colour=red")).json().error).toBe(
+      "query has unknown field colour",
+    );
+    expect((await api("/api/accounts?sort=a&sort=b")).json().error).toBe(
+      "query sort is given twice; give it once",
+    );
+    expect((await api("/api/accounts?entitlement=role:nope:assigned")).json().error).toContain(
+      'no entitlement has the id "role:nope:assigned"',
+    );
+    expect((await decide("role:r0:assigned:user:u999999", "keep")).json().error).toContain(
+      'body grantId: no grant has the id "role:r0:assigned:user:u999999"',
+    );
+    const badDecision = await decide("role:r0:assigned:user:u0", "approve");
+    expect(badDecision.status).toBe(400);
+    expect(badDecision.json().error).toMatch(/^body decision: /);
+    const notJson = await api("/api/review", {
+      method: "POST",
+      body: "decision=keep",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(notJson.json().error).toBe("body: send JSON with Content-Type: application/json");
+    expect((await api("/api/nothing")).status).toBe(404);
+    expect((await api("/api/accounts/user/nobody")).status).toBe(404);
+    const post = await api("/api/accounts", { method: "POST" });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET");
+  });
+});
+
+describe("explore: views", () => {
+  it("searches across names, logins and ids, filters, sorts and pages", async () => {
+    const byLogin = (await api("/api/accounts?q=ada.lovelace0%40")).json();
+    expect(byLogin.rows.map((r: { id: string }) => r.id)).toEqual(["u0"]);
+    expect(
+      (await api("/api/accounts?q=u13")).json().rows.map((r: { id: string }) => r.id),
+    ).toContain("u13");
+    const disabled = (await api("/api/accounts?status=disabled&limit=500")).json();
+    expect(disabled.rows.every((r: { status: string }) => r.status === "disabled")).toBe(true);
+    const page1 = (await api("/api/accounts?sort=id&dir=desc&limit=5")).json();
+    const page2 = (await api("/api/accounts?sort=id&dir=desc&limit=5&offset=5")).json();
+    const ids = [...page1.rows, ...page2.rows].map((r: { id: string }) => r.id);
+    expect(ids).toEqual([...ids].sort((a, b) => b.localeCompare(a, "en", { numeric: true })));
+    expect(page1.total).toBe(200 - 0);
+    const holders = (await api("/api/accounts?entitlement=role:r-new:assigned")).json();
+    expect(holders.rows.map((r: { id: string }) => r.id)).toEqual(["u0"]);
+  });
+
+  it("shows what an account holds and how: directly, through a team, added and removed", async () => {
+    const detail = (await api("/api/accounts/user/u0")).json();
+    const how = Object.fromEntries(
+      detail.holdings.map((h: { grantId: string; via?: { id: string }; change?: string }) => [
+        h.grantId,
+        `${h.via ? `via ${h.via.id}` : "direct"}${h.change ? ` ${h.change}` : ""}`,
+      ]),
+    );
+    expect(how).toEqual({
+      "role:r0:assigned:user:u0": "direct added",
+      "role:r-new:assigned:user:u0": "direct added",
+      "team:t0:member:user:u0": "direct",
+      "team:t1:member:user:u0": "direct",
+      "team:t2:member:user:u0": "direct",
+      "role:r1:assigned:team:t0": "via t0",
+    });
+    expect(detail.removedHoldings.map((h: { grantId: string }) => h.grantId).sort()).toEqual([
+      "role:r1:assigned:user:u0",
+      "team:t-gone:member:user:u0",
+    ]);
+    // An account only the older sync had is shown as removed.
+    const gone = (await api("/api/accounts/user/old-0")).json();
+    expect(gone.account.change).toBe("removed");
+  });
+
+  it("lists an entitlement's holders, members of a team it is granted to among them", async () => {
+    const detail = (await api("/api/entitlements/role%3Ar1%3Aassigned?limit=500")).json();
+    const viaTeam = detail.holders.filter((h: { via?: { id: string } }) => h.via?.id === "t0");
+    const members = (await api("/api/accounts?entitlement=team:t0:member&limit=500")).json();
+    expect(viaTeam.length).toBe(members.total);
+    expect(detail.entitlement.privileged).toBe(true);
+    const teams = (await api("/api/entitlements?resourceType=team")).json();
+    expect(teams.rows.every((e: { privileged: boolean }) => !e.privileged)).toBe(true);
+  });
+
+  it("counts the risks the way the fixture makes them, and the changes", async () => {
+    const summary = (await api("/api/summary")).json();
+    // Every 20th user is disabled (plus every 89th from 2 since the old sync); every 50th has no email.
+    expect(summary.risks.no_email).toBe(4);
+    const disabled = (await api("/api/accounts?risk=disabled_with_access&limit=500")).json();
+    expect(disabled.total).toBe(summary.risks.disabled_with_access);
+    expect(
+      disabled.rows.every(
+        (r: { status: string; entitlements: number }) =>
+          r.status === "disabled" && r.entitlements > 0,
+      ),
+    ).toBe(true);
+    expect(summary.diff.counts).toMatchObject({
+      accountsAdded: 3,
+      accountsRemoved: 2,
+      entitlementsAdded: 1,
+      entitlementsRemoved: 1,
+    });
+    const changed = (await api("/api/changes?kind=accounts&change=changed")).json();
+    expect(changed.rows.map((r: { id: string }) => r.id).sort()).toEqual(["u180", "u2", "u91"]);
+    expect(changed.rows[0].fields).toEqual([
+      { field: "status", before: "enabled", after: "disabled" },
+    ]);
+  });
+});
+
+describe("explore: review", () => {
+  it("keeps decisions in a file beside the snapshot, reopens them, and exports CSV and JSON", async () => {
+    expect(
+      (await decide("role:r-new:assigned:user:u0", "revoke", 'not requested, "urgent"')).status,
+    ).toBe(200);
+    expect((await decide("team:t1:member:user:u3", "flag", "=cmd()")).status).toBe(200);
+    expect((await decide("team:t0:member:user:u0", "keep")).status).toBe(200);
+    expect((await decide("team:t0:member:user:u0", null)).status).toBe(200);
+    const file = JSON.parse(await readFile(join(dir, "new.jsonl.review.json"), "utf8"));
+    expect(Object.keys(file.decisions).sort()).toEqual([
+      "role:r-new:assigned:user:u0",
+      "team:t1:member:user:u3",
+    ]);
+    const reopened = await openExplore(join(dir, "new.jsonl"));
+    expect(reopened.explore.review.counts()).toEqual({ keep: 0, revoke: 1, flag: 1 });
+
+    const csv = await api("/api/review/export?format=csv");
+    expect(csv.headers.get("content-disposition")).toBe(
+      'attachment; filename="review-blackline-sync-new.csv"',
+    );
+    const lines = csv.text.trim().split("\r\n");
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toMatch(
+      /^role:r-new:assigned:user:u0,user,u0,Ada Lovelace,.*,revoke,"not requested, ""urgent""",/,
+    );
+    // A note a spreadsheet would run as a formula is written as text.
+    expect(lines[2]).toContain(",flag,'=cmd(),");
+    const json = (await api("/api/review/export?format=json")).json();
+    expect(json.counts).toMatchObject({ keep: 0, revoke: 1, flag: 1 });
+    expect(json.decisions[0].entitlement.privileged).toBe(true);
+    expect((await api("/api/review/export?format=xml")).status).toBe(400);
+  });
+
+  it("refuses a review file of another sync instead of mixing reviews", async () => {
+    const other = join(dir, "other.jsonl");
+    await writeFixtureSnapshot(other, { users: 3, variant: "old" });
+    await writeFile(
+      `${other}.review.json`,
+      JSON.stringify({
+        version: 1,
+        snapshot: { syncId: "sync-x", connector: "blackline" },
+        decisions: {},
+      }),
+    );
+    await expect(openExplore(other)).rejects.toThrow(/holds the review of sync sync-x/);
+  });
+});
+
+describe("explore: inputs", () => {
+  it("refuses a file that is not a complete snapshot, naming the line", async () => {
+    const partial = join(dir, "partial.jsonl");
+    const text = await readFile(join(dir, "new.jsonl"), "utf8");
+    await writeFile(partial, text.split("\n").slice(0, 20).join("\n"));
+    await expect(openExplore(partial)).rejects.toThrow(UsageError);
+    await expect(openExplore(partial)).rejects.toThrow(/no sync_end/);
+    const broken = join(dir, "broken.jsonl");
+    await writeFile(broken, text.replace('"kind":"grant","id"', '"kind":"grant","idx"'));
+    await expect(openExplore(broken)).rejects.toThrow(/line \d+: id: /);
+  });
+
+  it("marks privileged entitlements by each connector's definition", () => {
+    const role = { id: "role:7:assigned", resource: { type: "role" } };
+    const team = { id: "team:7:member", resource: { type: "team" } };
+    expect(isPrivileged(connectorNamed("blackline").privileged, role)).toBe(true);
+    expect(isPrivileged(connectorNamed("blackline").privileged, team)).toBe(false);
+    const valimail = connectorNamed("valimail").privileged;
+    expect(
+      isPrivileged(valimail, {
+        id: "member_type:owner:assigned",
+        resource: { type: "member_type" },
+      }),
+    ).toBe(true);
+    expect(
+      isPrivileged(valimail, {
+        id: "member_type:member:assigned",
+        resource: { type: "member_type" },
+      }),
+    ).toBe(false);
+  });
+});
