@@ -4,7 +4,7 @@ import { endStream, writeChunk } from "../sync/jsonLines";
 import { type Change, type ChangeSink, type DiffResult, isToggle } from "./compareSnapshots";
 import type { FieldChanges, KeyedRecord } from "./keyedRecord";
 import type { ChunkedOutput } from "./output";
-import type { RunFiles } from "./runFiles";
+import { diffWriteFailure, type RunFiles } from "./runFiles";
 
 /** The groups of the human report, in the order it prints them. */
 const SECTIONS = {
@@ -80,11 +80,17 @@ export class HumanReport {
     let open = this.#sections.get(section);
     if (!open) {
       const path = this.#files.path(`report-${section}`);
-      open = { path, stream: createWriteStream(path), lines: 0 };
+      const stream = createWriteStream(path);
+      // Heard between writes (a small line does not wait): the next write or the end throws it.
+      stream.on("error", () => {});
+      open = { path, stream, lines: 0 };
       this.#sections.set(section, open);
     }
     if (counted) open.lines++;
-    await writeChunk(open.stream, line);
+    const { path, stream } = open;
+    await writeChunk(stream, line).catch((error: unknown) => {
+      throw diffWriteFailure(error, path, stream);
+    });
   }
 
   /** Closes the groups' files without printing them (the diff failed). */
@@ -99,7 +105,11 @@ export class HumanReport {
     verdict: GuardVerdict,
     paths: { old: string; new: string },
   ): Promise<void> {
-    for (const open of this.#sections.values()) await endStream(open.stream);
+    for (const { path, stream } of this.#sections.values()) {
+      await endStream(stream).catch((error: unknown) => {
+        throw diffWriteFailure(error, path, stream);
+      });
+    }
     await out.write(summary(result, verdict, paths));
     for (const section of Object.keys(SECTIONS) as Section[]) {
       const open = this.#sections.get(section);

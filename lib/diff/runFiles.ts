@@ -3,6 +3,8 @@ import { createReadStream, createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Writable } from "node:stream";
+import { type SyncFile, writeFailure } from "../sync/errors";
 import { endStream, writeChunk } from "../sync/jsonLines";
 import { registerTempFile, unregisterTempFile } from "../sync/tempFiles";
 import { compareKeys, decodeRecord, encodeRecord, type KeyedRecord } from "./keyedRecord";
@@ -40,6 +42,21 @@ export class RunFiles {
   }
 }
 
+/**
+ * A temporary file of diff as a write error names it: a failure of the file itself (a full disk)
+ * is a `WriteFailedError` naming it and the fix (exit 1); any other error stays as it is.
+ */
+export function diffWriteFailure(error: unknown, path: string, out: Writable): unknown {
+  if (!out.errored) return error;
+  const file: SyncFile = {
+    what: "a temporary file of diff",
+    path,
+    elsewhere: "set TMPDIR to a directory on a filesystem with room",
+    outcome: "the diff stopped and its temporary files are removed",
+  };
+  return writeFailure(out.errored, file);
+}
+
 /** A record on its way to a run: its key, and its line (`encodeRecord`). */
 export interface RunEntry {
   key: string;
@@ -51,16 +68,21 @@ export async function writeRun(files: RunFiles, tag: string, entries: RunEntry[]
   entries.sort((a, b) => compareKeys(a.key, b.key));
   const path = files.path(tag);
   const out = createWriteStream(path);
-  let chunk = "";
-  for (const entry of entries) {
-    chunk += `${entry.line}\n`;
-    if (chunk.length >= CHUNK) {
-      await writeChunk(out, chunk);
-      chunk = "";
+  try {
+    let chunk = "";
+    for (const entry of entries) {
+      chunk += `${entry.line}\n`;
+      if (chunk.length >= CHUNK) {
+        await writeChunk(out, chunk);
+        chunk = "";
+      }
     }
+    await writeChunk(out, chunk);
+    await endStream(out);
+  } catch (error) {
+    out.destroy();
+    throw diffWriteFailure(error, path, out);
   }
-  await writeChunk(out, chunk);
-  await endStream(out);
   return path;
 }
 
@@ -208,6 +230,9 @@ export async function mergeIntoRun(
     }
     await writeChunk(out, chunk);
     await endStream(out);
+  } catch (error) {
+    out.destroy();
+    throw diffWriteFailure(error, path, out);
   } finally {
     await merged.close();
   }

@@ -66,7 +66,7 @@ export async function sortSnapshot(
             runs.push(run);
           },
           (error: unknown) => {
-            throw new DiffWorkError(error);
+            throw ConnectorError.is(error) ? error : new DiffWorkError(error);
           },
         );
       },
