@@ -256,6 +256,15 @@ describe("a cloud sync", () => {
     );
     expect(throttled).toBeGreaterThan(0);
     expect(throttled).toBeLessThan(requests / 2);
+    // `cloud runs` counts each 429 the upstream answered once, on the run it slowed.
+    const runs = await operator(["runs", "bl-learned", "--json"]);
+    const listed = runs.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(listed).toEqual([
+      expect.objectContaining({ syncId, status: "complete", upstream429s: throttled }),
+    ]);
   });
 
   it("against an upstream that keeps failing ends error, its job in the dead-letter queue, nothing uploaded", async () => {

@@ -10,7 +10,11 @@ import { type PlatformSimulator, startPlatformSimulator } from "../../lib/simula
 import {
   awsClientConfig,
   awsEnv,
+  deployedDashboard,
   deployStack,
+  emittedMetrics,
+  graphedMetrics,
+  type MetricRef,
   type Moto,
   runOperator,
   type Stack,
@@ -173,5 +177,87 @@ describe("the removal guard in the cloud runtime", () => {
       "bl-super",
     );
     expect(row).toMatchObject({ label: "connected", lastSyncId: later });
+
+    // `cloud runs`: its three runs, newest first, the held one with its reason.
+    const listed = await operator(["runs", "bl-super"]);
+    expect(listed.stderr).toBe("");
+    expect(listed.code).toBe(0);
+    const [header, ...rows] = listed.stdout.trim().split("\n");
+    expect(header).toBe("started\tended\tstatus\tjobs\trecords\trequests\t429s\tsyncId\treason");
+    const cells = rows.map((line) => line.split("\t"));
+    expect(cells.map((c) => [c[2], c[7]])).toEqual([
+      ["complete", later],
+      ["held", held],
+      ["complete", first],
+    ]);
+    expect(cells[1]?.[8]).toMatch(
+      /^The new snapshot was held, not published: it removes 100 of 300 users/,
+    );
+    const started = cells.map((c) => c[0] as string);
+    expect([...started].sort().reverse()).toEqual(started);
+    for (const c of cells) expect((c[1] as string) >= (c[0] as string)).toBe(true);
+
+    const json = await operator(["runs", "bl-super", "--limit", "2", "--json"]);
+    const objects = json.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    const store = new RunStore(stack.outputs.RunsTableName as string);
+    expect(objects.map((o) => o.syncId)).toEqual([later, held]);
+    for (const o of objects) {
+      const run = await store.get(o.syncId);
+      expect(o).toMatchObject({
+        connector: "blackline",
+        jobs: run?.jobsDone,
+        records: run?.records,
+        requests: run?.requests,
+        upstream429s: 0,
+      });
+      expect(o.jobs).toBeGreaterThan(0);
+      expect(o.requests).toBeGreaterThan(0);
+    }
+
+    const none = await operator(["runs", "bl-nobody"]);
+    expect(none.stdout).toContain("bl-nobody: no runs on stage dev");
+    const badLimit = await operator(["runs", "bl-super", "--limit", "0"]);
+    expect(badLimit.code).toBe(2);
+    expect(badLimit.stderr).toContain('--limit "0": give a whole number from 1 to 100');
+  });
+
+  it("emits, for the runs above, the metrics the dashboard graphs and the alarms watch", async () => {
+    // Powertools' embedded metric format lines in the functions' output: what CloudWatch records.
+    const emitted = emittedMetrics(stack.logs());
+    const key = (m: MetricRef) => JSON.stringify([m.namespace, m.name, m.dimensions]);
+    const emittedKeys = new Set(emitted.map(key));
+    const graphed = [...graphedMetrics(await deployedDashboard(stack)).values()].flat();
+    const ofRuns = graphed.filter((m) => m.namespace === "AccessConnectors");
+    for (const name of [
+      "runsCompleted",
+      "runsHeld",
+      "runDuration",
+      "jobs",
+      "records",
+      "requests",
+    ]) {
+      const ref = ofRuns.find((m) => m.name === name);
+      expect(ref, `${name} on the dashboard`).toBeDefined();
+      expect(emittedKeys.has(key(ref as MetricRef)), `${name} emitted as graphed`).toBe(true);
+    }
+    // Every metric the functions emit under the namespace is on the dashboard (cold starts aside).
+    for (const m of emitted.filter((e) => e.name !== "ColdStart")) {
+      expect(graphed.map(key), m.name).toContain(key(m));
+    }
+    // The alarms (moto skips AWS::CloudWatch::Alarm): the deployed template's.
+    const held = stack.template.Resources.RunsHeldAlarm?.Properties as {
+      Namespace: string;
+      MetricName: string;
+      Dimensions: { Name: string; Value: string }[];
+    };
+    const alarmRef = {
+      namespace: held.Namespace,
+      name: held.MetricName,
+      dimensions: Object.fromEntries(held.Dimensions.map((d) => [d.Name, d.Value])),
+    };
+    expect(emittedKeys.has(key(alarmRef))).toBe(true);
   });
 });

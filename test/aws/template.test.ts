@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ensurePackaged } from "./harness";
+import { DEFAULT_REGION, ensurePackaged } from "./harness";
 import { ROOT } from "./harness/package";
 
 const STAGE = "dev";
@@ -165,6 +165,72 @@ describe("packaged template", () => {
         ComparisonOperator: "GreaterThanThreshold",
       });
     }
+  });
+
+  it("alarms on runs that end error or held, from the functions' metrics of this stage", () => {
+    const alarms = Object.fromEntries(ofType("AWS::CloudWatch::Alarm"));
+    for (const [id, metric] of [
+      ["RunsFailedAlarm", "runsFailed"],
+      ["RunsHeldAlarm", "runsHeld"],
+    ] as const) {
+      expect(props(alarms[id]), id).toMatchObject({
+        AlarmName: `access-connectors-${STAGE}-${id === "RunsFailedAlarm" ? "runs-failed" : "runs-held"}`,
+        Namespace: "AccessConnectors",
+        MetricName: metric,
+        Dimensions: [
+          { Name: "service", Value: "access-connectors" },
+          { Name: "stage", Value: STAGE },
+        ],
+        Statistic: "Sum",
+        Threshold: 0,
+        ComparisonOperator: "GreaterThanThreshold",
+        TreatMissingData: "notBreaching",
+      });
+    }
+  });
+
+  it("notifies the stage's alarm topic from every alarm, and nothing when none is set", () => {
+    const packaged = template as Template & {
+      Parameters?: Record<string, { Type: string; Default?: string }>;
+      Conditions?: Record<string, unknown>;
+    };
+    // Packaged without `--param alarmTopicArn=...`: empty, so the condition is false.
+    expect(packaged.Parameters?.AlarmTopicArn).toMatchObject({ Type: "String", Default: "" });
+    expect(packaged.Conditions?.HasAlarmTopic).toEqual({
+      "Fn::Not": [{ "Fn::Equals": [{ Ref: "AlarmTopicArn" }, ""] }],
+    });
+    const actions = {
+      "Fn::If": ["HasAlarmTopic", [{ Ref: "AlarmTopicArn" }], { Ref: "AWS::NoValue" }],
+    };
+    const alarms = ofType("AWS::CloudWatch::Alarm");
+    expect(alarms).toHaveLength(4);
+    for (const [id, alarm] of alarms) {
+      expect(props(alarm).AlarmActions, id).toEqual(actions);
+      expect(props(alarm).OKActions, id).toEqual(actions);
+    }
+  });
+
+  it("has a dashboard of the stage's runs, queues and functions", () => {
+    const [dashboard, ...others] = ofType("AWS::CloudWatch::Dashboard");
+    expect(others).toHaveLength(0);
+    expect(props(dashboard?.[1]).DashboardName).toBe(`access-connectors-${STAGE}`);
+    const body = JSON.parse(props(dashboard?.[1]).DashboardBody as string) as {
+      widgets: { type: string; width: number; properties: { title?: string; region?: string } }[];
+    };
+    const graphs = body.widgets.filter((w) => w.type === "metric");
+    expect(graphs.map((w) => w.properties.title)).toEqual([
+      "Runs by outcome",
+      "Run duration (complete runs, ms)",
+      "Jobs",
+      "Upstream requests and 429s",
+      "Dead-letter queues (messages)",
+      "Function errors",
+      "Function throttles",
+      "Function duration (longest, ms)",
+    ]);
+    for (const w of graphs) expect(w.properties.region).toBe(DEFAULT_REGION);
+    // CloudWatch's grid is 24 wide.
+    for (const w of body.widgets) expect(w.width).toBeLessThanOrEqual(24);
   });
 
   it("runs every function on nodejs22.x, arm64, with its own role and the full environment", () => {

@@ -44,6 +44,8 @@ export interface Stack {
   readonly stage: string;
   readonly region: string;
   readonly moto: Moto;
+  /** The packaged update template it was deployed from (what moto skips is still in it). */
+  readonly template: Template;
   /** The stack's outputs (InstancesTableName, SyncJobsQueueUrl, ...). */
   readonly outputs: Readonly<Record<string, string>>;
   /** By function key of serverless.yml: scheduler, syncWorker, finalize, action. */
@@ -75,7 +77,7 @@ export interface DeployOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Template {
+export interface Template {
   Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
 }
 
@@ -270,6 +272,7 @@ export async function deployStack(moto: Moto, options: DeployOptions = {}): Prom
   return {
     name,
     stage,
+    template,
     region,
     moto,
     outputs,
