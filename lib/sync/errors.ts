@@ -77,7 +77,7 @@ export function writeFailure(error: unknown, file: SyncFile): unknown {
   const errno = (error as NodeJS.ErrnoException | undefined)?.code;
   if (typeof errno !== "string" || !/^E[A-Z]+$/.test(errno)) return error;
   const dir = dirname(file.path);
-  const [code, cause, fix] = explain(errno, dir, file.elsewhere, (error as Error).message);
+  const [code, cause, fix] = explain(errno, dir, file, (error as Error).message);
   return new WriteFailedError(
     code,
     `cannot write ${file.what} ${file.path}: ${cause} (${errno}), so ${file.outcome ?? SYNC_OUTCOME}. ${fix}`,
@@ -89,15 +89,21 @@ export function writeFailure(error: unknown, file: SyncFile): unknown {
 function explain(
   errno: string,
   dir: string,
-  elsewhere: string,
+  file: SyncFile,
   systemMessage: string,
 ): [WriteFailure, string, string] {
+  const { elsewhere } = file;
+  // How much room a sync's own files want; another file's message says nothing of it.
+  const room =
+    file.outcome === undefined
+      ? " (a sync needs room for its snapshot and, while it runs, its grants again)"
+      : "";
   switch (errno) {
     case "ENOSPC":
       return [
         "disk_full",
         `the filesystem holding ${dir} is full`,
-        `Free space on it (a sync needs room for its snapshot and, while it runs, its grants again), or ${elsewhere}`,
+        `Free space on it${room}, or ${elsewhere}`,
       ];
     case "EDQUOT":
       return [

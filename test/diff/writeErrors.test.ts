@@ -48,7 +48,7 @@ describe("diff's temporary files on a full disk", () => {
 
       expect(error).toMatchObject({ name: "WriteFailedError", code: "disk_full", path: full });
       expect((error as Error).message).toBe(
-        `cannot write a temporary file of diff ${full}: the filesystem holding ${dir} is full (ENOSPC), so the diff stopped and its temporary files are removed. Free space on it (a sync needs room for its snapshot and, while it runs, its grants again), or set TMPDIR to a directory on a filesystem with room`,
+        `cannot write a temporary file of diff ${full}: the filesystem holding ${dir} is full (ENOSPC), so the diff stopped and its temporary files are removed. Free space on it, or set TMPDIR to a directory on a filesystem with room`,
       );
       expect((await readdir(dir)).sort()).toEqual(["full.jsonl", "new.jsonl", "old.jsonl"]);
     },

@@ -42,7 +42,7 @@ describe.runIf(existsSync("/dev/full"))("the service's files on a full disk (/de
 
     expect(error).toMatchObject({ name: "WriteFailedError", code: "disk_full", path });
     expect((error as Error).message).toBe(
-      `${ENOSPC(`the service's state file ${path}`, dir)}the action replies, label and task finishes it keeps were not saved; the service keeps them in memory and saves them whole at the next change. Free space on it (a sync needs room for its snapshot and, while it runs, its grants again), or point CONNECTOR_STATE_DIR at another filesystem`,
+      `${ENOSPC(`the service's state file ${path}`, dir)}the action replies, label and task finishes it keeps were not saved; the service keeps them in memory and saves them whole at the next change. Free space on it, or point CONNECTOR_STATE_DIR at another filesystem`,
     );
     expect(await readFile(path, "utf8")).toBe(before);
     // The temporary name is gone with the failure (here the symlink): the next save goes through.
