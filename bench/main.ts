@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: the scenarios of issue 8 and issue 16's limiter matrix against the simulators on
  * loopback, each sync in a fresh process; one JSON line per scenario on stdout, and BENCHMARKS.md.
+ * `-- --diff` runs diff's cases alone (bench/diffBench.ts) and rewrites only their section.
  * `-- --quick` runs the small ones without their concurrency-1 runs (under a minute), `-- --matrix`
  * the limiter matrix alone (a few minutes), `-- --only a,b` the named scenarios (`*` matches any
  * characters: `--only 'limiter-bucket-*'`); each of them writes .build/BENCHMARKS.partial.md
@@ -13,6 +14,7 @@ import { parseArgs } from "node:util";
 import { type Artifacts, measureArtifacts } from "./artifacts";
 import { type BenchPaths, runCliSync } from "./cliSync";
 import { runCloudSync } from "./cloudSync";
+import { writeDiffSection } from "./diffBench";
 import { renderReport, thisMachine } from "./report";
 import { checkTargets, failedResult, type ScenarioResult, scenarioResult } from "./results";
 import { SCENARIOS, type Scenario } from "./scenarios";
@@ -21,11 +23,16 @@ const { values } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     matrix: { type: "boolean", default: false },
+    diff: { type: "boolean", default: false },
     only: { type: "string" },
     root: { type: "string" },
   },
 });
 const root = values.root ?? process.cwd();
+if (values.diff) {
+  await writeDiffSection(root);
+  process.exit(0);
+}
 /** A name, or a pattern where `*` stands for any characters. */
 const namePattern = (pattern: string) =>
   new RegExp(`^${pattern.split("*").map(escapeRegExp).join(".*")}$`);
@@ -110,3 +117,4 @@ const target = partial
 await mkdir(join(root, ".build"), { recursive: true });
 await writeFile(target, report);
 process.stderr.write(`bench: wrote ${target}\n`);
+if (!partial) await writeDiffSection(root);

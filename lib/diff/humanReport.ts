@@ -13,7 +13,7 @@ const SECTIONS = {
   accountsDisabled: "Accounts disabled",
   accountsEnabled: "Accounts enabled",
   accountsChanged: "Accounts changed (display name, login, emails)",
-  resources: "Other resources (teams, roles, types) added, removed or renamed",
+  resources: "Other resources (teams, roles, member types) added, removed or changed",
   entitlements: "Entitlements added and removed",
   grants: "Grants added and removed, by entitlement",
 } as const;

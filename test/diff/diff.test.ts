@@ -207,7 +207,7 @@ describe("diff, the human report", () => {
       "Accounts removed (1)",
       "Accounts disabled (1)",
       "Accounts changed (display name, login, emails) (3)",
-      "Other resources (teams, roles, types) added, removed or renamed (2)",
+      "Other resources (teams, roles, member types) added, removed or changed (2)",
       "Entitlements added and removed (2)",
       "Grants added and removed, by entitlement (16)",
     ]);
