@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { BatchGetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
+import { ConnectorError } from "../../errors";
 import { awsClients } from "./clients";
 import { type RunItem, runItem } from "./runItem";
 
@@ -27,16 +28,26 @@ export async function recentRuns(
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_RUN_HISTORY) {
     throw new RangeError(`limit ${limit}: a whole number from 1 to ${MAX_RUN_HISTORY}`);
   }
-  const { Items } = await awsClients().dynamo.send(
-    new QueryCommand({
-      TableName: table,
-      IndexName: RUNS_BY_CONNECTOR_INDEX,
-      KeyConditionExpression: "connectorId = :id",
-      ExpressionAttributeValues: { ":id": connectorId },
-      ScanIndexForward: false,
-      Limit: limit,
-    }),
-  );
+  const { Items } = await awsClients()
+    .dynamo.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: RUNS_BY_CONNECTOR_INDEX,
+        KeyConditionExpression: "connectorId = :id",
+        ExpressionAttributeValues: { ":id": connectorId },
+        ScanIndexForward: false,
+        Limit: limit,
+      }),
+    )
+    .catch((error: unknown) => {
+      // A stage deployed before the index: say what to do instead of DynamoDB's words.
+      if ((error as { name?: string }).name === "ValidationException") {
+        throw new ConnectorError(
+          `the runs table ${table} cannot list runs by instance (${(error as Error).message}); deploy this version of the stage (serverless deploy), which adds its ${RUNS_BY_CONNECTOR_INDEX} index`,
+        );
+      }
+      throw error;
+    });
   const keys = (Items ?? []).map((item) => indexKey.parse(item));
   const runs: RunItem[] = [];
   let pending: Record<string, unknown>[] = keys.map(({ pk, sk }) => ({ pk, sk }));
