@@ -1,5 +1,3 @@
-import { once } from "node:events";
-
 /** Where `diff` prints: the CLI's stdout (a stream, or a test's collector). */
 export interface TextTarget {
   write(text: string): unknown;
@@ -15,8 +13,17 @@ export class ChunkedOutput {
   readonly #target: TextTarget;
   #pending = "";
 
+  /** The reader went away (`diff ... | head`): the rest is not printed, as diff(1) stops. */
+  #closed = false;
+  #error: Error | undefined;
+
   constructor(target: TextTarget) {
     this.#target = target;
+    const stream = target as Partial<NodeJS.EventEmitter>;
+    stream.on?.("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EPIPE" || error.code === "ERR_STREAM_DESTROYED") this.#closed = true;
+      else this.#error ??= error;
+    });
   }
 
   async write(text: string): Promise<void> {
@@ -25,13 +32,24 @@ export class ChunkedOutput {
   }
 
   async flush(): Promise<void> {
-    if (this.#pending.length === 0) return;
+    if (this.#error) throw this.#error;
     const text = this.#pending;
     this.#pending = "";
+    if (text.length === 0 || this.#closed) return;
     const accepted = this.#target.write(text);
     const target = this.#target as Partial<NodeJS.EventEmitter>;
     if (accepted === false && typeof target.once === "function") {
-      await once(target as NodeJS.EventEmitter, "drain");
+      // Either the buffer drains, or the stream fails (the listener above decides what that means).
+      await new Promise<void>((done) => {
+        const settle = () => {
+          target.off?.("drain", settle);
+          target.off?.("error", settle);
+          done();
+        };
+        target.once?.("drain", settle);
+        target.once?.("error", settle);
+      });
+      if (this.#error) throw this.#error;
     }
   }
 }
