@@ -111,7 +111,8 @@ export async function listRuns(
   io.stdout.write("started\tended\tstatus\tjobs\trecords\trequests\t429s\tsyncId\treason\n");
   for (const run of runs) {
     const cells = [run.startedAt, run.finishedAt ?? "-", run.status, run.jobs, run.records];
-    cells.push(run.requests, run.upstream429s, run.syncId, run.reason ?? "");
+    // One line a run: a reason that quotes an upstream's multi-line answer is put on one.
+    cells.push(run.requests, run.upstream429s, run.syncId, (run.reason ?? "").replace(/\s+/g, " "));
     io.stdout.write(`${cells.join("\t")}\n`);
   }
 }
