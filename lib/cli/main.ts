@@ -13,6 +13,7 @@ import { addExploreCommand } from "./commands/explore";
 import { addExportCommand } from "./commands/export";
 import { releaseHeld } from "./commands/release";
 import { serviceCommand } from "./commands/service";
+import { addStatusCommand } from "./commands/status";
 import { syncToFile } from "./commands/sync";
 import { validateConnector } from "./commands/validate";
 import { type CliIo, processIo } from "./io";
@@ -200,6 +201,7 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices
     setExitCode(await serviceCommand(io, { ...options, connector }));
   });
 
+  addStatusCommand(program, io);
   addCloudCommands(program, withCommon, envFor, io, setExitCode, services);
   addDiffCommand(program, io, setExitCode);
   addExportCommand(program, io);

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Environment } from "../config/environment";
 import { connectorNamed, UpstreamConnectors } from "../connectors";
+import { ConnectorError } from "../errors";
 import { AbortedError } from "../http";
 import type { ServiceConfig } from "./config";
 import { SHUTDOWN_CALL_TIMEOUT_MS, STATE_FILE_NAME, TEMP_DIR_NAME } from "./constants";
@@ -10,8 +11,10 @@ import type { JsonLogger } from "./jsonLogger";
 import { PlatformLink } from "./PlatformLink";
 import { Reports } from "./Reports";
 import { ServiceHealth } from "./ServiceHealth";
+import { MonitoredSync, ServiceMonitor } from "./ServiceMonitor";
 import { ServiceState } from "./ServiceState";
-import { ServiceSync } from "./ServiceSync";
+import type { ServiceSync } from "./ServiceSync";
+import { lockStateDir } from "./stateDirLock";
 import { TaskRunner } from "./TaskRunner";
 
 export interface ServiceOptions {
@@ -44,13 +47,15 @@ interface Duties {
  * This file is the loop; each duty has its own: the platform connection (PlatformLink.ts), the
  * outbox (Reports.ts), syncs and their guarded publish and release (ServiceSync.ts), tasks with
  * their heartbeats (TaskRunner.ts), actions replayed by requestId (actionTask.ts), the health
- * file (ServiceHealth.ts).
+ * file (ServiceHealth.ts), the HTTP endpoint and its metrics (ServiceMonitor.ts), the state
+ * directory's lock (stateDirLock.ts).
  */
 export class ConnectorService {
   readonly #options: ServiceOptions;
   readonly #logger: JsonLogger;
   readonly #stop = new AbortController();
   readonly #health: ServiceHealth;
+  readonly #monitor: ServiceMonitor;
   readonly #link: PlatformLink;
   readonly #tempDir: string;
 
@@ -58,6 +63,7 @@ export class ConnectorService {
     this.#options = options;
     this.#logger = options.logger;
     this.#health = new ServiceHealth(options.config, options.version, options.logger);
+    this.#monitor = new ServiceMonitor(options.config, options.version, options.logger);
     this.#link = new PlatformLink({
       config: options.config,
       version: options.version,
@@ -65,6 +71,7 @@ export class ConnectorService {
       logger: options.logger,
       health: this.#health,
       stop: this.#stop.signal,
+      onUpload: (result) => this.#monitor.uploaded(result),
     });
     this.#tempDir = join(options.config.stateDir, TEMP_DIR_NAME);
   }
@@ -83,11 +90,33 @@ export class ConnectorService {
     if (this.stopping) return;
     this.#logger.info("stopping", { reason });
     this.#stop.abort(new AbortedError(`the service is stopping (${reason})`));
+    this.#monitor.stopping();
     this.#health.update({ status: "stopping", phase: "stopping" });
   }
 
-  /** Runs until `stop`; never throws for a failure of the platform or the upstream. */
+  /**
+   * Runs until `stop`; never throws for a failure of the platform or the upstream. Throws (exit 2)
+   * when another service holds the state directory or the HTTP port cannot be taken.
+   */
   async run(): Promise<void> {
+    const { config } = this.#options;
+    let lost: Error | undefined;
+    const lock = await lockStateDir(config.stateDir, config.platform.hostId, (error) => {
+      lost = error;
+      this.#logger.error("the state directory's lock was lost: stopping", { error });
+      this.stop("the state directory's lock was lost");
+    });
+    try {
+      await this.#monitor.start();
+      await this.#runLocked();
+    } finally {
+      await this.#monitor.close();
+      await lock.release();
+    }
+    if (lost) throw new ConnectorError(`the lock on ${config.stateDir} was lost: ${lost.message}`);
+  }
+
+  async #runLocked(): Promise<void> {
     const { config } = this.#options;
     const state = await ServiceState.open(join(config.stateDir, STATE_FILE_NAME), this.#logger);
     await rm(this.#tempDir, { recursive: true, force: true });
@@ -98,6 +127,7 @@ export class ConnectorService {
       syncIntervalSeconds: config.platform.syncIntervalMs / 1000,
       stateDir: config.stateDir,
       healthFile: config.healthFile,
+      monitoringUrl: this.#monitor.url,
       repliesRemembered: state.repliesRemembered,
     });
     const duties = this.#duties(state);
@@ -117,19 +147,33 @@ export class ConnectorService {
     const upstream = new UpstreamConnectors(connectorNamed(config.connector), readEnv);
     const reports = new Reports(link, state, logger, stop);
     const tempDir = this.#tempDir;
-    const sync = new ServiceSync({
-      config,
-      readEnv,
+    const sync = new MonitoredSync(
+      {
+        config,
+        readEnv,
+        logger,
+        stop,
+        tempDir,
+        upstream,
+        state,
+        health,
+        link,
+        reports,
+      },
+      this.#monitor,
+    );
+    const monitor = this.#monitor;
+    const tasks = new TaskRunner({
       logger,
       stop,
-      tempDir,
-      upstream,
       state,
+      upstream,
       health,
       link,
       reports,
+      sync,
+      monitor,
     });
-    const tasks = new TaskRunner({ logger, stop, state, upstream, health, link, reports, sync });
     return { state, reports, sync, tasks };
   }
 
@@ -138,7 +182,10 @@ export class ConnectorService {
     const link = this.#link;
     while (!signal.aborted) {
       try {
-        if (!link.connected) await link.hello();
+        if (!link.connected) {
+          await link.hello();
+          this.#monitor.platformReached();
+        }
         await link.call((_, call) => reports.deliver(call));
         if (tasks.pending) {
           await tasks.run(tasks.pending);
@@ -163,6 +210,7 @@ export class ConnectorService {
         await sleep(Math.min(link.pollMs, sync.nextSyncAt - Date.now()), undefined, { signal });
       } catch (error) {
         if (signal.aborted) break;
+        this.#monitor.loopFailed(error);
         await link.waitAfter(error);
       }
     }
@@ -171,6 +219,7 @@ export class ConnectorService {
   /** After the loop: reports what a stop leaves to report, removes temporary files; never throws. */
   async #shutdown({ state, reports, sync }: Duties): Promise<void> {
     this.#health.stopWriting();
+    await this.#monitor.close();
     try {
       if (sync.restoreLabel) await state.setLabel(sync.restoreLabel);
       if (reports.pending > 0) {

@@ -28,6 +28,8 @@ export interface PlatformLinkOptions {
   health: ServiceHealth;
   /** The service's stop: every call aborts with it. */
   stop: AbortSignal;
+  /** Told of every snapshot the platform took (/metrics). */
+  onUpload?: (result: UploadResult) => void;
 }
 
 /**
@@ -136,6 +138,7 @@ export class PlatformLink {
           client.uploadSnapshot(syncId, path, { signal }),
         );
         this.reachable();
+        this.#options.onUpload?.(result);
         return result;
       } catch (error) {
         const waitMs = backoff.next();

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Environment } from "../config/environment";
 import type { UpstreamConnectors } from "../connectors";
 import { type GuardVerdict, MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../guard";
-import { newRequestContext } from "../http";
+import { type HttpCounters, newCounters, newRequestContext } from "../http";
 import type { UploadResult } from "../platform";
 import { publishGuarded, publishHeld, type ReleaseOutcome } from "../publish";
 import { runLocalSync, type SyncSummary } from "../sync";
@@ -26,11 +26,18 @@ import type { ServiceHealth } from "./ServiceHealth";
 import type { LabelReport, ServiceState } from "./ServiceState";
 import { STATE_DIR_ELSEWHERE } from "./writeWhole";
 
-/** How one sync ended. */
+/** How one sync ended (an error with what failed and the requests made, for /metrics and /status). */
 export type SyncOutcome =
   | { status: "uploaded"; syncId: string; summary: SyncSummary; upload: UploadResult }
-  | { status: "error"; syncId: string; detail: string }
-  | { status: "held"; syncId: string; detail: string }
+  | {
+      status: "error";
+      syncId: string;
+      detail: string;
+      stage: "sync" | "upload";
+      error: unknown;
+      counters: HttpCounters;
+    }
+  | { status: "held"; syncId: string; detail: string; summary: SyncSummary }
   | { status: "abandoned"; syncId: string };
 
 export interface ServiceSyncParts {
@@ -117,6 +124,7 @@ export class ServiceSync {
     logger.info("sync started", { trigger: taskId ? "task" : "schedule", taskId });
     let stage: "sync" | "upload" = "sync";
     let dir: string | undefined;
+    const counters = newCounters();
     try {
       // In the try: a state directory too full for it fails this sync, whose label says why.
       const syncDir = await mkdtemp(join(this.#parts.tempDir, "sync-")).catch((error: unknown) => {
@@ -140,7 +148,7 @@ export class ServiceSync {
           concurrency,
           syncId,
           connectorId: config.platform.hostId,
-          ctx: newRequestContext({ logger, signal }),
+          ctx: newRequestContext({ logger, signal, counters }),
         }),
       );
       const outcome = await publishGuarded({
@@ -153,7 +161,7 @@ export class ServiceSync {
           return link.upload(id, file, logger, this.#nextSyncAt);
         },
       });
-      if (outcome.held) return await this.#onHeld(syncId, outcome.verdict, logger);
+      if (outcome.held) return await this.#onHeld(syncId, outcome.verdict, logger, summary);
       const upload = outcome.published;
       await reports.label({ label: "connected", delivered: false });
       health.update({ lastSync: { syncId, outcome: "uploaded", at: new Date().toISOString() } });
@@ -198,13 +206,18 @@ export class ServiceSync {
       health.update({
         lastSync: { syncId, outcome: "error", at: new Date().toISOString(), detail },
       });
-      return { status: "error", syncId, detail };
+      return { status: "error", syncId, detail, stage, error, counters };
     } finally {
       if (dir) await rm(dir, { recursive: true, force: true });
     }
   }
 
-  async #onHeld(syncId: string, verdict: GuardVerdict, logger: JsonLogger): Promise<SyncOutcome> {
+  async #onHeld(
+    syncId: string,
+    verdict: GuardVerdict,
+    logger: JsonLogger,
+    summary: SyncSummary,
+  ): Promise<SyncOutcome> {
     const detail = describeHeldSync(
       verdict,
       this.#parts.config.connector,
@@ -220,7 +233,7 @@ export class ServiceSync {
     this.#parts.health.update({
       lastSync: { syncId, outcome: "held", at: new Date().toISOString(), detail },
     });
-    return { status: "held", syncId, detail };
+    return { status: "held", syncId, detail, summary };
   }
 
   /**

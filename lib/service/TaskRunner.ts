@@ -6,6 +6,7 @@ import type { JsonLogger } from "./jsonLogger";
 import type { PlatformLink } from "./PlatformLink";
 import type { Reports } from "./Reports";
 import type { ServiceHealth } from "./ServiceHealth";
+import type { ServiceMonitor } from "./ServiceMonitor";
 import type { ServiceState } from "./ServiceState";
 import type { ServiceSync, SyncOutcome } from "./ServiceSync";
 import { startHeartbeats } from "./startHeartbeats";
@@ -19,6 +20,8 @@ export interface TaskRunnerParts {
   link: PlatformLink;
   reports: Reports;
   sync: ServiceSync;
+  /** Counts tasks and actions by outcome (/metrics). */
+  monitor: Pick<ServiceMonitor, "taskEnded">;
 }
 
 /**
@@ -67,6 +70,7 @@ export class TaskRunner {
     } finally {
       await heartbeats.stop();
     }
+    this.#parts.monitor.taskEnded(task, outcome);
     await reports.finish(task.id, outcome);
     this.#pending = undefined;
     if (!stop.aborted) await link.call((_, signal) => reports.deliver(signal));

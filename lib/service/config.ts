@@ -14,6 +14,7 @@ import { ConfigError, type ConfigIssue, UsageError } from "../errors";
 import { MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../guard";
 import { loadPlatformConfig, type PlatformConfig } from "../platform";
 import { HEALTH_FILE_NAME, SERVICE_VARIABLES } from "./constants";
+import { type HttpSettings, loadHttpSettings } from "./httpSettings";
 import { isLogLevel, LOG_LEVELS, type LogLevel } from "./jsonLogger";
 
 /** What service mode runs with: validated once at start (CONTRACTS.md sections 2 and 5). */
@@ -23,6 +24,8 @@ export interface ServiceConfig {
   /** Remembered replies and labels, temporary sync files; one service per directory. */
   stateDir: string;
   healthFile: string;
+  /** CONNECTOR_HTTP_PORT and _HOST: where /livez, /readyz, /metrics, /status are served; unset: nowhere. */
+  http: HttpSettings | undefined;
   logLevel: LogLevel;
   /** Announced in `hello`: `sync`, plus the actions this host will carry out. */
   capabilities: string[];
@@ -67,6 +70,7 @@ export async function loadServiceConfig(
   const platform = collect(() => loadPlatformConfig(env));
   if (connector) collect(() => connectorNamed(connector).sync(env));
   collect(() => parseRemovalLimit(env[MAX_REMOVAL_VARIABLE], MAX_REMOVAL_VARIABLE));
+  const http = collect(() => loadHttpSettings(env));
 
   const level = blankToUndefined(env[SERVICE_VARIABLES.logLevel])?.trim().toLowerCase();
   if (level !== undefined && !isLogLevel(level)) {
@@ -105,6 +109,7 @@ export async function loadServiceConfig(
     platform,
     stateDir,
     healthFile,
+    http,
     logLevel: logLevelOf(env, verbose),
     capabilities: connectorNamed(connector).capabilities(env),
   };
