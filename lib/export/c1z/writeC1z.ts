@@ -41,9 +41,7 @@ export async function writeC1z(snapshotPath: string, outPath: string): Promise<C
   const SQL = await initSqlJs();
   const db = new SQL.Database();
   try {
-    db.exec(
-      `pragma journal_mode = off; pragma synchronous = off; ${TABLES}`,
-    );
+    db.exec(`pragma journal_mode = off; pragma synchronous = off; ${TABLES}`);
     const rows = new RowWriter(db);
     let syncId = "";
     let discoveredAt = "";
