@@ -1,4 +1,5 @@
 import { isPrivileged, type PrivilegedEntitlements } from "../connectors";
+import { SearchText } from "./SearchText";
 import {
   type BodyLine,
   type EndLine,
@@ -36,6 +37,18 @@ export class Adjacency {
   }
 }
 
+/** The records as read, grants as numbers where their ends were already read. */
+interface RecordsRead {
+  resourceTypes: ResourceTypeLine[];
+  resources: ResourceLine[];
+  entitlements: EntitlementLine[];
+  resourceAt: Map<string, number>;
+  entitlementAt: Map<string, number>;
+  grantEntitlement: number[];
+  grantPrincipal: number[];
+  pending: GrantLine[];
+}
+
 /** One entitlement an account holds: the grant that gives it, and the team it comes through. */
 export interface Holding {
   grant: number;
@@ -58,8 +71,11 @@ export const resourceKey = (type: string, id: string) => `${type}:${id}`;
  * and what a page needs precomputed for each account (its text to search, what it holds, how many).
  */
 export class SnapshotIndex {
-  readonly resourceAt = new Map<string, number>();
-  readonly entitlementAt = new Map<string, number>();
+  readonly resourceTypes: ResourceTypeLine[];
+  readonly resources: ResourceLine[];
+  readonly entitlements: EntitlementLine[];
+  readonly resourceAt: Map<string, number>;
+  readonly entitlementAt: Map<string, number>;
   /** Resource numbers of the accounts (resources with the user trait's fields), in file order. */
   readonly accounts: Int32Array;
   readonly grantEntitlement: Int32Array;
@@ -76,34 +92,32 @@ export class SnapshotIndex {
   readonly privilegedCount: Int32Array;
   /** Per entitlement: accounts (and teams) holding it. */
   readonly holderCount: Int32Array;
-  /** Per account (by its place in `accounts`): display name, login, id and emails, lower case. */
-  readonly searchText: string[];
+  /** Per account (by its place in `accounts`): display name, login, id and emails. */
+  readonly searchText: SearchText;
 
   private constructor(
     readonly start: StartLine,
     readonly end: EndLine,
-    readonly resourceTypes: ResourceTypeLine[],
-    readonly resources: ResourceLine[],
-    readonly entitlements: EntitlementLine[],
-    grants: GrantLine[],
+    read: RecordsRead,
     privilegedFact: PrivilegedEntitlements,
   ) {
-    resources.forEach((r, i) => {
-      this.resourceAt.set(resourceKey(r.type, r.id), i);
-    });
-    entitlements.forEach((e, i) => {
-      this.entitlementAt.set(e.id, i);
-    });
-    this.grantEntitlement = new Int32Array(grants.length);
-    this.grantPrincipal = new Int32Array(grants.length);
-    grants.forEach((g, i) => {
-      this.grantEntitlement[i] = this.entitlementAt.get(g.entitlement) ?? -1;
-      this.grantPrincipal[i] =
-        this.resourceAt.get(resourceKey(g.principal.type, g.principal.id)) ?? -1;
-      // A grant whose ends are missing is not in a complete snapshot; it is left out of both lists.
-      if (this.grantEntitlement[i] === -1) this.grantPrincipal[i] = -1;
-      if (this.grantPrincipal[i] === -1) this.grantEntitlement[i] = -1;
-    });
+    const { resourceTypes, resources, entitlements } = read;
+    this.resourceTypes = resourceTypes;
+    this.resources = resources;
+    this.entitlements = entitlements;
+    this.resourceAt = read.resourceAt;
+    this.entitlementAt = read.entitlementAt;
+    // Grants read before their entitlement or principal are placed now; one whose ends are
+    // missing (not in a complete snapshot) is left out.
+    for (const g of read.pending) {
+      const e = this.entitlementAt.get(g.entitlement);
+      const p = this.resourceAt.get(resourceKey(g.principal.type, g.principal.id));
+      if (e === undefined || p === undefined) continue;
+      read.grantEntitlement.push(e);
+      read.grantPrincipal.push(p);
+    }
+    this.grantEntitlement = Int32Array.from(read.grantEntitlement);
+    this.grantPrincipal = Int32Array.from(read.grantPrincipal);
     this.byPrincipal = Adjacency.of(this.grantPrincipal, resources.length);
     this.byEntitlement = Adjacency.of(this.grantEntitlement, entitlements.length);
 
@@ -127,10 +141,12 @@ export class SnapshotIndex {
       if (r.user) accounts.push(i);
     });
     this.accounts = Int32Array.from(accounts);
-    this.searchText = accounts.map((i) => {
-      const r = resources[i] as ResourceLine;
-      return `${r.displayName}\u0001${r.user?.login}\u0001${r.id}\u0001${r.user?.emails.join("\u0001")}`.toLowerCase();
-    });
+    this.searchText = new SearchText(
+      accounts.map((i) => {
+        const r = resources[i] as ResourceLine;
+        return `${r.displayName}\u0001${r.user?.login}\u0001${r.id}\u0001${r.user?.emails.join("\u0001")}`;
+      }),
+    );
     this.holdingCount = new Int32Array(resources.length);
     this.privilegedCount = new Int32Array(resources.length);
     for (const account of this.accounts) {
@@ -149,18 +165,36 @@ export class SnapshotIndex {
     path: string,
     privilegedFor: (connector: string) => PrivilegedEntitlements,
   ): Promise<SnapshotIndex> {
-    const types: ResourceTypeLine[] = [];
-    const resources: ResourceLine[] = [];
-    const entitlements: EntitlementLine[] = [];
-    const grants: GrantLine[] = [];
+    const read: RecordsRead = {
+      resourceTypes: [],
+      resources: [],
+      entitlements: [],
+      resourceAt: new Map(),
+      entitlementAt: new Map(),
+      grantEntitlement: [],
+      grantPrincipal: [],
+      pending: [],
+    };
+    // A grant is kept as two numbers as soon as its ends are known (the writers put them first),
+    // not as an object: 400,000 grant objects alive at once were most of the start's time in GC.
     const { start, end } = await readSnapshotForExplore(path, (line: BodyLine) => {
-      if (line.kind === "resource") resources.push(line);
-      else if (line.kind === "grant") grants.push(line);
-      else if (line.kind === "entitlement") entitlements.push(line);
-      else types.push(line);
+      if (line.kind === "grant") {
+        const e = read.entitlementAt.get(line.entitlement);
+        const p = read.resourceAt.get(resourceKey(line.principal.type, line.principal.id));
+        if (e === undefined || p === undefined) read.pending.push(line);
+        else {
+          read.grantEntitlement.push(e);
+          read.grantPrincipal.push(p);
+        }
+      } else if (line.kind === "resource") {
+        read.resourceAt.set(resourceKey(line.type, line.id), read.resources.length);
+        read.resources.push(line);
+      } else if (line.kind === "entitlement") {
+        read.entitlementAt.set(line.id, read.entitlements.length);
+        read.entitlements.push(line);
+      } else read.resourceTypes.push(line);
     });
-    const fact = privilegedFor(start.connector);
-    return new SnapshotIndex(start, end, types, resources, entitlements, grants, fact);
+    return new SnapshotIndex(start, end, read, privilegedFor(start.connector));
   }
 
   get grantCount(): number {

@@ -9,7 +9,7 @@ export const searchWords = (q: string) => q.toLowerCase().split(/\s+/).filter(Bo
 /** One page of the Accounts tab (and of the risk views, which are its filters). */
 export function listAccounts(explore: Explore, query: AccountsQuery) {
   const { index, changes } = explore;
-  const words = searchWords(query.q);
+  const found = index.searchText.matching(searchWords(query.q));
   let holds: Uint8Array | undefined;
   if (query.entitlement !== undefined) {
     const e = index.entitlementAt.get(query.entitlement);
@@ -41,9 +41,7 @@ export function listAccounts(explore: Explore, query: AccountsQuery) {
         if (r.user?.emails.length) return false;
         break;
     }
-    const text = index.searchText[position] as string;
-    for (const word of words) if (!text.includes(word)) return false;
-    return true;
+    return !found || found[position] === 1;
   };
   const order = explore.orders.accounts[query.sort];
   const { total, positions } = pageOf(order, query.dir, keep, query.offset, query.limit);

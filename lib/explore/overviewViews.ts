@@ -4,6 +4,24 @@ import { accountRow, type Explore, entitlementRow, type GrantRow, grantRow } fro
 
 /** The header and counts: the sync, resources by type, entitlements by resource type, risks. */
 export function summary(explore: Explore, connectorDisplay: string, snapshotName: string) {
+  return {
+    ...snapshotCounts(explore, connectorDisplay, snapshotName),
+    review: { ...explore.review.counts(), grants: explore.index.grantCount },
+  };
+}
+
+/** What does not change while the page runs, counted once (a pass over 100,000 accounts). */
+const countsOnce = new WeakMap<Explore, ReturnType<typeof countSnapshot>>();
+function snapshotCounts(explore: Explore, connectorDisplay: string, snapshotName: string) {
+  let counts = countsOnce.get(explore);
+  if (!counts) {
+    counts = countSnapshot(explore, connectorDisplay, snapshotName);
+    countsOnce.set(explore, counts);
+  }
+  return counts;
+}
+
+function countSnapshot(explore: Explore, connectorDisplay: string, snapshotName: string) {
   const { index, changes } = explore;
   const byType = (type: string) => index.resources.filter((r) => r.type === type).length;
   let disabledWithAccess = 0;
@@ -50,7 +68,6 @@ export function summary(explore: Explore, connectorDisplay: string, snapshotName
           counts: changes.counts,
         }
       : null,
-    review: { ...explore.review.counts(), grants: index.grantCount },
   };
 }
 

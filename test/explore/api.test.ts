@@ -249,6 +249,23 @@ describe("explore: inputs", () => {
     await expect(openExplore(broken)).rejects.toThrow(/line \d+: id: /);
   });
 
+  it("reads the lines between the first and the last in any order (grants before their ends)", async () => {
+    const text = (await readFile(join(dir, "new.jsonl"), "utf8")).trimEnd().split("\n");
+    const reversed = join(dir, "reversed.jsonl");
+    const body = text.slice(1, -1).reverse();
+    await writeFile(reversed, `${[text[0], ...body, text.at(-1)].join("\n")}\n`);
+    const holdings = async (path: string) => {
+      const { explore } = await openExplore(path);
+      const u0 = explore.index.resourceAt.get("user:u0") as number;
+      return explore.index
+        .holdings(u0)
+        .map((h) => explore.index.grantId(h.grant))
+        .sort();
+    };
+    expect(await holdings(reversed)).toEqual(await holdings(join(dir, "new.jsonl")));
+    expect((await holdings(reversed)).length).toBe(6);
+  });
+
   it("marks privileged entitlements by each connector's definition", () => {
     const role = { id: "role:7:assigned", resource: { type: "role" } };
     const team = { id: "team:7:member", resource: { type: "team" } };

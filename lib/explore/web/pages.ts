@@ -37,7 +37,7 @@ export function AccountPage({ route }: { route: Route; summary: Summary }) {
       </dl>
       ${fieldChanges.length ? html`<p class="fields">Changed since the older sync: ${fieldChanges.map((f) => html`<span class="field">${f.field} <del>${f.before || "—"}</del> → <ins>${f.after || "—"}</ins></span>`)}</p>` : null}
     </header>
-    <h3>Entitlements <span class="count">${number(holdings.length)}</span> <span class="muted">${number(direct)} direct, ${number(holdings.length - direct)} through a team</span></h3>
+    <h3>Entitlements <span class="count">${number(holdings.length)}</span> <span class="aside">${number(direct)} direct, ${number(holdings.length - direct)} through a team</span></h3>
     ${holdings.length ? html`<${GrantsTable} rows=${holdings} show="entitlement" review=${account.change !== "removed"} />` : html`<p class="muted">Holds nothing.</p>`}
     ${removedHoldings.length ? html`<h3>Removed since the older sync <span class="count">${number(removedHoldings.length)}</span></h3><${GrantsTable} rows=${removedHoldings} show="entitlement" review=${false} />` : null}
   </article>`;
