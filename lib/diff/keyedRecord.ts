@@ -72,13 +72,14 @@ export function keyedRecord(line: BodyLine): KeyedRecord | undefined {
 }
 
 /**
- * A keyed record as one line of a sorted run: a JSON array holding what the key does not
- * (a grant is its key alone; its entitlement and id are in it).
+ * A keyed record as one line of a sorted run. A grant (most of a snapshot) is its key alone, its
+ * entitlement and id are in it, as text with `\` and line breaks escaped (`3...`); the others
+ * are a JSON array holding what the key does not (`[...`).
  */
 export function encodeRecord(record: KeyedRecord): string {
   switch (record.kind) {
     case "grant":
-      return JSON.stringify([record.key]);
+      return escapeLine(record.key);
     case "entitlement":
       return JSON.stringify([record.key, record.label ?? null]);
     default: {
@@ -100,12 +101,15 @@ const KIND_OF_RANK: Record<string, DiffKind> = { 1: "resource", 2: "entitlement"
 
 /** The keyed record of a line `encodeRecord` wrote. */
 export function decodeRecord(line: string): KeyedRecord {
+  if (line[0] === KIND_RANK.grant) {
+    const key = unescapeLine(line);
+    const separator = key.indexOf("\u0000");
+    return { key, kind: "grant", id: key.slice(separator + 1), label: key.slice(1, separator) };
+  }
   const values = JSON.parse(line) as [string, ...unknown[]];
   const key = values[0];
   const kind = KIND_OF_RANK[key[0] as string] as DiffKind;
   const separator = key.indexOf("\u0000");
-  if (kind === "grant")
-    return { key, kind, id: key.slice(separator + 1), label: key.slice(1, separator) };
   if (kind === "entitlement")
     return { key, kind, id: key.slice(1), label: (values[1] as string | null) ?? undefined };
   const [, account, displayName, status, login, emails] = values as [
@@ -128,6 +132,19 @@ export function decodeRecord(line: string): KeyedRecord {
     ...(account === 1 ? { account: true } : {}),
     fields,
   };
+}
+
+const NEEDS_ESCAPE = /[\\\n]/;
+
+/** Text on one line: `\` as `\\` and a line break as `\n` (rarely needed: ids seldom hold either). */
+export function escapeLine(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n") : text;
+}
+
+export function unescapeLine(line: string): string {
+  return line.includes("\\")
+    ? line.replace(/\\(\\|n)/g, (_, c: string) => (c === "n" ? "\n" : "\\"))
+    : line;
 }
 
 /** Orders keys by UTF-16 code units, the same everywhere (sorting runs, merging, joining). */
