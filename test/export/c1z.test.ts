@@ -1,5 +1,6 @@
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cli } from "../helpers/cli";
 import { makeTempDir } from "../helpers/tempDir";
@@ -293,7 +294,7 @@ describe("export --format c1z", () => {
   it("refuses a file that is not a complete snapshot, naming it, and leaves OUT as it was", async () => {
     const out = join(dir, "kept.c1z");
     await writeFile(out, "the previous export");
-    const cases: [string, string, RegExp][] = [
+    const cases: [string, string | Buffer, RegExp][] = [
       ["no-end.jsonl", jsonLinesText(lines.slice(0, -1)), /has no sync_end/],
       ["garbage.jsonl", "not json\n", /does not start with sync_start|line 1/],
       [
@@ -312,6 +313,11 @@ describe("export --format c1z", () => {
         /holds a record twice/,
       ],
       ["missing.jsonl", "", /cannot be read \(ENOENT\)/],
+      [
+        "cut.jsonl.gz",
+        gzipSync(jsonLinesText(lines)).subarray(0, 200),
+        /its gzip data is damaged or cut short/,
+      ],
     ];
     for (const [name, text, reason] of cases) {
       const path = join(dir, name);
