@@ -160,11 +160,13 @@ export function spliceDiffSection(text: string, section: string): string {
 /** Runs the diff cases and writes their section into BENCHMARKS.md, the rest of it unchanged. */
 export async function writeDiffSection(root: string): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), "ac-bench-diff-"));
+  const m = thisMachine();
+  const busy =
+    m.loadAtStart > m.cores ? " (a busy machine: wall times grow with the load, CPU s less)" : "";
+  const when = `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${m.cpu}, ${m.cores} cores, Node ${m.node}, load average ${m.loadAtStart} at the start${busy}`;
   try {
     const runs = await benchDiff(root, work);
     for (const run of runs) process.stdout.write(`${JSON.stringify(run)}\n`);
-    const m = thisMachine();
-    const when = `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${m.cpu}, ${m.cores} cores, Node ${m.node}, load average ${m.loadAtStart} at the start`;
     const target = join(root, "BENCHMARKS.md");
     const text = await readFile(target, "utf8").catch(() => "# Benchmarks\n");
     await writeFile(target, spliceDiffSection(text, renderDiffSection(runs, when)));
