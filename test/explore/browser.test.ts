@@ -95,7 +95,6 @@ describe("explore: the review page in chromium", () => {
     );
     expect(await row("role:r-new:assigned:user:u0").getAttribute("class")).toBe("row-added");
     expect(await row("team:t-gone:member:user:u0").getAttribute("class")).toBe("row-removed");
-    await shot("account");
 
     const saved = () => page.waitForResponse((r) => r.url().endsWith("/api/review") && r.ok());
     await Promise.all([
@@ -124,6 +123,8 @@ describe("explore: the review page in chromium", () => {
         .getByRole("button", { name: "Keep" })
         .getAttribute("aria-pressed"),
     ).toBe("true");
+
+    await shot("account");
 
     await page.getByRole("link", { name: /^Changes/ }).click();
     await poll(() => page.locator("tr.row-added").count()).toBeGreaterThan(0);
