@@ -63,6 +63,9 @@ const BATON_COLUMNS: Record<string, string[]> = {
     "ingest_invariant_coverage",
     "ingest_invariant_mode",
   ],
+  // Empty: baton creates them in every file it opens.
+  v1_assets: ["id", "external_id", "content_type", "data", "sync_id", "discovered_at"],
+  v1_connector_sessions: ["id", "sync_id", "key", "value"],
 };
 
 const BATON_INDEXES: Record<string, [table: string, unique: boolean, columns: string[]]> = {
@@ -96,6 +99,8 @@ const BATON_INDEXES: Record<string, [table: string, unique: boolean, columns: st
   idx_grants_sync_expansion_v1: ["v1_grants", false, ["sync_id"]],
   idx_grants_sync_needs_expansion_v1: ["v1_grants", false, ["sync_id"]],
   idx_sync_runs_sync_id_v1: ["v1_sync_runs", true, ["sync_id"]],
+  idx_assets_external_sync_v1: ["v1_assets", true, ["external_id", "sync_id"]],
+  idx_session_store_sync_key_v1: ["v1_connector_sessions", true, ["sync_id", "key"]],
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: snapshot lines of every kind, read field by field
@@ -152,6 +157,7 @@ describe("export --format c1z", () => {
     expect(contents.tables.v1_resources?.rows).toHaveLength(ofKind("resource").length);
     expect(contents.tables.v1_entitlements?.rows).toHaveLength(ofKind("entitlement").length);
     expect(contents.tables.v1_grants?.rows).toHaveLength(ofKind("grant").length);
+    expect(contents.tables.v1_assets?.rows).toEqual([]);
     expect(contents.tables.v1_sync_runs?.rows).toEqual([
       {
         id: 1,

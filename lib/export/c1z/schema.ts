@@ -11,6 +11,9 @@
  *   v1_grants          pkg/dotc1z/grants.go         grantsTableSchema, plus the two partial
  *                      indexes its Migrations() adds on every open
  *   v1_sync_runs       pkg/dotc1z/sync_runs.go      syncRunsTableSchema
+ *   v1_assets, v1_connector_sessions  pkg/dotc1z/assets.go, session_store.go: empty here, but
+ *                      baton's InitTables creates every table of allTableDescriptors
+ *                      (pkg/dotc1z/sql_helpers.go) on open, so its own files always hold them
  * The file is the 5 bytes `C1ZF\0` (pkg/dotc1z/decoder.go C1ZFileHeader) then one zstd frame of
  * the SQLite database (pkg/dotc1z/file.go saveC1z). Timestamps are text in Go's layout
  * "2006-01-02 15:04:05.999999999" (pkg/dotc1z/sql_helpers.go sqliteTimeFormat).
@@ -74,6 +77,20 @@ create table v1_sync_runs (
     ingest_invariant_generation text not null default '',
     ingest_invariant_coverage text not null default '',
     ingest_invariant_mode text not null default ''
+);
+create table v1_assets (
+    id integer primary key,
+    external_id text not null,
+    content_type text not null,
+    data blob not null,
+    sync_id text not null,
+    discovered_at datetime not null
+);
+create table v1_connector_sessions (
+    id integer primary key,
+    sync_id text not null,
+    key text not null,
+    value blob not null
 );`;
 
 /** Created after the rows are in: one sort per index instead of a b-tree insert per row. */
@@ -91,7 +108,9 @@ create unique index idx_grants_external_sync_v1 on v1_grants (external_id, sync_
 create index idx_grants_entitlement_sync_grant_v1 on v1_grants (entitlement_id, sync_id, id);
 create index idx_grants_sync_expansion_v1 on v1_grants (sync_id) where expansion is not null;
 create index idx_grants_sync_needs_expansion_v1 on v1_grants (sync_id) where needs_expansion = 1;
-create unique index idx_sync_runs_sync_id_v1 on v1_sync_runs (sync_id);`;
+create unique index idx_sync_runs_sync_id_v1 on v1_sync_runs (sync_id);
+create unique index idx_assets_external_sync_v1 on v1_assets (external_id, sync_id);
+create unique index idx_session_store_sync_key_v1 on v1_connector_sessions (sync_id, key);`;
 
 export const INSERT = {
   resource_type:
