@@ -31,8 +31,12 @@ LABEL org.opencontainers.image.title="access-connectors" \
       org.opencontainers.image.description="Self-hosted connector service for BlackLine and Valimail" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0"
+# The monitoring endpoint (/livez, /readyz, /metrics, /status; README "Monitor it") on every
+# interface of the container, so the orchestrator's probes and Prometheus reach it.
 ENV NODE_ENV=production \
-    CONNECTOR_STATE_DIR=/var/lib/access-connectors
+    CONNECTOR_STATE_DIR=/var/lib/access-connectors \
+    CONNECTOR_HTTP_HOST=0.0.0.0 \
+    CONNECTOR_HTTP_PORT=9090
 WORKDIR /app
 COPY --from=build /build/package.json package.json
 COPY --from=build /build/node_modules node_modules
@@ -42,9 +46,12 @@ COPY --from=build --chown=node:node /build/state /var/lib/access-connectors
 # The node image's unprivileged user; the state directory (replies, labels, health) is its own.
 USER node
 VOLUME ["/var/lib/access-connectors"]
-# Healthy while the service keeps rewriting its health file (every 5 s; stale after 60 s).
+EXPOSE 9090
+# Healthy while GET /livez answers 200 (the process's event loop turns). With CONNECTOR_HTTP_PORT
+# set empty (no listener) or 0 (any port), healthy while the service keeps rewriting its health file instead
+# (every 5 s; stale after 60 s), as images before the endpoint were.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "const p=process.env.CONNECTOR_HEALTH_FILE||process.env.CONNECTOR_STATE_DIR+'/health.json';const h=JSON.parse(require('fs').readFileSync(p,'utf8'));process.exit(Date.parse(h.staleAfter)>Date.now()?0:1)"]
+  CMD ["node", "-e", "const e=process.env,p=e.CONNECTOR_HTTP_PORT,h=e.CONNECTOR_HTTP_HOST;if(p&&p!=='0'){const a=!h||h==='0.0.0.0'||h==='::'?'127.0.0.1':h.includes(':')?'['+h+']':h;fetch('http://'+a+':'+p+'/livez',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.status===200?0:1),()=>process.exit(1))}else{const f=e.CONNECTOR_HEALTH_FILE||e.CONNECTOR_STATE_DIR+'/health.json';const j=JSON.parse(require('fs').readFileSync(f,'utf8'));process.exit(Date.parse(j.staleAfter)>Date.now()?0:1)}"]
 # The connector is the argument (docker run IMAGE blackline) or CONNECTOR_NAME. SIGTERM stops it
 # cleanly within 10 s (exit 0); node runs as PID 1 and handles the signal itself.
 ENTRYPOINT ["node", "/app/bin/access-connectors.js", "service"]

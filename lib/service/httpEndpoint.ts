@@ -63,11 +63,6 @@ export async function startHttpEndpoint(
   });
   const { port } = server.address() as AddressInfo;
   const url = localUrlOf({ host: settings.host, port });
-  logger.info("monitoring endpoint listening", {
-    host: settings.host,
-    port,
-    paths: Object.keys(routes),
-  });
   return {
     url,
     close: () =>

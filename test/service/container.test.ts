@@ -72,7 +72,12 @@ describe.concurrent("the container image, built by the Dockerfile's steps withou
       volumes: ["/var/lib/access-connectors"],
       entrypoint: ["node", "/app/bin/access-connectors.js", "service"],
       cmd: [],
-      env: { NODE_ENV: "production", CONNECTOR_STATE_DIR: "/var/lib/access-connectors" },
+      env: {
+        NODE_ENV: "production",
+        CONNECTOR_STATE_DIR: "/var/lib/access-connectors",
+        CONNECTOR_HTTP_HOST: "0.0.0.0",
+        CONNECTOR_HTTP_PORT: "9090",
+      },
     });
     expect(image.labels["org.opencontainers.image.version"]).toBe(packageJson.version);
     const app = join(out, "app");
@@ -97,14 +102,22 @@ describe.concurrent("the container image, built by the Dockerfile's steps withou
     expect(expected).not.toContain("vitest");
   });
 
-  test("starts as the image would: the connector as the argument, the state in the image's volume, healthy by its HEALTHCHECK, SIGTERM exits 0", async (context) => {
+  test("starts as the image would: the connector as the argument, the state in the image's volume, healthy by its HEALTHCHECK (GET /livez, else the health file), SIGTERM exits 0", async (context) => {
     const { expect } = context;
     const { platform, start, closeLater } = await scenario(context);
     const upstream = await startBlacklineSimulator({ size: { users: 60, teams: 4, roles: 3 } });
     closeLater(() => upstream.close());
+    // Any free port on loopback, not the image's 9090 on every interface (tests run at once).
     const service = start(
       ["blackline"],
-      { ...upstream.env(), PATH: nodeFirst(), CONNECTOR_STATE_DIR: undefined, HOME: undefined },
+      {
+        ...upstream.env(),
+        PATH: nodeFirst(),
+        CONNECTOR_STATE_DIR: undefined,
+        HOME: undefined,
+        CONNECTOR_HTTP_PORT: "0",
+        CONNECTOR_HTTP_HOST: "127.0.0.1",
+      },
       [join(out, "start.sh")],
     );
 
@@ -114,16 +127,23 @@ describe.concurrent("the container image, built by the Dockerfile's steps withou
     await waitFor("the health file in the volume", () => existsSync(join(volume, "health.json")));
     const [probe, ...probeArgs] = image.healthcheck;
     expect(probe).toBe("node");
-    const healthy = spawnSync(process.execPath, probeArgs, {
+    // The probe as Docker runs it: in the container's environment (the image's 0.0.0.0, the port).
+    const { port } = new URL(String(service.logged("service started")[0]?.monitoringUrl));
+    const byHttp = { CONNECTOR_HTTP_HOST: "0.0.0.0", CONNECTOR_HTTP_PORT: port };
+    const healthy = spawnSync(process.execPath, probeArgs, { env: byHttp, encoding: "utf8" });
+    expect(healthy.status, healthy.stderr).toBe(0);
+    // Without a port, the health file.
+    const byFile = spawnSync(process.execPath, probeArgs, {
       env: { CONNECTOR_STATE_DIR: volume },
       encoding: "utf8",
     });
-    expect(healthy.status, healthy.stderr).toBe(0);
+    expect(byFile.status, byFile.stderr).toBe(0);
     expect(existsSync(join(volume, "state.json"))).toBe(true);
 
     const stop = await service.stop("SIGTERM");
     expect(stop.code).toBe(0);
     expect(stop.ms).toBeLessThan(10_000);
+    expect(spawnSync(process.execPath, probeArgs, { env: byHttp }).status).toBe(1);
     expect(service.strayLines).toEqual([]);
     expect(service.lines[0]).toMatchObject({
       message: "service started",
@@ -153,6 +173,7 @@ describe.concurrent("the container image, built by the Dockerfile's steps withou
         CONNECTOR_NAME: "valimail",
         PATH: nodeFirst(),
         CONNECTOR_STATE_DIR: stateDir,
+        CONNECTOR_HTTP_PORT: "0",
       },
       [join(out, "start.sh")],
     );

@@ -8,13 +8,10 @@ import { valimailEnv } from "../helpers/valimail";
 import { forwardPort, freePort, type ServiceProcess, scenario, waitFor } from "./harness";
 import { type PromFamily, parsePromText } from "./promText";
 
-/** The service's endpoint, from the line it logs once listening on the port it was given (0: any). */
+/** The service's endpoint (it was given port 0: any), from the line it logs once started. */
 async function endpointOf(service: ServiceProcess): Promise<string> {
-  const line = await waitFor(
-    "the endpoint's port",
-    () => service.logged("monitoring endpoint listening")[0],
-  );
-  return `http://127.0.0.1:${line.port as number}`;
+  const line = await waitFor("the service's start", () => service.logged("service started")[0]);
+  return line.monitoringUrl as string;
 }
 
 /** Every answer the test received, to search for secrets and user ids at the end. */
@@ -232,7 +229,6 @@ describe.concurrent("the service's monitoring endpoint and state directory lock 
     const third = start(["valimail"], env);
     const url = await endpointOf(third);
     expect((await fetch(`${url}/livez`)).status).toBe(200);
-    await waitFor("the third's start", () => third.logged("service started").length === 1);
     expect((await third.stop()).code).toBe(0);
   });
 });
