@@ -11,6 +11,7 @@ import {
   type RequestSummary,
   ResponseTooLargeError,
 } from "./errors";
+import { getRequest } from "./getRequest";
 import type { Permit } from "./RateLimiter";
 import {
   backoffDelayMs,
@@ -288,10 +289,14 @@ export class HttpClient {
     const maxBytes = this.#options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const variables = this.#options.boundVariables;
     const tooLarge = () => new ResponseTooLargeError(summary, maxBytes, variables);
-    let response: Response;
+    let response: { status: number; headers: Headers };
     let text: string;
     try {
       [response, text] = await withDeadline(timeoutMs, ctx.signal, async (signal) => {
+        if (request.method === "GET" && body === undefined && !request.stream) {
+          const answer = await getRequest(url, headers, signal, maxBytes, tooLarge);
+          return [answer, answer.body.toString("utf8")] as const;
+        }
         const stream = request.stream?.();
         try {
           const answer = await fetch(url, {

@@ -2,7 +2,7 @@
 import { redact } from "../redact";
 
 /** Parsed JSON when the answer says it is JSON and parses, else the text; undefined when empty. */
-export function parseBody(text: string, response: Response): unknown {
+export function parseBody(text: string, response: { headers: Headers }): unknown {
   if (text === "") return undefined;
   if (/json/i.test(response.headers.get("content-type") ?? "")) {
     try {

@@ -1,5 +1,11 @@
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { once } from "node:events";
-import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
+import {
+  type ClientRequest,
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import { vi } from "vitest";
 
@@ -25,7 +31,10 @@ export interface RecordingServer {
   url: string;
   /** Every request received, in order. */
   readonly received: ReceivedRequest[];
-  /** Every address the process's `fetch` was called with while recording (any host). */
+  /**
+   * Every address the process asked while recording (any host): through `fetch`, and through
+   * node:http, which upstream GETs use (seen on its `http.client.request.start` channel).
+   */
   readonly fetched: string[];
   answer: (request: ReceivedRequest) => Answer;
   /** Forgets what was received and fetched. */
@@ -35,8 +44,8 @@ export interface RecordingServer {
 
 /**
  * A loopback HTTP server that answers with whatever the property generated and records each
- * request's raw target and Host; alongside, `fetch` is observed (called through unchanged) so a
- * request to any other host would be seen too, not only those that reach this server.
+ * request's raw target and Host; alongside, `fetch` and node:http requests are observed (sent
+ * unchanged) so a request to any other host would be seen too, not only those that reach this server.
  */
 export async function startRecordingServer(): Promise<RecordingServer> {
   const received: ReceivedRequest[] = [];
@@ -46,6 +55,11 @@ export async function startRecordingServer(): Promise<RecordingServer> {
     fetched.push(input instanceof Request ? input.url : String(input));
     return realFetch(input, init);
   });
+  const onHttpRequest = (message: unknown) => {
+    const request = (message as { request: ClientRequest }).request;
+    fetched.push(`${request.protocol}//${String(request.getHeader("host"))}${request.path}`);
+  };
+  subscribe("http.client.request.start", onHttpRequest);
   const state: RecordingServer = {
     url: "",
     received,
@@ -57,6 +71,7 @@ export async function startRecordingServer(): Promise<RecordingServer> {
     },
     async close() {
       spy.mockRestore();
+      unsubscribe("http.client.request.start", onHttpRequest);
       server.closeAllConnections();
       server.close();
       await once(server, "close");
