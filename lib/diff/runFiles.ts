@@ -86,9 +86,9 @@ export async function writeRun(files: RunFiles, tag: string, entries: RunEntry[]
   return path;
 }
 
-/** Bytes written at once; a run is read 64 KiB at a time (up to 64 runs are open in a merge-join). */
+/** Bytes written at once; a run is read 16 KiB at a time (up to 64 runs are open in a merge-join). */
 const CHUNK = 256 * 1024;
-const READ_CHUNK = 64 * 1024;
+const READ_CHUNK = 16 * 1024;
 
 /** The records of one run in batches (one a chunk read), in its order. */
 async function* readRun(path: string): AsyncGenerator<KeyedRecord[]> {
