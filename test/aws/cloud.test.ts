@@ -18,10 +18,13 @@ import { canonicalRecords, type Line } from "../helpers/snapshot";
 import { makeTempDir } from "../helpers/tempDir";
 import { syncValimail } from "../helpers/valimail";
 import {
+  alarmMetric,
   awsClientConfig,
   awsEnv,
   deployStack,
+  emittedMetrics,
   type Moto,
+  metricKey,
   runOperator,
   type Stack,
   startMoto,
@@ -297,6 +300,9 @@ describe("a cloud sync", () => {
     expect(Number(Attributes?.ApproximateNumberOfMessages)).toBeGreaterThan(0);
     const list = await operator(["list"]);
     expect(list.stdout).toMatch(/bl-down\tblackline\terror \(.*failed 5 times/);
+    // The run alarm's metric (moto skips alarms: the deployed template's) was emitted as it watches it.
+    const emitted = emittedMetrics(stack.logs("syncWorker")).map(metricKey);
+    expect(emitted).toContain(metricKey(alarmMetric(stack, "RunsFailedAlarm")));
   });
 
   it("of Valimail uploads exactly what a local sync writes", async () => {

@@ -8,6 +8,7 @@ import { InstanceRegistry, RunStore } from "../../lib/cloud";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { type PlatformSimulator, startPlatformSimulator } from "../../lib/simulators/platform";
 import {
+  alarmMetric,
   awsClientConfig,
   awsEnv,
   deployedDashboard,
@@ -16,6 +17,7 @@ import {
   graphedMetrics,
   type MetricRef,
   type Moto,
+  metricKey,
   runOperator,
   type Stack,
   startMoto,
@@ -227,8 +229,7 @@ describe("the removal guard in the cloud runtime", () => {
   it("emits, for the runs above, the metrics the dashboard graphs and the alarms watch", async () => {
     // Powertools' embedded metric format lines in the functions' output: what CloudWatch records.
     const emitted = emittedMetrics(stack.logs());
-    const key = (m: MetricRef) => JSON.stringify([m.namespace, m.name, m.dimensions]);
-    const emittedKeys = new Set(emitted.map(key));
+    const emittedKeys = new Set(emitted.map(metricKey));
     const graphed = [...graphedMetrics(await deployedDashboard(stack)).values()].flat();
     const ofRuns = graphed.filter((m) => m.namespace === "AccessConnectors");
     for (const name of [
@@ -241,23 +242,13 @@ describe("the removal guard in the cloud runtime", () => {
     ]) {
       const ref = ofRuns.find((m) => m.name === name);
       expect(ref, `${name} on the dashboard`).toBeDefined();
-      expect(emittedKeys.has(key(ref as MetricRef)), `${name} emitted as graphed`).toBe(true);
+      expect(emittedKeys.has(metricKey(ref as MetricRef)), `${name} emitted as graphed`).toBe(true);
     }
     // Every metric the functions emit under the namespace is on the dashboard (cold starts aside).
     for (const m of emitted.filter((e) => e.name !== "ColdStart")) {
-      expect(graphed.map(key), m.name).toContain(key(m));
+      expect(graphed.map(metricKey), m.name).toContain(metricKey(m));
     }
-    // The alarms (moto skips AWS::CloudWatch::Alarm): the deployed template's.
-    const held = stack.template.Resources.RunsHeldAlarm?.Properties as {
-      Namespace: string;
-      MetricName: string;
-      Dimensions: { Name: string; Value: string }[];
-    };
-    const alarmRef = {
-      namespace: held.Namespace,
-      name: held.MetricName,
-      dimensions: Object.fromEntries(held.Dimensions.map((d) => [d.Name, d.Value])),
-    };
-    expect(emittedKeys.has(key(alarmRef))).toBe(true);
+    // The alarm on held runs (moto skips alarms: the deployed template's).
+    expect(emittedKeys.has(metricKey(alarmMetric(stack, "RunsHeldAlarm")))).toBe(true);
   });
 });

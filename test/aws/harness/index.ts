@@ -1,7 +1,14 @@
 // The AWS test harness: moto_server on loopback, the packaged stack deployed to it, and the
 // packaged handlers run the way Lambda runs them. See stack.ts, lambda.ts and sqs.ts.
 export { LambdaInvocationError, LambdaKilledError } from "./lambda";
-export { deployedDashboard, emittedMetrics, graphedMetrics, type MetricRef } from "./metrics";
+export {
+  alarmMetric,
+  deployedDashboard,
+  emittedMetrics,
+  graphedMetrics,
+  type MetricRef,
+  metricKey,
+} from "./metrics";
 export { awsClientConfig, awsEnv, DEFAULT_REGION, type Moto, startMoto } from "./moto";
 export { runOperator } from "./operator";
 export { ensurePackaged } from "./package";

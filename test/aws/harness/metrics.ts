@@ -46,6 +46,26 @@ export function graphedMetrics(body: { widgets: Widget[] }): Map<string, MetricR
   return byTitle;
 }
 
+/** The metric an alarm of the stack watches (moto skips alarms: read from the deployed template). */
+export function alarmMetric(stack: Stack, logicalId: string): MetricRef {
+  const alarm = stack.template.Resources[logicalId];
+  if (alarm?.Type !== "AWS::CloudWatch::Alarm") throw new Error(`${logicalId}: no such alarm`);
+  const p = alarm.Properties as {
+    Namespace: string;
+    MetricName: string;
+    Dimensions: { Name: string; Value: string }[];
+  };
+  return {
+    namespace: p.Namespace,
+    name: p.MetricName,
+    dimensions: Object.fromEntries(p.Dimensions.map((d) => [d.Name, d.Value])),
+  };
+}
+
+/** A metric's identity in CloudWatch: namespace, name and dimensions (units and values aside). */
+export const metricKey = (m: MetricRef) =>
+  JSON.stringify([m.namespace, m.name, Object.entries(m.dimensions).sort()]);
+
 /** The metrics the functions emitted as CloudWatch embedded metric format lines (Powertools). */
 export function emittedMetrics(lines: readonly LogLine[]): MetricRef[] {
   const out: MetricRef[] = [];
