@@ -12,7 +12,6 @@ import { addDiffCommand } from "./commands/diff";
 import { addExploreCommand } from "./commands/explore";
 import { addExportCommand } from "./commands/export";
 import { releaseHeld } from "./commands/release";
-import { serviceCommand } from "./commands/service";
 import { addStatusCommand } from "./commands/status";
 import { syncToFile } from "./commands/sync";
 import { validateConnector } from "./commands/validate";
@@ -198,6 +197,8 @@ function buildProgram(io: CliIo, setExitCode: SetExitCode, services: CliServices
       )
       .argument("[connector]", `${CONNECTOR_CHOICES} (default: CONNECTOR_NAME)`),
   ).action(async (connector: string | undefined, options: CommonOptions) => {
+    // Loaded on use: the service's monitoring (prom-client) is no other command's start-up cost.
+    const { serviceCommand } = await import("./commands/service");
     setExitCode(await serviceCommand(io, { ...options, connector }));
   });
 

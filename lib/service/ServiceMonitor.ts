@@ -57,6 +57,7 @@ export class ServiceMonitor {
   /** Listens when CONNECTOR_HTTP_PORT is set; a port that cannot be taken throws (exit 2). */
   async start(): Promise<void> {
     if (!this.#config.http) return;
+    this.metrics.collectProcessMetrics();
     this.#loop = new LoopWatch();
     this.#endpoint = await startHttpEndpoint(this.#config.http, this.#routes(), this.#logger);
   }

@@ -41,7 +41,6 @@ export class ServiceMetrics {
   ) {
     const registers = [this.registry];
     this.registry.setDefaultLabels({ connector: labels.connector, host_id: labels.hostId });
-    collectDefaultMetrics({ register: this.registry });
     const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
       new Counter<L>({ name: PREFIX + name, help, labelNames, registers });
     const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
@@ -125,6 +124,11 @@ export class ServiceMetrics {
     for (const outcome of ["uploaded", "error", "held", "abandoned"]) {
       for (const trigger of ["schedule", "task"]) this.#syncs.inc({ outcome, trigger }, 0);
     }
+  }
+
+  /** Adds prom-client's process metrics (CPU, memory, event-loop lag, GC): once something scrapes. */
+  collectProcessMetrics(): void {
+    collectDefaultMetrics({ register: this.registry });
   }
 
   syncEnded(
