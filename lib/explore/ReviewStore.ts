@@ -1,6 +1,7 @@
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { UsageError } from "../errors";
+import { writeWhole } from "../service/writeWhole";
 import { DECISIONS, type Decision } from "./apiSchemas";
 
 const decisionRecord = z.strictObject({
@@ -19,8 +20,8 @@ const reviewFile = z.strictObject({
 /**
  * The review decisions of one snapshot (keep, revoke or flag, with a note, per grant), kept in a
  * file beside it (`<snapshot>.review.json`, readable by its owner only) so they survive a reload
- * and a restart. Each change rewrites the file whole under a temporary name and renames it, one
- * write at a time: a crash leaves the previous file, never half of one.
+ * and a restart. Each change rewrites the file whole under a temporary name and renames it
+ * (`writeWhole`), one write at a time: a crash leaves the previous file, never half of one.
  */
 export class ReviewStore {
   private writes: Promise<void> = Promise.resolve();
@@ -56,16 +57,29 @@ export class ReviewStore {
     return new ReviewStore(path, snapshot, new Map(Object.entries(parsed.decisions)));
   }
 
-  /** Records (or with `null`, clears) a grant's decision, and returns once it is on disk. */
+  /**
+   * Records (or with `null`, clears) a grant's decision, and returns once it is on disk. A write
+   * that fails takes the decision back, unless a later one replaced it.
+   */
   decide(grantId: string, decision: Decision | null, note: string, now = new Date()) {
-    if (decision === null) this.decisions.delete(grantId);
-    else this.decisions.set(grantId, { decision, note, decidedAt: now.toISOString() });
+    const before = this.decisions.get(grantId);
+    const made = decision === null ? undefined : { decision, note, decidedAt: now.toISOString() };
+    const put = (record: DecisionRecord | undefined) => {
+      if (record) this.decisions.set(grantId, record);
+      else this.decisions.delete(grantId);
+    };
+    put(made);
     const text = `${JSON.stringify({
       version: 1,
       snapshot: this.snapshot,
       decisions: Object.fromEntries(this.decisions),
     })}\n`;
-    const write = this.writes.then(() => this.writeWhole(text));
+    const write = this.writes
+      .then(() => this.writeWhole(text))
+      .catch((error: unknown) => {
+        if (this.decisions.get(grantId) === made) put(before);
+        throw error;
+      });
     this.writes = write.catch(() => {});
     return write;
   }
@@ -81,14 +95,15 @@ export class ReviewStore {
     return counts;
   }
 
-  private async writeWhole(text: string) {
-    const temp = `${this.path}.${process.pid}.tmp`;
-    try {
-      await writeFile(temp, text, { mode: 0o600 });
-      await rename(temp, this.path);
-    } catch (error) {
-      await rm(temp, { force: true }).catch(() => {});
-      throw error;
-    }
+  private writeWhole(text: string) {
+    return writeWhole(
+      {
+        what: "the review file",
+        path: this.path,
+        elsewhere: "copy the snapshot to another filesystem and explore the copy",
+        outcome: "this decision was not saved (the earlier ones are)",
+      },
+      text,
+    );
   }
 }

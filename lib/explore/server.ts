@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { ConnectorError } from "../errors";
 import { AccessGuard, newToken, SECURITY_HEADERS } from "./accessGuard";
 import { BadRequest, NotFound } from "./requestErrors";
 import type { Answer, Route } from "./routes";
@@ -63,13 +64,11 @@ export async function startExploreServer(options: {
   const server = createServer((request, response) => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.setHeader(name, value);
     handle(request, response).catch((error: unknown) => {
-      const [status, message] =
-        error instanceof BadRequest
-          ? [400, error.message]
-          : error instanceof NotFound
-            ? [404, error.message]
-            : [500, "the page failed to answer; see the command's output"];
-      if (status === 500) process.stderr.write(`explore: ${(error as Error).stack ?? error}\n`);
+      const [status, message] = errorAnswer(error);
+      if (status === 500) {
+        const said = ConnectorError.is(error) ? error.message : ((error as Error).stack ?? error);
+        process.stderr.write(`explore: ${said}\n`);
+      }
       if (!response.headersSent) sendJson(response, status, { error: message });
       else response.destroy();
     });
@@ -138,6 +137,14 @@ export async function startExploreServer(options: {
         server.closeAllConnections();
       }),
   };
+}
+
+/** A failed request's status and message: the project's errors say what failed and the fix. */
+function errorAnswer(error: unknown): [number, string] {
+  if (error instanceof BadRequest) return [400, error.message];
+  if (error instanceof NotFound) return [404, error.message];
+  if (ConnectorError.is(error)) return [500, error.message];
+  return [500, "the page failed to answer; see the command's output"];
 }
 
 async function readJsonBody(request: IncomingMessage): Promise<unknown> {
