@@ -56,9 +56,10 @@ async function readStatus(io: CliIo, options: StatusOptions): Promise<StatusRepo
   try {
     response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+    const { cause } = error as { cause?: { code?: string; message?: string } };
+    const reason = cause?.code ?? cause?.message ?? (error as Error).message;
     throw new ConnectorError(
-      `cannot reach the service at ${url.origin} (${cause}); is it running, with CONNECTOR_HTTP_PORT set to that port?`,
+      `cannot reach the service at ${url.origin} (${reason}); is it running, with CONNECTOR_HTTP_PORT set to that port?`,
     );
   }
   if (response.status !== 200) {
