@@ -1,6 +1,10 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { ConfigError, CredentialsRejectedError } from "../../lib/errors";
 import { NetworkError } from "../../lib/http";
+import { silentLogger } from "../../lib/logging";
+import { json, startHttpEndpoint } from "../../lib/service/httpEndpoint";
 import { loadHttpSettings, localUrlOf } from "../../lib/service/httpSettings";
 import { failureKindOf, Readiness } from "../../lib/service/readiness";
 import { parsePromText } from "./promText";
@@ -54,6 +58,39 @@ describe("CONNECTOR_HTTP_PORT and CONNECTOR_HTTP_HOST", () => {
         ),
       },
     ]);
+  });
+});
+
+describe("the endpoint's listener", () => {
+  it("a port another process holds fails the start naming CONNECTOR_HTTP_PORT (exit 2); HEAD answers without a body", async () => {
+    const other = createServer();
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const { port } = other.address() as AddressInfo;
+    const routes = { "/livez": () => json(200, { alive: true }) };
+    try {
+      const error = await startHttpEndpoint(
+        { host: "127.0.0.1", port },
+        routes,
+        silentLogger,
+      ).catch((e: unknown) => e);
+      expect(ConfigError.is(error) && error.exitCode).toBe(2);
+      expect((error as Error).message).toMatch(
+        new RegExp(
+          `^CONNECTOR_HTTP_PORT: cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)`,
+        ),
+      );
+    } finally {
+      other.close();
+    }
+    const endpoint = await startHttpEndpoint({ host: "127.0.0.1", port: 0 }, routes, silentLogger);
+    const head = await fetch(`${endpoint.url}/livez?x=1`, { method: "HEAD" });
+    expect([head.status, await head.text(), head.headers.get("content-length")]).toEqual([
+      200,
+      "",
+      "15",
+    ]);
+    await endpoint.close();
+    await expect(fetch(`${endpoint.url}/livez`)).rejects.toThrow();
   });
 });
 
