@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { ConnectorError } from "../errors";
+import { ConnectorError, UsageError } from "../errors";
 import { AccessGuard, newToken, SECURITY_HEADERS } from "./accessGuard";
 import { BadRequest, NotFound } from "./requestErrors";
 import type { Answer, Route } from "./routes";
@@ -122,7 +122,15 @@ export async function startExploreServer(options: {
   }
 
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "EADDRINUSE" || error.code === "EACCES"
+          ? new UsageError(
+              `--port ${options.port}: 127.0.0.1:${options.port} cannot be listened on (${error.code}); give another port, or none for any free one`,
+            )
+          : error,
+      ),
+    );
     server.listen(options.port, "127.0.0.1", () => resolve());
   });
   const port = (server.address() as AddressInfo).port;

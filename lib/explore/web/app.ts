@@ -30,8 +30,8 @@ function tabCount(tab: string, summary: Summary): number | undefined {
 
 function App() {
   const route = useRoute();
-  // The summary is fetched again on each view, so the review's counts follow the decisions made.
-  const summary = useFetch<Summary>("/api/summary", {}, route.path.join("/").length);
+  // The summary is fetched again for each view, so the review's counts follow the decisions made.
+  const summary = useFetch<Summary>("/api/summary", {}, route.path.join("/"));
   const data = summary.data;
   if (!data) return html`<main><${Loading} error=${summary.error} /></main>`;
   const tab = tabOf(route);

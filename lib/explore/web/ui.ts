@@ -42,7 +42,7 @@ export function setQuery(route: Route, changes: Params) {
 }
 
 /** Fetches `path` whenever it or its parameters change; the latest answer wins. */
-export function useFetch<T>(path: string, params: Params = {}, version = 0) {
+export function useFetch<T>(path: string, params: Params = {}, version: string | number = 0) {
   const key = `${path}${queryString(params)}#${version}`;
   const [state, setState] = useState<{ key: string; data?: T; error?: string }>({ key: "" });
   useEffect(() => {
