@@ -32,7 +32,6 @@ export async function exploreCommand(
     throw new UsageError(
       `--port: give a port number from 0 to 65535 (0: any free port), not "${options.port}"`,
     );
-  const assets = await loadAssets(ASSETS_DIR);
   const began = performance.now();
   const { explore, routes } = await openExplore(snapshot, options.diff);
   const seconds = ((performance.now() - began) / 1000).toFixed(1);
@@ -40,6 +39,7 @@ export async function exploreCommand(
   io.stderr.write(
     `indexed ${index.accounts.length} accounts, ${index.entitlements.length} entitlements and ${index.grantCount} grants in ${seconds} s; review decisions go to ${reviewPathOf(snapshot)}\n`,
   );
+  const assets = await loadAssets(ASSETS_DIR);
   const server = await startExploreServer({ routes, assets, port: port.data });
   io.stdout.write(
     `Review page (this machine only; the address holds its key, share it with no one):\n  ${server.url}\nStop with Ctrl-C.\n`,
