@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "vitest";
 import { SHUTDOWN_DEADLINE_MS } from "../../lib/service";
+import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { startValimailSimulator } from "../../lib/simulators/valimail";
 import { cli } from "../helpers/cli";
 import { valimailEnv } from "../helpers/valimail";
@@ -201,6 +202,67 @@ describe.concurrent("the service's monitoring endpoint and state directory lock 
     expect(closed).toBeGreaterThan(-1);
     expect(closed).toBeLessThan(service.lines.findIndex((l) => l.message === "service stopped"));
     await expect(fetch(`${url}/livez`)).rejects.toThrow();
+  });
+
+  test("a snapshot the removal guard holds: /status shows it with its counts and the release command, /metrics counts the hold; release --service uploads it (counted) and /status holds nothing", async (context) => {
+    const { expect } = context;
+    const { platform, stateDir, start, closeLater } = await scenario(context);
+    const size = { teams: 8, roles: 3 };
+    const full = await startBlacklineSimulator({ seed: 5, size: { users: 90, ...size } });
+    const shrunk = await startBlacklineSimulator({ seed: 5, size: { users: 50, ...size } });
+    closeLater(() => Promise.all([full.close(), shrunk.close()]));
+    const envFile = join(stateDir, "upstream.env");
+    const envText = (sim: BlacklineSimulator) =>
+      Object.entries({ ...sim.env(), CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0" })
+        .map(([name, value]) => `${name}=${value}\n`)
+        .join("");
+    await writeFile(envFile, envText(full));
+    const service = start(["blackline", "--env-file", envFile], {
+      CONNECTOR_SYNC_INTERVAL: "1h",
+      CONNECTOR_HTTP_PORT: "0",
+    });
+    const url = await endpointOf(service);
+    await waitFor("the first upload", () => platform.uploads.size === 1);
+    await writeFile(envFile, envText(shrunk));
+    platform.enqueueTask({ type: "sync" });
+    await waitFor("the held sync's finish", () => platform.finishedTasks.length === 1);
+
+    const held = await getJson(`${url}/status`);
+    const syncs = held.json.syncs as Record<string, unknown>[];
+    expect(syncs[0]).toMatchObject({
+      outcome: "held",
+      trigger: "task",
+      counts: { resource: expect.any(Number) },
+    });
+    expect(syncs[0]?.reason).toMatch(
+      /^The new snapshot was held, not uploaded: it removes 40 of 90 users/,
+    );
+    expect(held.json.held).toEqual({
+      syncId: syncs[0]?.syncId,
+      users: 50,
+      grants: expect.any(Number),
+      release: "access-connectors release --service",
+    });
+    const before = parsePromText((await get(`${url}/metrics`)).body);
+    expect(sampleValue(before, "access_connectors_removal_guard_holds_total")).toBe(1);
+    expect(
+      sampleValue(before, "access_connectors_syncs_total", { outcome: "held", trigger: "task" }),
+    ).toBe(1);
+    expect(sampleValue(before, "access_connectors_uploads_total")).toBe(1);
+
+    const release = await cli(["release", "--service"], { CONNECTOR_STATE_DIR: stateDir });
+    expect(release.code).toBe(0);
+    await waitFor(
+      "no snapshot held",
+      async () => (await getJson(`${url}/status`)).json.held === null,
+    );
+    const after = parsePromText((await get(`${url}/metrics`)).body);
+    expect(sampleValue(after, "access_connectors_uploads_total")).toBe(2);
+    const uploadedAt = sampleValue(after, "access_connectors_last_upload_timestamp_seconds") ?? 0;
+    const syncedAt =
+      sampleValue(after, "access_connectors_last_successful_sync_timestamp_seconds") ?? 0;
+    expect(uploadedAt).toBeGreaterThan(syncedAt);
+    expect((await service.stop()).code).toBe(0);
   });
 
   test("one service per state directory: a second exits 2 naming the directory and the first; after kill -9 of the first, a new one starts", async (context) => {
