@@ -38,10 +38,11 @@ describe("rate limits of a real upstream", () => {
     // Act
     const limited = await syncBlackline(sim, await makeTempDir(), { env });
 
-    // Assess: about 78 requests, and 429s a few, not a storm (6 to 8 seen here; each is one
-    // request held its second while the others went on).
+    // Assess: about 78 requests, and 429s a few, not a storm (6 to 8 seen on an idle machine; each
+    // is one request held its second while the others went on). None is possible too: on a
+    // machine loaded enough, the sync never reaches 40 a second (the controller's convergence on
+    // each limiter kind is asserted on a fake clock in limiterKinds.test.ts).
     expect(limited.records).toEqual(clean.records);
-    expect(sim.stats.throttled).toBeGreaterThan(0);
     expect(sim.stats.throttled).toBeLessThanOrEqual(20);
     expect(limited.summary.requests).toBe(clean.summary.requests + sim.stats.throttled);
   });
