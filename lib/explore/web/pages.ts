@@ -8,7 +8,7 @@ import {
   type Summary,
 } from "./api";
 import { GrantsTable, Privileged, StatusBadge } from "./tables";
-import { ChangeBadge, Loading, Pager, type Route, useFetch } from "./ui";
+import { ChangeBadge, href, Loading, Pager, type Route, useFetch } from "./ui";
 
 interface AccountDetail {
   account: AccountRow;
@@ -72,7 +72,8 @@ export function EntitlementPage({ route }: { route: Route; summary: Summary }) {
         <div><dt>Holders</dt><dd>${number(e.holders)}</dd></div>
       </dl>
     </header>
-    <h3>Holders <span class="count">${number(detail.data.total)}</span></h3>
+    <h3>Holders <span class="count">${number(detail.data.total)}</span>
+      ${e.change === "removed" ? null : html`<a class="aside" href=${href(["accounts"], { entitlement: e.id })}>search, filter and sort them in Accounts</a>`}</h3>
     ${holders.length ? html`<${GrantsTable} rows=${holders} show="account" review=${e.change !== "removed"} /><${Pager} route=${route} ...${detail.data} />` : html`<p class="muted">No one holds it.</p>`}
     ${removedHolders.length ? html`<h3>Removed since the older sync <span class="count">${number(removedTotal ?? removedHolders.length)}</span></h3><${GrantsTable} rows=${removedHolders} show="account" review=${false} />` : null}
   </article>`;

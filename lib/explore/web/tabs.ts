@@ -35,11 +35,21 @@ export function AccountsTab({ route, summary }: { route: Route; summary: Summary
       <${SearchBox} route=${route} placeholder="Search names, logins, emails and ids  ( / )" />
       <${Select} route=${route} name="status" label="Status" options=${[["all", "any"], ["enabled", "enabled"], ["disabled", "disabled"]]} />
       <${Select} route=${route} name="entitlement" label="Holds"
-        options=${[["", "any entitlement"], ...(entitlements.data?.rows ?? []).map((e) => [e.id, `${e.name}`])]} />
+        options=${holdsOptions(route.query.get("entitlement"), entitlements.data?.rows ?? [])} />
       ${summary.diff ? html`<${Select} route=${route} name="change" label="Change" options=${CHANGE_FILTER} />` : null}
     <//>
     ${list.data ? html`<${AccountsTable} route=${route} rows=${list.data.rows} diff=${!!summary.diff} /><${Pager} route=${route} ...${list.data} />` : html`<${Loading} error=${list.error} />`}
   </section>`;
+}
+
+/** The Holds filter's choices: the first 500 entitlements by name, and the one chosen if beyond. */
+function holdsOptions(chosen: string | null, rows: EntitlementRow[]): Array<[string, string]> {
+  const options: Array<[string, string]> = [
+    ["", "any entitlement"],
+    ...rows.map((e): [string, string] => [e.id, e.name]),
+  ];
+  if (chosen && !rows.some((e) => e.id === chosen)) options.push([chosen, chosen]);
+  return options;
 }
 
 function Counts({ summary }: { summary: Summary }) {
