@@ -1,10 +1,16 @@
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
 import { z } from "zod";
 import { ConfigError } from "../errors";
 import { SERVICE_VARIABLES } from "./constants";
+import { STATE_DIR_ELSEWHERE, writeWhole } from "./writeWhole";
+
+// proper-lockfile loads signal-exit, whose handler for SIGXFSZ re-raises the signal when it is the
+// only listener: a file over `ulimit -f` would then kill the service (exit 153) instead of failing
+// its write with EFBIG, which names the file. A listener of our own keeps Node's default (ignored).
+process.on("SIGXFSZ", () => {});
 
 /** Below the state directory: the lock (a directory, made atomically) and who holds it. */
 export const LOCK_NAME = "service.lock";
@@ -81,9 +87,18 @@ export async function lockStateDir(
     hostname: hostname(),
     since: new Date().toISOString(),
   };
-  const temp = `${ownerPath}.${process.pid}.tmp`;
-  await writeFile(temp, `${JSON.stringify(me)}\n`, { mode: 0o644 });
-  await rename(temp, ownerPath);
+  const ownerFile = {
+    what: "the record of which service holds the state directory",
+    path: ownerPath,
+    elsewhere: STATE_DIR_ELSEWHERE,
+    outcome: "the service did not start",
+  };
+  try {
+    await writeWhole(ownerFile, `${JSON.stringify(me)}\n`, 0o644);
+  } catch (error) {
+    await unlock().catch(() => {});
+    throw error;
+  }
   return {
     release: async () => {
       await rm(ownerPath, { force: true }).catch(() => {});

@@ -176,3 +176,30 @@ test.runIf(existsSync("/dev/full"))(
   },
   30_000,
 );
+
+test("the built service under a file size limit of 0: its first write fails naming the file, no SIGXFSZ kills it", async (context) => {
+  // proper-lockfile (the state directory's lock) loads signal-exit, which re-raises SIGXFSZ when
+  // it is the signal's only listener: without the service's own listener the kernel's signal for
+  // a write over `ulimit -f` killed the process (exit 153, nothing said) instead of EFBIG.
+  const { stateDir, start, closeLater } = await scenario(context);
+  const upstream = await startBlacklineSimulator({ size: { users: 5, teams: 1, roles: 1 } });
+  closeLater(() => upstream.close());
+  const service = start(["blackline"], { ...upstream.env(), CONNECTOR_SYNC_INTERVAL: "1h" }, [
+    "/bin/sh",
+    "-c",
+    'ulimit -f 0 && exec "$@"',
+    "sh",
+    process.execPath,
+    "bin/access-connectors.js",
+    "service",
+  ]);
+
+  const exit = await service.exited;
+
+  expect(exit.signal).toBeNull();
+  expect(exit.code).toBe(1);
+  const owner = join(stateDir, "service.lock.owner.json");
+  expect(`${service.stdout}${service.stderr}`).toContain(
+    `cannot write the record of which service holds the state directory ${owner}`,
+  );
+});
