@@ -37,8 +37,9 @@ export class RunFiles {
     unregisterTempFile(path);
   }
 
+  /** Never throws: a file that cannot be removed must not hide the failure that ended the work. */
   async removeAll(): Promise<void> {
-    await Promise.all([...this.#paths].map((path) => this.remove(path)));
+    await Promise.all([...this.#paths].map((path) => this.remove(path).catch(() => {})));
   }
 }
 

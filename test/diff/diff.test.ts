@@ -298,3 +298,18 @@ describe("bin/access-connectors.js diff, as a user runs it", () => {
     expect(left).toEqual([]);
   });
 });
+
+describe("diff that cannot do its work", () => {
+  it("exits 2, not 1 (which says different), naming the temporary directory it cannot make", async () => {
+    // TMPDIR below a file: no directory can be made there (ENOTDIR).
+    const child = spawn("bin/access-connectors.js", ["diff", oldFile, newFile], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, TMPDIR: "/dev/null/nowhere" },
+    });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
+    const code = await new Promise<number | null>((done) => child.on("close", done));
+    expect(code).toBe(2);
+    expect(stderr).toContain("error: cannot write a temporary file of diff /dev/null/nowhere/");
+  });
+});

@@ -1,6 +1,6 @@
 /**
  * `diff`'s temporary files on a disk that refuses writes: the error names the file and the fix
- * (`WriteFailedError`, exit 1). Real failures: the report's group files and the sorted runs made
+ * (`WriteFailedError`; the command exits 2, since 1 says "different"). Real failures: the report's group files and the sorted runs made
  * symlinks to `/dev/full` (ENOSPC). Before, both said `diff could not write its temporary files:
  * ENOSPC: no space left on device, write` (or EFBIG): no file named.
  */

@@ -8,7 +8,7 @@ import {
   jsonEnd,
   RunFiles,
 } from "../../diff";
-import { ExitCode } from "../../errors";
+import { ConnectorError, ExitCode, exitCodeOf } from "../../errors";
 import { judgeRemovals, MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../../guard";
 import { removeTempFilesOnExit } from "../../sync";
 import type { CliIo } from "../io";
@@ -27,15 +27,35 @@ export function addDiffCommand(
   program
     .command("diff")
     .description(
-      "what changed between two complete snapshots of one connector: exit 0 equal, 1 different, 2 bad input",
+      "what changed between two complete snapshots of one connector: exit 0 equal, 1 different, 2 bad input or a failure",
     )
     .argument("<old>", "the earlier snapshot (plain or gzip)")
     .argument("<new>", "the later snapshot of the same connector")
     .option("--json", "one change a JSON line, then a diff_end line with the counts")
     .option("--verbose", "progress on stderr (also on a terminal)")
     .action(async (oldPath: string, newPath: string, options: DiffCommandOptions) => {
-      setExitCode(await diffCommand(io, oldPath, newPath, options));
+      try {
+        setExitCode(await diffCommand(io, oldPath, newPath, options));
+      } catch (error) {
+        throw exitCodeOf(error) === ExitCode.failure ? new DiffFailedError(error) : error;
+      }
     });
+}
+
+/**
+ * diff's exit 1 means "different" (as diff(1)'s does): a failure of its own work (a temporary file
+ * it cannot write, a read error) exits 2, as diff(1)'s trouble does, with the failure's message
+ * and code.
+ */
+class DiffFailedError extends ConnectorError {
+  override readonly exitCode: ExitCode = ExitCode.usage;
+  override readonly code: string;
+
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = cause instanceof Error ? cause.name : "DiffFailedError";
+    this.code = ConnectorError.is(cause) ? cause.code : "diff_failed";
+  }
 }
 
 /**
