@@ -32,11 +32,14 @@ export interface GetAnswer {
   body: Buffer;
 }
 
-// Idle connections are closed a second before the server's `Keep-Alive: timeout` hint (Node's
-// agent reads it), so a request is not sent on a connection the server is closing.
+// An idle connection is closed after 4 s, as fetch's (undici's keepAliveTimeout), or a second
+// before the server's `Keep-Alive: timeout` hint when that is sooner (Node's agent reads it), so
+// a request is not sent on a connection the server is closing. The agent's `timeout` acts only on
+// idle connections: a request in flight is bounded by the deadline alone.
+const IDLE_MS = 4_000;
 const agents = {
-  "http:": new HttpAgent({ keepAlive: true }),
-  "https:": new HttpsAgent({ keepAlive: true }),
+  "http:": new HttpAgent({ keepAlive: true, timeout: IDLE_MS }),
+  "https:": new HttpsAgent({ keepAlive: true, timeout: IDLE_MS }),
 };
 
 /** Statuses fetch follows as redirects (and fails with `redirect: "error"`). */
