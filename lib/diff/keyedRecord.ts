@@ -1,4 +1,4 @@
-import { type BodyLine, isUser, userKey } from "../guard";
+import { type BodyLine, isUser, userKey } from "../snapshot/records";
 
 /** The kinds of record `diff` compares (resource types are the connector's, not the tenant's). */
 export type DiffKind = "resource" | "entitlement" | "grant";
@@ -58,7 +58,7 @@ export function keyedRecord(line: BodyLine): KeyedRecord | undefined {
         label: line.displayName,
       };
     case "grant": {
-      const entitlement = line.entitlement ?? "";
+      const entitlement = line.entitlement;
       return {
         key: `${KIND_RANK.grant}${entitlement}\u0000${line.id}`,
         kind: "grant",

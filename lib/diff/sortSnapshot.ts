@@ -1,10 +1,6 @@
 import { ConnectorError } from "../errors";
-import {
-  openSnapshot,
-  readCompleteSnapshot,
-  type SnapshotEnds,
-  type SyncStartLine,
-} from "../guard";
+import { openSnapshot, readCompleteSnapshot, type SnapshotEnds } from "../snapshot/readSnapshot";
+import type { SyncStartLine } from "../snapshot/records";
 import { readLines } from "../sync/jsonLines";
 import { DiffWorkError, SnapshotInputError } from "./errors";
 import { encodeRecord, keyedRecord } from "./keyedRecord";

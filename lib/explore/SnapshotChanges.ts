@@ -1,5 +1,5 @@
+import type { ResourceLine } from "../snapshot/records";
 import { resourceKey, type SnapshotIndex } from "./SnapshotIndex";
-import type { ResourceLine } from "./snapshotLines";
 
 /** A field of an account that differs between the two snapshots. */
 export interface FieldChange {

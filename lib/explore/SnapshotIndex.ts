@@ -1,15 +1,15 @@
 import { isPrivileged, type PrivilegedEntitlements } from "../connectors";
+import type {
+  BodyLine,
+  EntitlementLine,
+  GrantLine,
+  ResourceLine,
+  ResourceTypeLine,
+  SyncEndLine,
+  SyncStartLine,
+} from "../snapshot/records";
 import { SearchText } from "./SearchText";
-import {
-  type BodyLine,
-  type EndLine,
-  type EntitlementLine,
-  type GrantLine,
-  type ResourceLine,
-  type ResourceTypeLine,
-  readSnapshotForExplore,
-  type StartLine,
-} from "./snapshotLines";
+import { readSnapshotForExplore } from "./snapshotInput";
 
 /** Lists by an owner's number, in two typed arrays: the owner's items are `items[start[i]..start[i+1]]`. */
 export class Adjacency {
@@ -96,8 +96,8 @@ export class SnapshotIndex {
   readonly searchText: SearchText;
 
   private constructor(
-    readonly start: StartLine,
-    readonly end: EndLine,
+    readonly start: SyncStartLine,
+    readonly end: SyncEndLine,
     read: RecordsRead,
     privilegedFact: PrivilegedEntitlements,
   ) {

@@ -1,54 +1,8 @@
-import { z } from "zod";
-import { describeIssues, UsageError } from "../errors";
-import { openSnapshot } from "../guard/readSnapshotDigest";
-import { type BodyLine, readCompleteSnapshot, type SnapshotEnds } from "../guard/snapshotRecords";
+import { UsageError } from "../errors";
+import { openSnapshot, readCompleteSnapshot, type SnapshotEnds } from "../snapshot/readSnapshot";
+import type { BodyLine } from "../snapshot/records";
 import { readLines } from "../sync/jsonLines";
-import type { RecordKind, SnapshotRecord } from "../sync/records";
-
-/**
- * The records of a snapshot with every field an export writes (CONTRACTS.md section 3). The guard's
- * reader frames the file (sync_start first, sync_end last, one JSON record a line); this schema
- * checks the fields of each record the export needs on top of the fields the guard reads.
- */
-const ref = z.object({ type: z.string(), id: z.string() });
-const exportRecord = z.discriminatedUnion("kind", [
-  z.object({
-    kind: z.literal("resource_type"),
-    id: z.string(),
-    displayName: z.string(),
-    traits: z.array(z.enum(["user", "group", "role"])),
-  }),
-  z.object({
-    kind: z.literal("resource"),
-    type: z.string(),
-    id: z.string(),
-    displayName: z.string(),
-    status: z.enum(["enabled", "disabled"]).optional(),
-    user: z
-      .object({
-        login: z.string(),
-        emails: z.array(z.string()),
-        givenName: z.string().optional(),
-        familyName: z.string().optional(),
-      })
-      .optional(),
-    profile: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
-  }),
-  z.object({
-    kind: z.literal("entitlement"),
-    id: z.string(),
-    resource: ref,
-    slug: z.string(),
-    displayName: z.string(),
-    purpose: z.enum(["assignment", "permission"]),
-    grantableTo: z.array(z.string()),
-  }),
-  z.object({ kind: z.literal("grant"), id: z.string(), entitlement: z.string(), principal: ref }),
-]);
-
-const endCounts = z.object({
-  counts: z.record(z.string(), z.number()).optional(),
-});
+import type { RecordKind } from "../sync/records";
 
 /** The file given to `export` is not a complete snapshot: names the file and what is wrong (exit 2). */
 export class NotASnapshotError extends UsageError {
@@ -66,15 +20,16 @@ export interface SnapshotRead extends SnapshotEnds {
 }
 
 /**
- * Streams the snapshot at `path` (plain or gzip) and hands each record between its ends to `visit`
- * (awaited only when it returns a promise). `start` sees `sync_start` before any record. Throws
- * `NotASnapshotError` when the file is missing, not a snapshot, incomplete, a record lacks a field
- * the export writes, or the records counted differ from what its `sync_end` says it holds; what
+ * Streams the snapshot at `path` (plain or gzip) through `readCompleteSnapshot` and hands each
+ * record between its ends to `visit` (awaited only when it returns a promise). `start` sees
+ * `sync_start` before any record. Throws `NotASnapshotError` when the file is missing, not a
+ * complete snapshot (as `readCompleteSnapshot` says: a record that lacks a field the format
+ * defines is one), or the records counted differ from what its `sync_end` says it holds; what
  * `visit` was given must then be thrown away.
  */
 export async function readSnapshotForExport(
   path: string,
-  visit: (record: SnapshotRecord) => void | Promise<void>,
+  visit: (record: BodyLine) => void | Promise<void>,
   start?: Parameters<typeof readCompleteSnapshot>[2],
 ): Promise<SnapshotRead> {
   let input: Awaited<ReturnType<typeof openSnapshot>>;
@@ -90,20 +45,13 @@ export async function readSnapshotForExport(
     entitlement: 0,
     grant: 0,
   };
-  let line = 1;
-  const parseRecord = (body: BodyLine) => {
-    line++;
-    const parsed = exportRecord.safeParse(body);
-    if (!parsed.success) {
-      const what = describeIssues(parsed.error.issues, "record", 1);
-      throw new NotASnapshotError(path, `record ${line} (a ${body.kind}) is incomplete: ${what}`);
-    }
-    counts[parsed.data.kind]++;
-    return visit(parsed.data);
+  const countRecord = (record: BodyLine) => {
+    counts[record.kind]++;
+    return visit(record);
   };
   let read: Awaited<ReturnType<typeof readCompleteSnapshot>>;
   try {
-    read = await readCompleteSnapshot(readLines(input), parseRecord, start);
+    read = await readCompleteSnapshot(readLines(input), countRecord, start);
   } catch (error) {
     if (error instanceof NotASnapshotError) throw error;
     const errno = (error as NodeJS.ErrnoException).code;
@@ -114,15 +62,13 @@ export async function readSnapshotForExport(
     input.destroy();
   }
   if ("notSnapshot" in read) throw new NotASnapshotError(path, read.notSnapshot);
-  const declared = endCounts.safeParse(read.end).data?.counts;
-  if (declared) {
-    for (const kind of Object.keys(counts) as RecordKind[]) {
-      if (declared[kind] !== undefined && declared[kind] !== counts[kind])
-        throw new NotASnapshotError(
-          path,
-          `its sync_end counts ${declared[kind]} ${kind} records but it holds ${counts[kind]}`,
-        );
-    }
+  const declared = read.end.counts;
+  for (const kind of Object.keys(counts) as RecordKind[]) {
+    if (declared[kind] !== counts[kind])
+      throw new NotASnapshotError(
+        path,
+        `its sync_end counts ${declared[kind]} ${kind} records but it holds ${counts[kind]}`,
+      );
   }
   return { ...read, counts };
 }

@@ -10,11 +10,7 @@ export {
   judgeRemovals,
   type Removal,
 } from "./judgeRemoval";
-export {
-  type DigestResult,
-  digestSnapshotFile,
-  openSnapshot,
-} from "./readSnapshotDigest";
+export { type DigestResult, digestSnapshotFile } from "./readSnapshotDigest";
 export { parseRemovalLimit, type RemovalLimit } from "./removalLimit";
 export {
   decodeDigest,
@@ -24,14 +20,3 @@ export {
   type SnapshotDigest,
   sharedCount,
 } from "./SnapshotDigest";
-export {
-  type BodyLine,
-  isUser,
-  type ResourceLine,
-  readCompleteSnapshot,
-  type SnapshotEnds,
-  type SnapshotLine,
-  type SyncStartLine,
-  snapshotLine,
-  userKey,
-} from "./snapshotRecords";

@@ -1,10 +1,7 @@
-import { createReadStream } from "node:fs";
-import { open } from "node:fs/promises";
-import type { Readable } from "node:stream";
-import { createGunzip } from "node:zlib";
+import { openSnapshot, readCompleteSnapshot } from "../snapshot/readSnapshot";
+import { isUser, userKey } from "../snapshot/records";
 import { readLines } from "../sync/jsonLines";
 import { HashList, idHash, type SnapshotDigest } from "./SnapshotDigest";
-import { isUser, readCompleteSnapshot, userKey } from "./snapshotRecords";
 
 /** A snapshot's digest, or why the file is not a complete snapshot. */
 export type DigestResult = { digest: SnapshotDigest } | { notSnapshot: string };
@@ -32,21 +29,4 @@ export async function digestSnapshotLines(lines: AsyncIterable<string>): Promise
 /** The digest of a snapshot file, plain or gzip (told by its first bytes, not its name). */
 export async function digestSnapshotFile(path: string): Promise<DigestResult> {
   return digestSnapshotLines(readLines(await openSnapshot(path)));
-}
-
-/** A snapshot file's text as a stream, gunzipped when it is gzip. */
-export async function openSnapshot(path: string): Promise<Readable> {
-  const handle = await open(path, "r");
-  let magic: Buffer;
-  try {
-    magic = Buffer.alloc(2);
-    await handle.read(magic, 0, 2, 0);
-  } finally {
-    await handle.close();
-  }
-  const file = createReadStream(path);
-  if (magic[0] !== 0x1f || magic[1] !== 0x8b) return file;
-  const gunzip = createGunzip();
-  file.on("error", (error) => gunzip.destroy(error));
-  return file.pipe(gunzip);
 }

@@ -249,7 +249,7 @@ describe("diff: bad input exits 2 naming the file and what is wrong", () => {
         all[3] = all[3]?.replace(/"emails":\[[^\]]*\]/, '"emails":"a@example.com"') ?? "";
         await writeFile(path, `${all.join("\n")}\n`);
       },
-      "is not a complete snapshot: line 4 is not a snapshot record (user.emails: ",
+      "is not a complete snapshot: line 4 is not a snapshot record (a resource's user.emails: Invalid input: expected array, received string)",
     ],
     ["a missing file", async () => undefined, "cannot be read: no such file"],
   ])("%s", async (_, write, message) => {

@@ -14,13 +14,23 @@ const id = fc
   )
   .filter((s) => !s.includes("\u0000"));
 
+const principal = { type: "user", id: "1" };
+
 describe("run lines", () => {
   it("round-trip grants, entitlements and resources with any id (backslashes, line breaks)", () => {
     fc.assert(
       fc.property(id, id, id, (entitlement, grantId, name) => {
         const records = [
-          keyedRecord({ kind: "grant", id: grantId, entitlement }),
-          keyedRecord({ kind: "entitlement", id: entitlement, displayName: name }),
+          keyedRecord({ kind: "grant", id: grantId, entitlement, principal }),
+          keyedRecord({
+            kind: "entitlement",
+            id: entitlement,
+            resource: { type: "team", id: name },
+            slug: "member",
+            displayName: name,
+            purpose: "assignment",
+            grantableTo: ["user"],
+          }),
           keyedRecord({
             kind: "resource",
             type: "user",
@@ -29,7 +39,7 @@ describe("run lines", () => {
             status: "disabled",
             user: { login: name, emails: [name, grantId] },
           }),
-          keyedRecord({ kind: "resource", type: "team", id: entitlement }),
+          keyedRecord({ kind: "resource", type: "team", id: entitlement, displayName: name }),
         ];
         for (const record of records) {
           const line = encodeRecord(record as NonNullable<typeof record>);
@@ -38,7 +48,7 @@ describe("run lines", () => {
         }
       }),
     );
-    const grant = keyedRecord({ kind: "grant", id: "a\\n\nb\\", entitlement: "e\\" });
+    const grant = keyedRecord({ kind: "grant", id: "a\\n\nb\\", entitlement: "e\\", principal });
     expect(decodeRecord(encodeRecord(grant as NonNullable<typeof grant>))).toEqual(grant);
   });
 });

@@ -266,7 +266,9 @@ describe("explore: inputs", () => {
     await expect(openExplore(partial)).rejects.toThrow(/no sync_end/);
     const broken = join(dir, "broken.jsonl");
     await writeFile(broken, text.replace('"kind":"grant","id"', '"kind":"grant","idx"'));
-    await expect(openExplore(broken)).rejects.toThrow(/line \d+: id: /);
+    await expect(openExplore(broken)).rejects.toThrow(
+      /line \d+ is not a snapshot record \(a grant's id: Invalid input/,
+    );
   });
 
   it("reads the lines between the first and the last in any order (grants before their ends)", async () => {

@@ -306,7 +306,7 @@ describe("export --format c1z", () => {
       [
         "no-principal.jsonl",
         jsonLinesText(lines.map((l) => (l.kind === "grant" ? { ...l, principal: undefined } : l))),
-        /record \d+ \(a grant\) is incomplete: principal/,
+        /line \d+ is not a snapshot record \(a grant's principal: Invalid input: expected object/,
       ],
       [
         "miscounted.jsonl",

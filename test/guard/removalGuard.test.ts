@@ -14,8 +14,8 @@ import {
   parseRemovalLimit,
   type SnapshotDigest,
   sharedCount,
-  userKey,
 } from "../../lib/guard";
+import { userKey } from "../../lib/snapshot/records";
 import { makeTempDir } from "../helpers/tempDir";
 
 /** A digest of users `u0..u{users-1}` and grants `g0..g{grants-1}` (from `from` on). */
@@ -167,8 +167,20 @@ describe("digests", () => {
         user: { login: "b", emails: [] },
       },
       { kind: "resource", type: "team", id: "1", displayName: "T" },
-      { kind: "grant", id: "team:1:member:user:1", entitlement: "team:1:member", principal: {} },
-      { kind: "sync_end", syncId: "s1", status: "complete", counts: {}, skipped: {} },
+      {
+        kind: "grant",
+        id: "team:1:member:user:1",
+        entitlement: "team:1:member",
+        principal: { type: "user", id: "1" },
+      },
+      {
+        kind: "sync_end",
+        syncId: "s1",
+        status: "complete",
+        finishedAt: "y",
+        counts: { resource_type: 1, resource: 3, entitlement: 0, grant: 1 },
+        skipped: { dangling_grant: 0 },
+      },
     ];
     const text = lines.map((l) => `${JSON.stringify(l)}\n`).join("");
     const plain = join(dir, "a.jsonl");
@@ -196,7 +208,17 @@ describe("digests", () => {
     const notJson = join(dir, "d.txt");
     await writeFile(notJson, "my notes\n");
     expect(await digestSnapshotFile(notJson)).toEqual({
-      notSnapshot: "line 1 is not a snapshot record",
+      notSnapshot: "line 1 is not a snapshot record (not JSON)",
+    });
+    // Every field the format defines is checked, as export and explore check it.
+    const noPrincipal = join(dir, "e.jsonl");
+    const withoutPrincipal = lines.map((l) =>
+      l.kind === "grant" ? { ...l, principal: undefined } : l,
+    );
+    await writeFile(noPrincipal, withoutPrincipal.map((l) => `${JSON.stringify(l)}\n`).join(""));
+    expect(await digestSnapshotFile(noPrincipal)).toEqual({
+      notSnapshot:
+        "line 6 is not a snapshot record (a grant's principal: Invalid input: expected object, received undefined)",
     });
   });
 });

@@ -10,12 +10,19 @@ import { makeTempDir } from "../helpers/tempDir";
 
 /** A complete snapshot of users u0..u{users-1}, each with one grant. */
 async function snapshotFile(syncId: string, users: number): Promise<string> {
-  const lines: Record<string, unknown>[] = [{ kind: "sync_start", syncId, connector: "blackline" }];
+  const at = "2026-11-25T10:00:00Z";
+  const lines: Record<string, unknown>[] = [
+    { kind: "sync_start", syncId, connector: "blackline", startedAt: at, version: 1 },
+  ];
   for (let i = 0; i < users; i++) {
-    lines.push({ kind: "resource", type: "user", id: `u${i}`, user: {} });
-    lines.push({ kind: "grant", id: `g${i}` });
+    const user = { login: `u${i}@example.com`, emails: [`u${i}@example.com`] };
+    lines.push({ kind: "resource", type: "user", id: `u${i}`, displayName: `U${i}`, user });
+    const principal = { type: "user", id: `u${i}` };
+    lines.push({ kind: "grant", id: `g${i}`, entitlement: "team:1:member", principal });
   }
-  lines.push({ kind: "sync_end", status: "complete" });
+  const counts = { resource_type: 0, resource: users, entitlement: 0, grant: users };
+  const skipped = { dangling_grant: 0 };
+  lines.push({ kind: "sync_end", syncId, status: "complete", finishedAt: at, counts, skipped });
   const path = join(await makeTempDir(), `${syncId}.jsonl`);
   await writeFile(path, lines.map((line) => `${JSON.stringify(line)}\n`).join(""));
   return path;
@@ -136,7 +143,7 @@ describe("publishGuarded", () => {
     const broken = join(await makeTempDir(), "broken.jsonl");
     await writeFile(
       broken,
-      `${JSON.stringify({ kind: "sync_start", syncId: "s", connector: "x" })}\n`,
+      `${JSON.stringify({ kind: "sync_start", syncId: "s", connector: "x", startedAt: "t", version: 1 })}\n`,
     );
     await expect(
       publishGuarded({ snapshotFile: broken, syncId: "s", limit: 30, store, publish }),

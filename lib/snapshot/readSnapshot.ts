@@ -1,0 +1,103 @@
+import { createReadStream } from "node:fs";
+import { open } from "node:fs/promises";
+import type { Readable } from "node:stream";
+import { createGunzip } from "node:zlib";
+import type { z } from "zod";
+import { type BodyLine, type SyncEndLine, type SyncStartLine, snapshotLine } from "./records";
+
+/** The first and last lines of a complete snapshot. */
+export interface SnapshotEnds {
+  start: SyncStartLine;
+  end: SyncEndLine;
+}
+
+/** A snapshot's ends, or why the file is not a complete snapshot. */
+export type SnapshotRead = SnapshotEnds | { notSnapshot: string };
+
+/**
+ * Reads a snapshot line by line, each checked by `snapshotLine`, and hands every line between
+ * `sync_start` and `sync_end` to `visit` (awaited only when it returns a promise, so a synchronous
+ * visitor costs no tick a line). `start` sees `sync_start` first and may throw to stop early. A
+ * file that is not a complete snapshot (no `sync_start` first, a line that is not JSON or not a
+ * record, a line after `sync_end`, no `sync_end` at all) says why instead, naming the line and
+ * the field; what `visit` saw of it must then be thrown away. The one reader of snapshots: the
+ * removal guard, `diff`, `export` and `explore` read through it.
+ */
+export async function readCompleteSnapshot(
+  lines: AsyncIterable<string>,
+  visit: (line: BodyLine) => void | Promise<void>,
+  start?: (line: SyncStartLine) => void,
+): Promise<SnapshotRead> {
+  let first: SyncStartLine | undefined;
+  let end: SyncEndLine | undefined;
+  let n = 0;
+  for await (const text of lines) {
+    n++;
+    if (end) return { notSnapshot: `line ${n} follows sync_end` };
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return { notSnapshot: `line ${n} is not a snapshot record (not JSON)` };
+    }
+    const checked = snapshotLine.safeParse(json);
+    if (!checked.success)
+      return {
+        notSnapshot: `line ${n} is not a snapshot record (${firstIssue(json, checked.error)})`,
+      };
+    const parsed = checked.data;
+    if (n === 1 && parsed.kind !== "sync_start")
+      return { notSnapshot: "it does not start with sync_start" };
+    switch (parsed.kind) {
+      case "sync_start":
+        if (n !== 1) return { notSnapshot: `line ${n} is a second sync_start` };
+        first = parsed;
+        start?.(parsed);
+        break;
+      case "sync_end":
+        end = parsed;
+        break;
+      default: {
+        const pending = visit(parsed);
+        if (pending) await pending;
+      }
+    }
+  }
+  if (!first) return { notSnapshot: "it is empty" };
+  if (!end) return { notSnapshot: "it has no sync_end (an incomplete snapshot)" };
+  return { start: first, end };
+}
+
+const KINDS: ReadonlySet<unknown> = new Set(snapshotLine.options.map((o) => o.shape.kind.value));
+
+/**
+ * The first problem zod found in a line: the record's kind when it has one, the field's path and
+ * what is wrong with it, e.g. `a grant's principal: Invalid input: expected object, received
+ * undefined`.
+ */
+function firstIssue(json: unknown, error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "it does not parse";
+  if (issue.path.length === 0) return `the record: ${issue.message}`;
+  const kind = (json as { kind?: unknown }).kind;
+  const field = issue.path.join(".");
+  if (field === "kind" || !KINDS.has(kind)) return `${field}: ${issue.message}`;
+  return `${kind === "entitlement" ? "an" : "a"} ${kind}'s ${field}: ${issue.message}`;
+}
+
+/** A snapshot file's text as a stream, gunzipped when it is gzip (told by its first bytes, not its name). */
+export async function openSnapshot(path: string): Promise<Readable> {
+  const handle = await open(path, "r");
+  let magic: Buffer;
+  try {
+    magic = Buffer.alloc(2);
+    await handle.read(magic, 0, 2, 0);
+  } finally {
+    await handle.close();
+  }
+  const file = createReadStream(path);
+  if (magic[0] !== 0x1f || magic[1] !== 0x8b) return file;
+  const gunzip = createGunzip();
+  file.on("error", (error) => gunzip.destroy(error));
+  return file.pipe(gunzip);
+}
