@@ -240,7 +240,7 @@ describe("diff: bad input exits 2 naming the file and what is wrong", () => {
     [
       "not JSON",
       (path: string) => writeFile(path, "my notes\n"),
-      "is not a complete snapshot: line 1 is not a snapshot record",
+      "is not a complete snapshot: line 1 is not a snapshot record (not JSON)",
     ],
     [
       "a record with a field of the wrong type",
