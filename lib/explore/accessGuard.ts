@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 
 /** Headers on every answer: nothing from elsewhere, no framing, no referrer, no sniffing, no cache. */
 export const SECURITY_HEADERS: Record<string, string> = {
@@ -18,22 +18,24 @@ export const newToken = () => randomBytes(32).toString("base64url");
 
 const digest = (text: string) => createHash("sha256").update(text).digest();
 
+/** `Authorization: Bearer <token>` (RFC 6750 2.1; the scheme's case does not matter). */
+const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
+
 /**
- * Who may read the page: a request whose `Host` is this listener's loopback address (a page
+ * Who may read identity data: a request whose `Host` is this listener's loopback address (a page
  * elsewhere that rebinds its own name to 127.0.0.1 sends its own name: refused), and that carries
- * the token, in the URL the command printed (once: it is then set as an HttpOnly, SameSite=Strict
- * cookie and the URL loses it) or in that cookie. The cookie's name carries the port: cookies are
- * shared between the ports of one host, so two pages do not overwrite each other's.
+ * the token as `Authorization: Bearer <token>`. The page's script takes the token from the
+ * address's fragment (`#token=`, which the browser never sends) and keeps it in its own origin's
+ * storage. No cookie: a browser sends a cookie of 127.0.0.1 to every port of 127.0.0.1, so
+ * another local user's server would receive it; a cookie that arrives is ignored.
  */
 export class AccessGuard {
-  readonly cookieName: string;
   private readonly tokenDigest: Buffer;
 
   constructor(
     readonly token: string,
     readonly port: number,
   ) {
-    this.cookieName = `explore_${port}`;
     this.tokenDigest = digest(token);
   }
 
@@ -47,18 +49,12 @@ export class AccessGuard {
     return host === `127.0.0.1:${this.port}` || host === `localhost:${this.port}`;
   }
 
-  cookieToken(request: IncomingMessage): string | undefined {
-    for (const part of (request.headers.cookie ?? "").split(";")) {
-      const at = part.indexOf("=");
-      if (at > 0 && part.slice(0, at).trim() === this.cookieName) return part.slice(at + 1).trim();
-    }
-    return undefined;
+  /** The request's bearer token, if it sends one. */
+  bearerToken(request: IncomingMessage): string | undefined {
+    return BEARER.exec(request.headers.authorization ?? "")?.[1];
   }
 
-  setCookie(response: ServerResponse): void {
-    response.setHeader(
-      "set-cookie",
-      `${this.cookieName}=${this.token}; HttpOnly; SameSite=Strict; Path=/`,
-    );
+  authorized(request: IncomingMessage): boolean {
+    return this.matches(this.bearerToken(request));
   }
 }

@@ -30,8 +30,12 @@ const INDEX_HTML = `<!doctype html>
 
 const MAX_BODY = 64 * 1024;
 
+/** A request without the token; the page shows it (lib/explore/web/accessToken.ts says the same). */
+const REFUSED =
+  "refused: open the URL with the token that `access-connectors explore` printed (it ends in #token=...)";
+
 export interface ExploreServer {
-  /** The address to open, with the token. */
+  /** The address to open, the token in its fragment (`/#token=...`: never sent to a server). */
   url: string;
   port: number;
   close(): Promise<void>;
@@ -52,7 +56,8 @@ export async function loadAssets(dir: string): Promise<Map<string, Buffer>> {
 
 /**
  * Serves the review page and its API on 127.0.0.1 only (port 0: one the system picks). Every
- * request passes the guard first (Host, then token); then the assets, or a route's answer.
+ * request passes the Host check; the page's shell and assets are then served, and everything else
+ * (the API) needs the token as `Authorization: Bearer`.
  */
 export async function startExploreServer(options: {
   routes: Route[];
@@ -84,25 +89,17 @@ export async function startExploreServer(options: {
       );
     const url = new URL(request.url ?? "/", `http://127.0.0.1:${access.port}`);
     const method = request.method ?? "GET";
-    const urlToken = url.pathname === "/" ? url.searchParams.get("token") : null;
-    if (urlToken !== null && access.matches(urlToken) && method === "GET") {
-      // The token leaves the address bar (and history) at once; the cookie carries it from now on.
-      access.setCookie(response);
-      response.writeHead(303, { location: "/" }).end();
-      return;
-    }
-    if (!access.matches(access.cookieToken(request)))
-      return sendText(
-        response,
-        401,
-        "refused: open the address with the token that `access-connectors explore` printed\n",
-      );
-
+    // The shell, its script and its stylesheet hold no identity data: served without the token
+    // (the page then sends it from the address's fragment on every API call).
     if (url.pathname === "/" || url.pathname in ASSETS) {
       if (method !== "GET" && method !== "HEAD") return methodNotAllowed(response, ["GET", "HEAD"]);
       if (url.pathname === "/") return send(response, 200, "text/html; charset=utf-8", INDEX_HTML);
       const { type } = ASSETS[url.pathname as keyof typeof ASSETS];
       return send(response, 200, type, options.assets.get(url.pathname) as Buffer);
+    }
+    if (!access.authorized(request)) {
+      response.setHeader("www-authenticate", 'Bearer realm="explore"');
+      return sendJson(response, 401, { error: REFUSED });
     }
     for (const route of options.routes) {
       const match = route.path.exec(url.pathname);
@@ -137,7 +134,7 @@ export async function startExploreServer(options: {
   const token = options.token ?? newToken();
   guard = new AccessGuard(token, port);
   return {
-    url: `http://127.0.0.1:${port}/?token=${token}`,
+    url: `http://127.0.0.1:${port}/#token=${token}`,
     port,
     close: () =>
       new Promise<void>((resolve) => {

@@ -11,12 +11,13 @@ import { writeFixtureSnapshot } from "./fixtureSnapshot";
 // BlackLine snapshots; the front end's files are stand-ins (the browser test serves the built ones).
 let dir: string;
 let server: ExploreServer;
-let cookie: string;
+let token: string;
 
+/** A request to the page's server with the token as the page sends it (Authorization: Bearer). */
 async function api(path: string, init: RequestInit = {}) {
   const response = await fetch(`http://127.0.0.1:${server.port}${path}`, {
     ...init,
-    headers: { cookie, ...(init.headers as Record<string, string>) },
+    headers: { authorization: `Bearer ${token}`, ...(init.headers as Record<string, string>) },
   });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, json: () => JSON.parse(text) };
@@ -39,40 +40,75 @@ beforeAll(async () => {
     ["/app.css", Buffer.from("/* css */")],
   ]);
   server = await startExploreServer({ routes, assets, port: 0 });
-  const opened = await fetch(server.url, { redirect: "manual" });
-  expect(opened.status).toBe(303);
-  const setCookie = opened.headers.get("set-cookie") ?? "";
-  expect(setCookie).toMatch(/; HttpOnly; SameSite=Strict; Path=\//);
-  cookie = setCookie.split(";")[0] as string;
+  token = new URL(server.url).hash.replace(/^#token=/, "");
 });
 
 afterAll(() => server?.close());
 
 describe("explore: access", () => {
-  it("prints a 256-bit token in a loopback URL and sends the security headers on every answer", async () => {
+  it("prints a 256-bit token in the URL's fragment (never sent to a server) and sends the security headers on every answer", async () => {
     const url = new URL(server.url);
     expect(url.hostname).toBe("127.0.0.1");
-    expect(Buffer.from(url.searchParams.get("token") ?? "", "base64url")).toHaveLength(32);
+    expect(`${url.pathname}${url.search}`).toBe("/");
+    expect(url.hash).toMatch(/^#token=[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(token, "base64url")).toHaveLength(32);
+    const bare = `http://127.0.0.1:${server.port}`;
     for (const answer of [
       await api("/api/summary"),
-      await fetch(`http://127.0.0.1:${server.port}/`),
+      await fetch(`${bare}/`),
+      await fetch(`${bare}/app.js`),
+      await fetch(`${bare}/api/summary`),
     ]) {
       expect(answer.headers.get("content-security-policy")).toContain("default-src 'self'");
       expect(answer.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
       expect(answer.headers.get("referrer-policy")).toBe("no-referrer");
       expect(answer.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(answer.headers.get("set-cookie")).toBeNull();
     }
   });
 
-  it("refuses a request without the cookie, with another token, or the token outside the page's address", async () => {
-    const bare = await fetch(`http://127.0.0.1:${server.port}/api/summary`);
-    expect(bare.status).toBe(401);
-    const [name] = cookie.split("=");
-    expect((await api("/api/summary", { headers: { cookie: `${name}=nope` } })).status).toBe(401);
-    const token = new URL(server.url).searchParams.get("token");
-    expect((await fetch(`http://127.0.0.1:${server.port}/api/summary?token=${token}`)).status).toBe(
-      401,
-    );
+  it("serves the shell and its assets without the token, and sets no cookie", async () => {
+    const bare = `http://127.0.0.1:${server.port}`;
+    const shell = await fetch(`${bare}/?token=${token}`);
+    expect(shell.status).toBe(200);
+    expect(shell.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(shell.headers.get("set-cookie")).toBeNull();
+    expect(await shell.text()).toContain('<script type="module" src="/app.js">');
+    expect(await (await fetch(`${bare}/app.css`)).text()).toBe("/* css */");
+  });
+
+  it("refuses every API request without `Authorization: Bearer <token>`: none, a wrong token, the token in a cookie or the query", async () => {
+    const bare = `http://127.0.0.1:${server.port}`;
+    const refused = async (path: string, init: RequestInit = {}) => {
+      const answer = await fetch(`${bare}${path}`, init);
+      expect(answer.status, `${path} ${JSON.stringify(init.headers)}`).toBe(401);
+      expect(answer.headers.get("www-authenticate")).toBe('Bearer realm="explore"');
+      expect((await answer.json()).error).toBe(
+        "refused: open the URL with the token that `access-connectors explore` printed (it ends in #token=...)",
+      );
+    };
+    await refused("/api/summary");
+    await refused("/api/summary", { headers: { authorization: "Bearer nope" } });
+    // The same length as the token, one character off.
+    const near = `${token.slice(0, -1)}${token.endsWith("A") ? "B" : "A"}`;
+    await refused("/api/summary", { headers: { authorization: `Bearer ${near}` } });
+    await refused("/api/summary", { headers: { authorization: `Basic ${token}` } });
+    await refused("/api/summary", { headers: { authorization: token } });
+    // The cookie an older version set, holding the right token, is ignored.
+    await refused("/api/summary", { headers: { cookie: `explore_${server.port}=${token}` } });
+    await refused(`/api/summary?token=${token}`);
+    await refused("/api/review/export?format=csv");
+    await refused("/api/review", {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie: `explore_${server.port}=${token}` },
+      body: JSON.stringify({ grantId: "role:r0:assigned:user:u0", decision: "revoke", note: "" }),
+    });
+    await refused("/api/nothing");
+    // The scheme's case does not matter (RFC 7235); the token is the whole credential.
+    expect(
+      (await api("/api/summary", { headers: { authorization: `bearer ${token}` } })).status,
+    ).toBe(200);
+    expect((await api("/api/summary")).json().review.revoke).toBe(0);
   });
 });
 

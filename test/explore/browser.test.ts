@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
-import { request } from "node:http";
+import { createServer, type IncomingHttpHeaders, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -60,25 +61,43 @@ afterAll(async () => {
 });
 
 describe("explore: the review page in chromium", () => {
-  it("refuses a request without the token, with a wrong one, and one for another Host", async () => {
+  it("refuses an API request without the bearer token, with a wrong one, with the token in a cookie, and one for another Host", async () => {
     const host = `127.0.0.1:${explore.port}`;
+    const bearer = `Bearer ${explore.token}`;
     expect((await get(explore.port, "/api/summary", { host })).status).toBe(401);
-    expect((await get(explore.port, "/?token=wrong", { host })).status).toBe(401);
+    expect(
+      (await get(explore.port, "/api/summary", { host, authorization: "Bearer wrong" })).status,
+    ).toBe(401);
     const cookie = `explore_${explore.port}=${explore.token}`;
-    expect((await get(explore.port, "/api/summary", { host, cookie })).status).toBe(200);
+    expect((await get(explore.port, "/api/summary", { host, cookie })).status).toBe(401);
+    expect((await get(explore.port, "/api/summary", { host, authorization: bearer })).status).toBe(
+      200,
+    );
     // A page elsewhere whose name was rebound to 127.0.0.1 sends its own name as Host.
-    const rebound = await get(explore.port, "/api/summary", {
-      host: `evil.example:${explore.port}`,
-      cookie,
-    });
+    const rebound = await get(explore.port, "/", { host: `evil.example:${explore.port}` });
     expect(rebound.status).toBe(403);
+    expect(
+      (
+        await get(explore.port, "/api/summary", {
+          host: `evil.example:${explore.port}`,
+          authorization: bearer,
+        })
+      ).status,
+    ).toBe(403);
   });
 
   it("opens, searches, opens an account, shows the diff, keeps review decisions across a reload, exports them", async () => {
     await page.goto(explore.url);
-    // The token left the address for an HttpOnly cookie.
-    expect(page.url()).toBe(`http://127.0.0.1:${explore.port}/`);
     await poll(() => page.locator("table.grid tbody tr").count()).toBe(50);
+    expect(page.url()).toBe(`http://127.0.0.1:${explore.port}/`);
+    // The token left the address bar (and this history entry) for the origin's storage; no cookie.
+    const tokenGone = async () => {
+      expect(page.url()).not.toContain("token");
+      expect(await page.evaluate(() => location.href)).not.toContain(explore.token);
+      expect(await page.evaluate(() => document.cookie)).toBe("");
+      expect(await page.context().cookies()).toEqual([]);
+    };
+    await tokenGone();
     await shot("accounts");
 
     await page.keyboard.press("/");
@@ -110,6 +129,8 @@ describe("explore: the review page in chromium", () => {
     ]);
 
     await page.reload();
+    // The token survives the reload (kept by the page, not in the address).
+    await tokenGone();
     await poll(() =>
       row("role:r-new:assigned:user:u0")
         .getByRole("button", { name: "Revoke" })
@@ -131,11 +152,14 @@ describe("explore: the review page in chromium", () => {
     await shot("changes");
 
     await page.getByRole("link", { name: /^Review/ }).click();
-    await page.getByRole("link", { name: "Export CSV" }).waitFor();
+    await page.getByRole("button", { name: "Export CSV" }).waitFor();
+    // Fetched with the token and saved from a Blob URL (the CSP lets the download through).
     const [download] = await Promise.all([
       page.waitForEvent("download"),
-      page.getByRole("link", { name: "Export CSV" }).click(),
+      page.getByRole("button", { name: "Export CSV" }).click(),
     ]);
+    expect(download.url()).toMatch(/^blob:http:\/\/127\.0\.0\.1:\d+\//);
+    expect(download.suggestedFilename()).toMatch(/^review-blackline-.+\.csv$/);
     const csv = await readFile((await download.path()) as string, "utf8");
     const lines = csv.trim().split("\r\n");
     expect(lines[0]).toMatch(
@@ -152,6 +176,67 @@ describe("explore: the review page in chromium", () => {
       "role:r-new:assigned:user:u0",
       "team:t0:member:user:u0",
     ]);
+  });
+
+  it("gives another server on 127.0.0.1 nothing, and tells a page opened without the token how to open it", async () => {
+    // Another local user's server on another port, opened in the same browser: the reported flaw
+    // was that it received the cookie holding the token. It gets neither a cookie nor the token.
+    const seen: IncomingHttpHeaders[] = [];
+    const other = createServer((request, response) => {
+      seen.push(request.headers);
+      response.end("<!doctype html><title>another server</title>");
+    });
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const otherPort = (other.address() as AddressInfo).port;
+    const tab = await page.context().newPage();
+    try {
+      await tab.goto(`http://127.0.0.1:${otherPort}/`);
+      expect(seen.length).toBeGreaterThan(0);
+      for (const headers of seen) {
+        expect(headers.cookie).toBeUndefined();
+        expect(headers.authorization).toBeUndefined();
+        expect(JSON.stringify(headers)).not.toContain(explore.token);
+      }
+      // Its pages cannot read the review page's storage either (another port, another origin).
+      expect(await tab.evaluate(() => localStorage.length)).toBe(0);
+
+      // Another tab of the review page, opened from its bare address, shares the kept token.
+      await tab.goto(`http://127.0.0.1:${explore.port}/#/accounts`);
+      await poll(() => tab.locator("table.grid tbody tr").count()).toBe(50);
+    } finally {
+      await tab.close();
+      other.close();
+    }
+
+    // A browser that never had the token: the bare address, then a wrong (or stale) token.
+    const fresh = await browser.newContext();
+    try {
+      const bare = await fresh.newPage();
+      await bare.goto(`http://127.0.0.1:${explore.port}/`);
+      const alert = bare.getByRole("alert");
+      await poll(() => alert.textContent()).toContain(
+        "open the URL with the token that access-connectors explore printed",
+      );
+      expect(await bare.getByRole("heading").textContent()).toBe("This review page needs its key");
+      // Pasted into the open tab: a change of fragment only, which the page takes (no reload).
+      const sent = () => bare.waitForResponse((r) => r.url().endsWith("/api/summary"));
+      const [refused] = await Promise.all([
+        sent(),
+        bare.goto(`http://127.0.0.1:${explore.port}/#token=wrong`),
+      ]);
+      expect(refused.status()).toBe(401);
+      await poll(() => bare.getByRole("heading").textContent()).toBe(
+        "This review page needs its key",
+      );
+      expect(bare.url()).toBe(`http://127.0.0.1:${explore.port}/`);
+      // A refused token is forgotten.
+      expect(await bare.evaluate(() => localStorage.length)).toBe(0);
+      await bare.goto(explore.url);
+      await poll(() => bare.locator("table.grid tbody tr").count()).toBe(50);
+      expect(bare.url()).toBe(`http://127.0.0.1:${explore.port}/`);
+    } finally {
+      await fresh.close();
+    }
   });
 
   it("shows entitlements and the risk views, and stops cleanly on SIGTERM", async () => {

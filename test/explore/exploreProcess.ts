@@ -41,7 +41,7 @@ export async function startExplore(args: string[]): Promise<RunningExplore> {
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   let url: string | undefined;
   for await (const line of lines) {
-    const match = /(http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(line);
+    const match = /(http:\/\/127\.0\.0\.1:\d+\/#token=\S+)/.exec(line);
     if (match) {
       url = match[1];
       break;
@@ -53,7 +53,7 @@ export async function startExplore(args: string[]): Promise<RunningExplore> {
     child,
     url,
     port: Number(parsed.port),
-    token: parsed.searchParams.get("token") ?? "",
+    token: parsed.hash.replace(/^#token=/, ""),
     async stop() {
       if (child.exitCode !== null) return child.exitCode;
       child.kill("SIGTERM");

@@ -1,5 +1,7 @@
 import { html } from "htm/preact";
 import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { accessToken, TOKEN_REFUSED, TOKEN_TAKEN, takeTokenFromAddress } from "./accessToken";
 import { number, type Summary, when } from "./api";
 import { AccountPage, EntitlementPage } from "./pages";
 import { AccountsTab, ChangesTab, EntitlementsTab, ReviewTab, RisksTab } from "./tabs";
@@ -28,7 +30,31 @@ function tabCount(tab: string, summary: Summary): number | undefined {
   return undefined;
 }
 
+/** Without the token (the bare address typed, or a token of an earlier run), only how to get it. */
+function NoToken() {
+  return html`<main role="alert">
+    <h2>This review page needs its key</h2>
+    <p class="about">To see it, open the URL with the token that <code>access-connectors explore</code> printed (it ends in <code>#token=…</code>).</p>
+    <p class="about">A new run of the command makes a new token; the one of an earlier run is refused.</p>
+  </main>`;
+}
+
 function App() {
+  const [refused, setRefused] = useState(() => accessToken() === null);
+  useEffect(() => {
+    const refuse = () => setRefused(true);
+    const take = () => setRefused(false);
+    addEventListener(TOKEN_REFUSED, refuse);
+    addEventListener(TOKEN_TAKEN, take);
+    return () => {
+      removeEventListener(TOKEN_REFUSED, refuse);
+      removeEventListener(TOKEN_TAKEN, take);
+    };
+  }, []);
+  return refused ? html`<${NoToken} />` : html`<${Review} />`;
+}
+
+function Review() {
   const route = useRoute();
   // The summary is fetched again for each view, so the review's counts follow the decisions made.
   const summary = useFetch<Summary>("/api/summary", {}, route.path.join("/"));
@@ -74,4 +100,10 @@ addEventListener("keydown", (event) => {
   } else if (event.key === "Escape" && typing) target.blur();
 });
 
+takeTokenFromAddress();
+// A URL pasted into a tab already open on this page changes only the fragment (no reload). This
+// listener comes before the views' own, so they see the address without the token.
+addEventListener("hashchange", () => {
+  if (takeTokenFromAddress()) dispatchEvent(new Event(TOKEN_TAKEN));
+});
 render(html`<${App} />`, document.getElementById("app") as HTMLElement);

@@ -1,6 +1,8 @@
 import { html } from "htm/preact";
+import { useState } from "preact/hooks";
 import {
   type AccountRow,
+  download,
   type EntitlementRow,
   type GrantRow,
   number,
@@ -157,6 +159,13 @@ export function ChangesTab({ route, summary }: { route: Route; summary: Summary 
 export function ReviewTab({ summary }: { summary: Summary }) {
   const exported = useFetch<{ decisions: GrantRow[] }>("/api/review/export", { format: "json" });
   const { keep, revoke, flag, grants } = summary.review;
+  // An export is fetched with the token (a plain link would not send it) and saved from a Blob.
+  const [failed, setFailed] = useState<string | null>(null);
+  const save = (format: string) =>
+    download("/api/review/export", { format }).then(
+      () => setFailed(null),
+      (error: Error) => setFailed(error.message),
+    );
   return html`<section>
     <dl class="counts">
       <div><dt>Keep</dt><dd>${number(keep)}</dd></div>
@@ -166,8 +175,9 @@ export function ReviewTab({ summary }: { summary: Summary }) {
     </dl>
     <p class="about">Decide on an account's or an entitlement's page. Decisions are saved beside the snapshot (<code>${summary.snapshot}.review.json</code>) as you make them.</p>
     <div class="toolbar">
-      <a class="button" href="/api/review/export?format=csv" download>Export CSV</a>
-      <a class="button" href="/api/review/export?format=json" download>Export JSON</a>
+      <button type="button" onClick=${() => save("csv")}>Export CSV</button>
+      <button type="button" onClick=${() => save("json")}>Export JSON</button>
+      ${failed ? html`<span class="error" role="alert">${failed}</span>` : null}
     </div>
     ${exported.data ? html`<${GrantsTable} rows=${exported.data.decisions} show="both" review=${true} />` : html`<${Loading} error=${exported.error} />`}
   </section>`;
