@@ -1,11 +1,13 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { redact } from "../redact";
 import { newRequestContext, type RequestContext } from "./context";
+import { countEnd } from "./counters";
 import { readCapped, withDeadline } from "./deadline";
 import {
   AbortedError,
   HttpStatusError,
   NetworkError,
+  noAnswerOf,
   noAnswerReason,
   RateLimitedError,
   type RequestSummary,
@@ -315,11 +317,13 @@ export class HttpClient {
       });
     } catch (error) {
       permit?.unanswered();
+      countEnd(ctx.counters, noAnswerOf(error, ctx.signal));
       throwIfAborted(ctx, summary);
       if (ResponseTooLargeError.is(error)) throw error;
       const reason = noAnswerReason(error, timeoutMs, variables?.requestTimeout);
       throw new NetworkError(summary, reason, error);
     }
+    countEnd(ctx.counters, response.status);
     const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
     const answer: Answer = {
       status: response.status,
@@ -340,6 +344,7 @@ export class HttpClient {
     } else {
       permit.accepted(response.headers);
     }
+    ctx.counters.learnedRate = this.#options.limiter?.learnedRate ?? 0;
     return answer;
   }
 }

@@ -65,6 +65,15 @@ export class RateLimiter {
   }
 
   /**
+   * The rate (requests per second) learned the upstream sustains, the `AdaptiveRate`'s edge; 0
+   * until a 429 or a `RateLimit-Limit` taught one (a configured rate is a ceiling, not learned).
+   */
+  get learnedRate(): number {
+    const edge = this.#rate.maxRate;
+    return Number.isFinite(edge) ? edge : 0;
+  }
+
+  /**
    * Waits for the request's turn; `undefined` when its rate-limit budget ran out first. Rejects
    * with the signal's reason when it fires.
    */

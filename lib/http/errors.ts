@@ -1,5 +1,6 @@
 import { ConnectorError } from "../errors";
 import { redact } from "../redact";
+import type { NoAnswer } from "./counters";
 
 /** What an HTTP error remembers of its request: method and address, never headers or body. */
 export interface RequestSummary {
@@ -76,13 +77,24 @@ function timeoutReason(timeoutMs: number, variable?: string): string {
   return `no complete answer within ${timeoutMs} ms, the per-request timeout${raise}`;
 }
 
+/** How a request sent ended without an answer, for the counters (`countEnd`). */
+export function noAnswerOf(error: unknown, signal: AbortSignal | undefined): NoAnswer {
+  if (signal?.aborted) return "aborted";
+  if (ResponseTooLargeError.is(error)) return "too_large";
+  return isTimeout(error) ? "timeout" : "network_error";
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof DOMException && error.name === "TimeoutError";
+}
+
 /** Why a request got no answer: the timeout, or the network error's code and message. */
 export function noAnswerReason(
   error: unknown,
   timeoutMs: number,
   timeoutVariable?: string,
 ): string {
-  if (error instanceof DOMException && error.name === "TimeoutError") {
+  if (isTimeout(error)) {
     return timeoutReason(timeoutMs, timeoutVariable);
   }
   const cause =

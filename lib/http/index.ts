@@ -1,5 +1,5 @@
 export { newRequestContext, type RequestContext, type SharedRate } from "./context";
-export { type HttpCounters, newCounters } from "./counters";
+export { type HttpCounters, type NoAnswer, newCounters } from "./counters";
 export {
   AbortedError,
   HttpStatusError,

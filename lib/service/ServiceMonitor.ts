@@ -128,7 +128,7 @@ export class ServiceMonitor {
       });
       if (outcome.status === "uploaded") entry.bytes = outcome.upload.bytes;
       else entry.reason = outcome.detail;
-      counters = summary;
+      counters = outcome.counters;
       this.readiness.upstreamReached();
     } else if (outcome.status === "error") {
       const failure = failureKindOf(

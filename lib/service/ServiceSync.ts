@@ -26,9 +26,18 @@ import type { ServiceHealth } from "./ServiceHealth";
 import type { LabelReport, ServiceState } from "./ServiceState";
 import { STATE_DIR_ELSEWHERE } from "./writeWhole";
 
-/** How one sync ended (an error with what failed and the requests made, for /metrics and /status). */
+/**
+ * How one sync ended (an error with what failed), with what its requests did (`counters`: how
+ * each ended, the rate learned), for /metrics and /status.
+ */
 export type SyncOutcome =
-  | { status: "uploaded"; syncId: string; summary: SyncSummary; upload: UploadResult }
+  | {
+      status: "uploaded";
+      syncId: string;
+      summary: SyncSummary;
+      upload: UploadResult;
+      counters: HttpCounters;
+    }
   | {
       status: "error";
       syncId: string;
@@ -37,7 +46,13 @@ export type SyncOutcome =
       error: unknown;
       counters: HttpCounters;
     }
-  | { status: "held"; syncId: string; detail: string; summary: SyncSummary }
+  | {
+      status: "held";
+      syncId: string;
+      detail: string;
+      summary: SyncSummary;
+      counters: HttpCounters;
+    }
   | { status: "abandoned"; syncId: string };
 
 export interface ServiceSyncParts {
@@ -161,7 +176,9 @@ export class ServiceSync {
           return link.upload(id, file, logger, this.#nextSyncAt);
         },
       });
-      if (outcome.held) return await this.#onHeld(syncId, outcome.verdict, logger, summary);
+      if (outcome.held) {
+        return await this.#onHeld(syncId, outcome.verdict, logger, summary, counters);
+      }
       const upload = outcome.published;
       await reports.label({ label: "connected", delivered: false });
       health.update({ lastSync: { syncId, outcome: "uploaded", at: new Date().toISOString() } });
@@ -181,7 +198,7 @@ export class ServiceSync {
           grants: outcome.verdict.grants,
         },
       });
-      return { status: "uploaded", syncId, summary, upload };
+      return { status: "uploaded", syncId, summary, upload, counters };
     } catch (error) {
       if (this.#parts.stop.aborted) {
         logger.warn("sync abandoned: the service is stopping; nothing was uploaded", { stage });
@@ -217,6 +234,7 @@ export class ServiceSync {
     verdict: GuardVerdict,
     logger: JsonLogger,
     summary: SyncSummary,
+    counters: HttpCounters,
   ): Promise<SyncOutcome> {
     const detail = describeHeldSync(
       verdict,
@@ -233,7 +251,7 @@ export class ServiceSync {
     this.#parts.health.update({
       lastSync: { syncId, outcome: "held", at: new Date().toISOString(), detail },
     });
-    return { status: "held", syncId, detail, summary };
+    return { status: "held", syncId, detail, summary, counters };
   }
 
   /**

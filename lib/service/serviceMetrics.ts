@@ -25,7 +25,8 @@ export class ServiceMetrics {
   readonly #lastSuccess: Gauge;
   readonly #lastUpload: Gauge;
   readonly #records: Gauge<"kind">;
-  readonly #requests: Counter;
+  readonly #requests: Counter<"status">;
+  readonly #learnedRate: Gauge;
   readonly #retries: Counter;
   readonly #rateLimited: Counter;
   readonly #waited: Counter;
@@ -87,7 +88,12 @@ export class ServiceMetrics {
     );
     this.#requests = counter(
       "upstream_requests_total",
-      "Requests sent to the upstream by syncs, every attempt and token call counted.",
+      "Requests sent to the upstream by syncs, every attempt and token call counted, by how each ended: the answer's status (200, 429, ...) or none (timeout, network_error, aborted, too_large; in_flight when its sync ended first).",
+      ["status"],
+    );
+    this.#learnedRate = gauge(
+      "upstream_learned_rate",
+      "The rate (requests per second) the client learned the upstream sustains, as of the last sync's end; 0 when none was learned (no 429 nor RateLimit-Limit yet; a configured rate is a ceiling, not learned).",
     );
     this.#retries = counter(
       "upstream_retries_total",
@@ -134,7 +140,10 @@ export class ServiceMetrics {
   syncEnded(
     entry: SyncEntry,
     counters:
-      | Pick<HttpCounters, "requests" | "retries" | "rateLimitWaits" | "rateLimitWaitMs">
+      | Pick<
+          HttpCounters,
+          "requests" | "statuses" | "retries" | "rateLimitWaits" | "rateLimitWaitMs" | "learnedRate"
+        >
       | undefined,
   ): void {
     this.#syncs.inc({ outcome: entry.outcome, trigger: entry.trigger });
@@ -146,7 +155,16 @@ export class ServiceMetrics {
       for (const [kind, count] of Object.entries(entry.counts)) this.#records.set({ kind }, count);
     }
     if (counters) {
-      this.#requests.inc(counters.requests);
+      let ended = 0;
+      for (const [status, count] of Object.entries(counters.statuses)) {
+        this.#requests.inc({ status }, count);
+        ended += count;
+      }
+      // Requests an error or a stop left in flight when their sync ended.
+      if (counters.requests > ended) {
+        this.#requests.inc({ status: "in_flight" }, counters.requests - ended);
+      }
+      this.#learnedRate.set(counters.learnedRate);
       this.#retries.inc(counters.retries);
       this.#rateLimited.inc(counters.rateLimitWaits);
       this.#waited.inc(counters.rateLimitWaitMs / 1000);

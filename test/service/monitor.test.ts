@@ -132,7 +132,16 @@ describe.concurrent("the service's monitoring endpoint and state directory lock 
     expect(m("uploads_total")).toBe(2);
     const uploadedBytes = [...platform.uploads.values()].reduce((sum, u) => sum + u.bytes, 0);
     expect(m("upload_bytes_total")).toBe(uploadedBytes);
-    expect(m("upstream_requests_total")).toBe(upstream.stats.requests - requestsOfAction);
+    // The syncs' requests by how they ended: all answered 200 but the /auth the refused app id
+    // was answered 400 (the simulator's answer); no rate learned from an unlimited upstream.
+    const byStatus = families.get("access_connectors_upstream_requests_total")?.samples ?? [];
+    const sent = upstream.stats.requests - requestsOfAction;
+    expect(byStatus.reduce((sum, s) => sum + s.value, 0)).toBe(sent);
+    expect(Object.fromEntries(byStatus.map((s) => [s.labels.status, s.value]))).toEqual({
+      200: sent - 1,
+      400: 1,
+    });
+    expect(m("upstream_learned_rate")).toBe(0);
     expect(m("tasks_total", { type: "sync", outcome: "succeeded" })).toBe(1);
     expect(m("tasks_total", { type: "sync", outcome: "failed" })).toBe(1);
     expect(m("tasks_total", { type: "action", outcome: "succeeded" })).toBe(1);
@@ -212,17 +221,41 @@ describe.concurrent("the service's monitoring endpoint and state directory lock 
     const shrunk = await startBlacklineSimulator({ seed: 5, size: { users: 50, ...size } });
     closeLater(() => Promise.all([full.close(), shrunk.close()]));
     const envFile = join(stateDir, "upstream.env");
-    const envText = (sim: BlacklineSimulator) =>
-      Object.entries({ ...sim.env(), CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0" })
+    // The first upstream limits (and announces) 8 requests a second; the client learns its rate
+    // (no REQUESTS_PER_SECOND), starting at 20 a second.
+    full.faults = { limit: { requestsPerSecond: 8, headers: "ratelimit" } };
+    const envText = (sim: BlacklineSimulator, rate = "0") =>
+      Object.entries({ ...sim.env(), CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: rate })
         .map(([name, value]) => `${name}=${value}\n`)
         .join("");
-    await writeFile(envFile, envText(full));
+    await writeFile(envFile, envText(full, ""));
     const service = start(["blackline", "--env-file", envFile], {
       CONNECTOR_SYNC_INTERVAL: "1h",
       CONNECTOR_HTTP_PORT: "0",
     });
     const url = await endpointOf(service);
-    await waitFor("the first upload", () => platform.uploads.size === 1);
+    const first = await waitFor("the first sync's end in /metrics", async () => {
+      const families = parsePromText((await get(`${url}/metrics`)).body);
+      const syncs = sampleValue(families, "access_connectors_syncs_total", {
+        outcome: "uploaded",
+        trigger: "schedule",
+      });
+      return syncs === 1 ? families : undefined;
+    });
+    const byStatus = Object.fromEntries(
+      (first.get("access_connectors_upstream_requests_total")?.samples ?? []).map((s) => [
+        s.labels.status,
+        s.value,
+      ]),
+    );
+    expect(full.stats.throttled).toBeGreaterThan(0);
+    expect(byStatus).toEqual({
+      200: full.stats.requests - full.stats.throttled,
+      429: full.stats.throttled,
+    });
+    // An edge learned from the first 429s (14 to 19 a second measured: a sync of 22 requests ends
+    // before the RateLimit headers have shown they count its requests and lowered it to 8).
+    expect(sampleValue(first, "access_connectors_upstream_learned_rate")).toBeGreaterThan(0);
     await writeFile(envFile, envText(shrunk));
     platform.enqueueTask({ type: "sync" });
     await waitFor("the held sync's finish", () => platform.finishedTasks.length === 1);

@@ -15,7 +15,11 @@ export interface PromFamily {
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)(?: (-?\d+))?$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"(,|$)/y;
-const VALUE = /^(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|NaN|[+-]Inf)$/;
+/**
+ * A number as Prometheus reads it (Go's `strconv.ParseFloat`: NaN in any case). prom-client writes
+ * `Nan` for the event-loop lag's mean before its first sample (a scrape right after the start).
+ */
+const VALUE = /^(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[Nn][Aa][Nn]|[+-]Inf)$/;
 const TYPES = new Set(["counter", "gauge", "histogram", "summary", "untyped"]);
 const SUFFIXES: Record<string, readonly string[]> = {
   histogram: ["_bucket", "_sum", "_count"],
