@@ -83,7 +83,7 @@ describe("explore: access", () => {
       const answer = await fetch(`${bare}${path}`, init);
       expect(answer.status, `${path} ${JSON.stringify(init.headers)}`).toBe(401);
       expect(answer.headers.get("www-authenticate")).toBe('Bearer realm="explore"');
-      expect((await answer.json()).error).toBe(
+      expect(((await answer.json()) as { error: string }).error).toBe(
         "refused: open the URL with the token that `access-connectors explore` printed (it ends in #token=...)",
       );
     };

@@ -93,8 +93,8 @@ describe("explore: the review page in chromium", () => {
     // The token left the address bar (and this history entry) for the origin's storage; no cookie.
     const tokenGone = async () => {
       expect(page.url()).not.toContain("token");
-      expect(await page.evaluate(() => location.href)).not.toContain(explore.token);
-      expect(await page.evaluate(() => document.cookie)).toBe("");
+      expect(await page.evaluate("location.href")).not.toContain(explore.token);
+      expect(await page.evaluate("document.cookie")).toBe("");
       expect(await page.context().cookies()).toEqual([]);
     };
     await tokenGone();
@@ -198,7 +198,7 @@ describe("explore: the review page in chromium", () => {
         expect(JSON.stringify(headers)).not.toContain(explore.token);
       }
       // Its pages cannot read the review page's storage either (another port, another origin).
-      expect(await tab.evaluate(() => localStorage.length)).toBe(0);
+      expect(await tab.evaluate("localStorage.length")).toBe(0);
 
       // Another tab of the review page, opened from its bare address, shares the kept token.
       await tab.goto(`http://127.0.0.1:${explore.port}/#/accounts`);
@@ -230,7 +230,7 @@ describe("explore: the review page in chromium", () => {
       );
       expect(bare.url()).toBe(`http://127.0.0.1:${explore.port}/`);
       // A refused token is forgotten.
-      expect(await bare.evaluate(() => localStorage.length)).toBe(0);
+      expect(await bare.evaluate("localStorage.length")).toBe(0);
       await bare.goto(explore.url);
       await poll(() => bare.locator("table.grid tbody tr").count()).toBe(50);
       expect(bare.url()).toBe(`http://127.0.0.1:${explore.port}/`);

@@ -22,12 +22,29 @@ export const TOKEN_TAKEN = "explore:token-taken";
 export function takeTokenFromAddress(): boolean {
   const match = /^#token=([A-Za-z0-9_-]+)$/.exec(location.hash);
   if (!match) return false;
-  localStorage.setItem(KEY, match[1] as string);
+  store(match[1] as string);
   history.replaceState(null, "", `${location.pathname}${location.search}`);
   return true;
 }
 
-export const accessToken = (): string | null => localStorage.getItem(KEY);
+// A browser that blocks site storage throws on localStorage: the token is then kept in this
+// document only (a reload asks for the printed URL again).
+let kept: string | null = null;
+function store(token: string | null) {
+  kept = token;
+  try {
+    if (token === null) localStorage.removeItem(KEY);
+    else localStorage.setItem(KEY, token);
+  } catch {}
+}
+
+export function accessToken(): string | null {
+  try {
+    return localStorage.getItem(KEY) ?? kept;
+  } catch {
+    return kept;
+  }
+}
 
 /** A token the server refused is forgotten: a new run of the command makes a new one. */
-export const forgetToken = () => localStorage.removeItem(KEY);
+export const forgetToken = () => store(null);
