@@ -29,9 +29,19 @@ export interface RunningExplore {
   stop(): Promise<number | null>;
 }
 
-/** Runs the built command line's `explore` and waits for the address it prints. */
-export async function startExplore(args: string[]): Promise<RunningExplore> {
-  const child = spawn(process.execPath, ["bin/access-connectors.js", "explore", ...args], {
+/**
+ * Runs the built command line's `explore` and waits for the address it prints; `wrapper` runs it
+ * through another command, e.g. a shell that sets a limit then `exec "$@"`.
+ */
+export async function startExplore(
+  args: string[],
+  wrapper: readonly string[] = [],
+): Promise<RunningExplore> {
+  const [file = process.execPath, ...leading] = [
+    ...wrapper,
+    ...(wrapper.length > 0 ? [process.execPath] : []),
+  ];
+  const child = spawn(file, [...leading, "bin/access-connectors.js", "explore", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
