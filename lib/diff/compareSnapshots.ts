@@ -1,8 +1,9 @@
 import { ConnectorError } from "../errors";
 import type { Removal } from "../guard";
+import { duplicateRecordError } from "../snapshot/snapshotFile";
 import { DiffWorkError, SnapshotInputError } from "./errors";
 import { compareKeys, type FieldChanges, fieldChanges, type KeyedRecord } from "./keyedRecord";
-import { MergedRuns, RunFiles } from "./runFiles";
+import { MergedRuns, RepeatedKey, RunFiles } from "./runFiles";
 import { type SortedSnapshot, sortSnapshot } from "./sortSnapshot";
 
 /** One difference between the two snapshots, in key order (resources, entitlements, grants). */
@@ -78,6 +79,9 @@ export async function diffSnapshots(
     options.progress?.("diff: compared");
     return { old, new: next, ...joined };
   } catch (error) {
+    // Equal neighbours in one file's sorted runs: a record it holds twice (lib/snapshot's words).
+    if (error instanceof RepeatedKey)
+      throw await duplicateRecordError(error.file, error.record.kind, error.record.id);
     throw ConnectorError.is(error) ? error : new DiffWorkError(error);
   } finally {
     await files.removeAll();
@@ -110,8 +114,8 @@ async function joinSorted(
   const now = { users: 0, grants: 0 };
   const others = { added: 0, removed: 0, changed: 0 };
   const emit = (change: Change) => sink(change);
-  const left = await MergedRuns.open(old.runs);
-  const right = await MergedRuns.open(next.runs).catch(async (error: unknown) => {
+  const left = await MergedRuns.open(old.runs, old.path);
+  const right = await MergedRuns.open(next.runs, next.path).catch(async (error: unknown) => {
     await left.close();
     throw error;
   });

@@ -145,22 +145,42 @@ class RunCursor {
 }
 
 /**
- * The records of sorted runs as one sorted sequence (a k-way merge on a binary heap: memory holds
- * a batch a run). A key that repeats is kept once, as the guard's digest counts an id once.
+ * Two records with one key in the sorted runs of one snapshot: the file holds a record twice
+ * (`refuseRepeated` in sortSnapshot.ts names the file and its lines).
+ */
+export class RepeatedKey extends Error {
+  constructor(
+    readonly file: string,
+    readonly record: KeyedRecord,
+  ) {
+    super(`${record.kind} ${record.id} of ${file} is in its sorted runs twice`);
+  }
+}
+
+/**
+ * The records of sorted runs of one snapshot as one sorted sequence (a k-way merge on a binary
+ * heap: memory holds a batch a run). A key that repeats is a record twice: `next` throws
+ * `RepeatedKey` (a duplicate is found for free here, where a set of keys would grow with the file).
  * `head` is the current record (undefined at the end); `next` moves past it and awaits only when a
  * run's batch is used up, so most records cost no tick.
  */
 export class MergedRuns {
   readonly #heap: RunCursor[] = [];
   readonly #all: RunCursor[];
+  readonly #file: string;
   #last: string | undefined;
 
-  private constructor(cursors: RunCursor[]) {
+  private constructor(cursors: RunCursor[], file: string) {
     this.#all = cursors;
+    this.#file = file;
   }
 
-  static async open(paths: readonly string[]): Promise<MergedRuns> {
-    const merged = new MergedRuns(paths.map((path) => new RunCursor(path)));
+  /** Merges `paths`, sorted runs of the snapshot `file` (named by `RepeatedKey`). */
+  static async open(paths: readonly string[], file: string): Promise<MergedRuns> {
+    const merged = new MergedRuns(
+      paths.map((path) => new RunCursor(path)),
+      file,
+    );
     for (const cursor of merged.#all) {
       if (await cursor.step()) push(merged.#heap, cursor);
     }
@@ -178,21 +198,23 @@ export class MergedRuns {
     const stepped = top.step();
     if (stepped === true) {
       siftDown(this.#heap, 0);
-      return this.#skipRepeat();
+      return this.#refuseRepeat();
     }
     if (stepped === false) {
       this.#dropTop();
-      return this.#skipRepeat();
+      return this.#refuseRepeat();
     }
     return stepped.then((more) => {
       if (more) siftDown(this.#heap, 0);
       else this.#dropTop();
-      return this.#skipRepeat();
+      return this.#refuseRepeat();
     });
   }
 
-  #skipRepeat(): undefined | Promise<void> {
-    return this.head !== undefined && this.head.key === this.#last ? this.next() : undefined;
+  #refuseRepeat(): undefined | Promise<void> {
+    const head = this.head;
+    if (head !== undefined && head.key === this.#last) throw new RepeatedKey(this.#file, head);
+    return undefined;
   }
 
   #dropTop(): void {
@@ -209,15 +231,16 @@ export class MergedRuns {
   }
 }
 
-/** Merges `paths` into one run (a pass of a merge with more runs than it reads at once). */
+/** Merges `paths`, runs of the snapshot `file`, into one run (a pass of a merge with more runs than it reads at once). */
 export async function mergeIntoRun(
   files: RunFiles,
   tag: string,
   paths: readonly string[],
+  file: string,
 ): Promise<string> {
   const path = files.path(tag);
   const out = createWriteStream(path);
-  const merged = await MergedRuns.open(paths);
+  const merged = await MergedRuns.open(paths, file);
   try {
     let chunk = "";
     for (let record = merged.head; record; record = merged.head) {

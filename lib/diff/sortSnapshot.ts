@@ -1,8 +1,8 @@
 import { ConnectorError } from "../errors";
-import { openSnapshot, readCompleteSnapshot, type SnapshotEnds } from "../snapshot/readSnapshot";
+import type { SnapshotEnds } from "../snapshot/readSnapshot";
 import type { SyncStartLine } from "../snapshot/records";
-import { readLines } from "../sync/jsonLines";
-import { DiffWorkError, SnapshotInputError } from "./errors";
+import { duplicateRecordError, readSnapshotFile } from "../snapshot/snapshotFile";
+import { DiffWorkError } from "./errors";
 import { encodeRecord, keyedRecord } from "./keyedRecord";
 import { mergeIntoRun, type RunEntry, type RunFiles, writeRun } from "./runFiles";
 
@@ -32,7 +32,10 @@ export interface SortOptions {
 /**
  * Reads the snapshot at `path` (plain or gzip) once, line by line, into sorted runs of its keyed
  * records (an external sort: memory holds `runRecords` records, whatever the snapshot's size). A
- * file that cannot be read, or is not a complete snapshot, is a `SnapshotInputError` naming it.
+ * file that cannot be read, or is not a complete snapshot, is a `SnapshotInputError` naming it
+ * (lib/snapshot). A record twice is found where it costs no memory: a resource type (a handful a
+ * connector) in a set here, the others as equal neighbours in the sorted runs (`MergedRuns`
+ * throws `RepeatedKey` while runs are merged here or joined by `diffSnapshots`).
  */
 export async function sortSnapshot(
   path: string,
@@ -44,43 +47,43 @@ export async function sortSnapshot(
   let runs: string[] = [];
   let buffer: RunEntry[] = [];
   let records = 0;
-  let read: Awaited<ReturnType<typeof readCompleteSnapshot>>;
-  try {
-    const lines = readLines(await openSnapshot(path));
-    read = await readCompleteSnapshot(
-      lines,
-      (line) => {
-        const record = keyedRecord(line);
-        if (!record) return;
-        buffer.push({ key: record.key, line: encodeRecord(record) });
-        records++;
-        if (buffer.length < runRecords) return;
-        const full = buffer;
-        buffer = [];
-        return writeRun(files, options.tag, full).then(
-          (run) => {
-            runs.push(run);
-          },
-          (error: unknown) => {
-            throw ConnectorError.is(error) ? error : new DiffWorkError(error);
-          },
-        );
-      },
-      options.onStart,
-    );
-  } catch (error) {
-    if (ConnectorError.is(error)) throw error;
-    throw SnapshotInputError.unreadable(path, error);
-  }
-  if ("notSnapshot" in read) throw SnapshotInputError.notComplete(path, read.notSnapshot);
+  const resourceTypes = new Set<string>();
+  let repeatedType: string | undefined;
+  const read = await readSnapshotFile(
+    path,
+    (line) => {
+      if (line.kind === "resource_type" && !repeatedType) {
+        if (resourceTypes.has(line.id)) repeatedType = line.id;
+        resourceTypes.add(line.id);
+      }
+      const record = keyedRecord(line);
+      if (!record) return;
+      buffer.push({ key: record.key, line: encodeRecord(record) });
+      records++;
+      if (buffer.length < runRecords) return;
+      const full = buffer;
+      buffer = [];
+      return writeRun(files, options.tag, full).then(
+        (run) => {
+          runs.push(run);
+        },
+        (error: unknown) => {
+          throw ConnectorError.is(error) ? error : new DiffWorkError(error);
+        },
+      );
+    },
+    { start: options.onStart },
+  );
+  if (repeatedType !== undefined)
+    throw await duplicateRecordError(path, "resource_type", repeatedType);
   if (buffer.length > 0) runs.push(await writeRun(files, options.tag, buffer));
   buffer = [];
   while (runs.length > fanIn) {
     const merged: string[] = [];
     for (let at = 0; at < runs.length; at += fanIn) {
-      merged.push(await mergeIntoRun(files, options.tag, runs.slice(at, at + fanIn)));
+      merged.push(await mergeIntoRun(files, options.tag, runs.slice(at, at + fanIn), path));
     }
     runs = merged;
   }
-  return { path, start: read.start, end: read.end, records, runs };
+  return { path, start: read.start, end: read.end, counts: read.counts, records, runs };
 }

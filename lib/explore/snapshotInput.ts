@@ -1,34 +1,16 @@
-import { UsageError } from "../errors";
-import { openSnapshot, readCompleteSnapshot, type SnapshotEnds } from "../snapshot/readSnapshot";
+import type { SnapshotEnds } from "../snapshot/readSnapshot";
 import type { BodyLine } from "../snapshot/records";
-import { readLines } from "../sync/jsonLines";
+import { readSnapshotFile } from "../snapshot/snapshotFile";
 
 /**
- * Reads a complete snapshot (plain or gzip) through `readCompleteSnapshot` and hands each line
- * between `sync_start` and `sync_end` to `visit`. A file that is not a complete snapshot is a
- * UsageError naming the file, the line and the field at fault (exit 2): the page never shows part
- * of a sync as the whole.
+ * Reads a complete snapshot (plain or gzip) and hands each line between `sync_start` and
+ * `sync_end` to `visit`. A file that is not a complete snapshot (lib/snapshot: its structure, its
+ * sync_end's syncId and counts, a record twice) is a `SnapshotInputError` (a UsageError, exit 2)
+ * in the words `diff` and `export` use too: the page never shows part of a sync as the whole.
  */
-export async function readSnapshotForExplore(
+export function readSnapshotForExplore(
   path: string,
   visit: (line: BodyLine) => void,
 ): Promise<SnapshotEnds> {
-  let input: Awaited<ReturnType<typeof openSnapshot>>;
-  try {
-    input = await openSnapshot(path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(`cannot read ${path}: ${code ?? String(error)}; check the path`);
-  }
-  let read: Awaited<ReturnType<typeof readCompleteSnapshot>>;
-  try {
-    read = await readCompleteSnapshot(readLines(input), visit);
-  } finally {
-    input.destroy();
-  }
-  if ("notSnapshot" in read)
-    throw new UsageError(
-      `${path} is not a complete snapshot: ${read.notSnapshot} (give a file a sync wrote)`,
-    );
-  return read;
+  return readSnapshotFile(path, visit, { checkDuplicates: true });
 }

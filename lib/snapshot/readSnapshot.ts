@@ -3,12 +3,20 @@ import { open } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import type { z } from "zod";
-import { type BodyLine, type SyncEndLine, type SyncStartLine, snapshotLine } from "./records";
+import { countsMismatch, syncIdMismatch } from "./errors";
+import {
+  type BodyLine,
+  type RecordKind,
+  type SyncEndLine,
+  type SyncStartLine,
+  snapshotLine,
+} from "./records";
 
-/** The first and last lines of a complete snapshot. */
+/** The first and last lines of a complete snapshot, and the records read of each kind. */
 export interface SnapshotEnds {
   start: SyncStartLine;
   end: SyncEndLine;
+  counts: Record<RecordKind, number>;
 }
 
 /** A snapshot's ends, or why the file is not a complete snapshot. */
@@ -19,17 +27,25 @@ export type SnapshotRead = SnapshotEnds | { notSnapshot: string };
  * `sync_start` and `sync_end` to `visit` (awaited only when it returns a promise, so a synchronous
  * visitor costs no tick a line). `start` sees `sync_start` first and may throw to stop early. A
  * file that is not a complete snapshot (no `sync_start` first, a line that is not JSON or not a
- * record, a line after `sync_end`, no `sync_end` at all) says why instead, naming the line and
- * the field; what `visit` saw of it must then be thrown away. The one reader of snapshots: the
- * removal guard, `diff`, `export` and `explore` read through it.
+ * record, a line after `sync_end`, no `sync_end` at all, a `sync_end` of another sync or whose
+ * counts are not the records read) says why instead, naming the line and the field; what `visit`
+ * saw of it must then be thrown away. `visit` gets each line's number (from 1) too. A record
+ * twice is not found here (that takes memory or a sort): see `snapshotFile.ts`. The one reader
+ * of snapshots: the removal guard, `diff`, `export` and `explore` read through it.
  */
 export async function readCompleteSnapshot(
   lines: AsyncIterable<string>,
-  visit: (line: BodyLine) => void | Promise<void>,
+  visit: (line: BodyLine, lineNumber: number) => void | Promise<void>,
   start?: (line: SyncStartLine) => void,
 ): Promise<SnapshotRead> {
   let first: SyncStartLine | undefined;
   let end: SyncEndLine | undefined;
+  const counts: Record<RecordKind, number> = {
+    resource_type: 0,
+    resource: 0,
+    entitlement: 0,
+    grant: 0,
+  };
   let n = 0;
   for await (const text of lines) {
     n++;
@@ -58,15 +74,23 @@ export async function readCompleteSnapshot(
         end = parsed;
         break;
       default: {
-        const pending = visit(parsed);
+        counts[parsed.kind]++;
+        const pending = visit(parsed, n);
         if (pending) await pending;
       }
     }
   }
   if (!first) return { notSnapshot: "it is empty" };
   if (!end) return { notSnapshot: "it has no sync_end (an incomplete snapshot)" };
-  return { start: first, end };
+  if (end.syncId !== first.syncId) return { notSnapshot: syncIdMismatch(first.syncId, end.syncId) };
+  for (const kind of RECORD_KINDS) {
+    if (end.counts[kind] !== counts[kind])
+      return { notSnapshot: countsMismatch(kind, end.counts[kind], counts[kind]) };
+  }
+  return { start: first, end, counts };
 }
+
+const RECORD_KINDS: readonly RecordKind[] = ["resource_type", "resource", "entitlement", "grant"];
 
 const KINDS: ReadonlySet<unknown> = new Set(snapshotLine.options.map((o) => o.shape.kind.value));
 

@@ -86,6 +86,17 @@ export type EntitlementLine = Extract<SnapshotLine, { kind: "entitlement" }>;
 export type GrantLine = Extract<SnapshotLine, { kind: "grant" }>;
 /** The lines between `sync_start` and `sync_end`: the records a sync's jobs yield. */
 export type BodyLine = Exclude<SnapshotLine, { kind: "sync_start" | "sync_end" }>;
+export type RecordKind = BodyLine["kind"];
+
+/**
+ * What identifies a record in one snapshot, as every reader names it: a resource by `{type}:{id}`,
+ * the others by their `id`. `hashKey` is the same identity with no ambiguity (a type may hold `:`).
+ */
+export function recordIdentity(line: BodyLine): { key: string; hashKey: string } {
+  if (line.kind === "resource")
+    return { key: `${line.type}:${line.id}`, hashKey: userKey(line.type, line.id) };
+  return { key: line.id, hashKey: line.id };
+}
 
 /**
  * The schema and the writer's types agree, both ways (`tsc` fails when a field is added to one

@@ -235,7 +235,7 @@ describe("diff: bad input exits 2 naming the file and what is wrong", () => {
         const gz = gzipSync(await readFile(oldFile));
         await writeFile(path, gz.subarray(0, gz.length - 40));
       },
-      "cannot be read: unexpected end of file",
+      "is not a complete snapshot: its gzip data is damaged or cut short (Z_BUF_ERROR)",
     ],
     [
       "not JSON",

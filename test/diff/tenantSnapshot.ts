@@ -108,8 +108,10 @@ export async function writeTenantSnapshot(
       },
     });
   }
+  let teams = 0;
   for (let t = 0; t < teamCount; t++) {
     if (goneTeams.has(t)) continue;
+    teams++;
     await line({ kind: "resource", type: "team", id: String(t), displayName: `Team ${t}` });
     await line({
       kind: "entitlement",
@@ -145,8 +147,8 @@ export async function writeTenantSnapshot(
       finishedAt: "2026-11-25T10:01:00Z",
       counts: {
         resource_type: 2,
-        resource: userIds.length + teamCount,
-        entitlement: teamCount,
+        resource: userIds.length + teams,
+        entitlement: teams,
         grant: grants,
       },
       skipped: { dangling_grant: 0 },

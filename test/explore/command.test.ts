@@ -15,7 +15,9 @@ describe("explore command: bad input exits 2 naming it", () => {
     const dir = await makeTempDir("ac-explore-cli-");
     const missing = await cli(["explore", join(dir, "nope.jsonl")], {});
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/cannot read .*nope\.jsonl: ENOENT; check the path/);
+    expect(missing.stderr).toMatch(
+      /nope\.jsonl cannot be read: no such file \(ENOENT\); check the path/,
+    );
     expect(missing.stdout).toBe("");
 
     const snapshot = join(dir, "s.jsonl");

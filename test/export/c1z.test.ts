@@ -316,9 +316,9 @@ describe("export --format c1z", () => {
       [
         "twice.jsonl",
         jsonLinesText([...lines.slice(0, 2), lines[1] as Line, ...lines.slice(2)].map(recount)),
-        /holds a record twice/,
+        /is not a complete snapshot: it holds resource_type \S+ twice \(lines 2 and 3\)/,
       ],
-      ["missing.jsonl", "", /cannot be read \(ENOENT\)/],
+      ["missing.jsonl", "", /cannot be read: no such file \(ENOENT\); check the path/],
       [
         "cut.jsonl.gz",
         gzipSync(jsonLinesText(lines)).subarray(0, 200),
@@ -330,13 +330,13 @@ describe("export --format c1z", () => {
       if (name !== "missing.jsonl") await writeFile(path, text);
       const run = await cli(["export", path, "--format", "c1z", out], {});
       expect(run.code, name).toBe(2);
-      expect(run.stderr, name).toContain(`${path} is not a complete snapshot`);
+      expect(run.stderr, name).toContain(path);
       expect(run.stderr, name).toMatch(reason);
       expect(await readFile(out, "utf8")).toBe("the previous export");
     }
   });
 
-  it("replaces an existing OUT whole, and names OUT when it cannot be written", async () => {
+  it("replaces an existing OUT whole; an OUT in a missing directory is a usage error naming it", async () => {
     const out = join(dir, "replaced.c1z");
     await writeFile(out, "old");
     const snap = join(dir, "snap.jsonl.gz");
@@ -345,8 +345,10 @@ describe("export --format c1z", () => {
     expect((await stat(out)).size).toBeGreaterThan(100);
     const unwritable = join(dir, "no-such-dir", "out.c1z");
     const run = await cli(["export", snap, "--format", "c1z", unwritable], {});
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`cannot write the export ${unwritable}`);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      `OUT: ${unwritable} cannot be written: ${join(dir, "no-such-dir")} does not exist; create the directory first`,
+    );
   });
 });
 

@@ -1,4 +1,5 @@
-import { resolve } from "node:path";
+import { stat } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { UsageError } from "../../errors";
 import { writeC1z, writeGrantsCsv } from "../../export";
@@ -23,7 +24,7 @@ export function addExportCommand(program: Command, io: CliIo): void {
         .makeOptionMandatory(),
     )
     .action(async (snapshot: string, out: string, options: { format: ExportFormat }) => {
-      await exportSnapshot(io, resolve(snapshot), resolve(out), options.format);
+      await exportSnapshot(io, snapshot, resolve(out), options.format);
     });
 }
 
@@ -33,8 +34,9 @@ async function exportSnapshot(
   out: string,
   format: ExportFormat,
 ): Promise<void> {
-  if (snapshot === out)
+  if (resolve(snapshot) === out)
     throw new UsageError(`OUT: ${out} is the snapshot itself; give another file to write`);
+  await checkOut(out, snapshot, format);
   if (format === "c1z") {
     const { counts, databaseBytes, fileBytes } = await writeC1z(snapshot, out);
     io.stdout.write(
@@ -44,6 +46,31 @@ async function exportSnapshot(
     const { rows } = await writeGrantsCsv(snapshot, out);
     io.stdout.write(`exported ${rows} grants to ${out} (csv: a header and one row per grant)\n`);
   }
+}
+
+/**
+ * OUT must name a file in a directory that exists: a directory or a missing parent is a usage
+ * error naming OUT and the fix (exit 2), found before the snapshot is read, not a write failure
+ * with advice about the device at the end.
+ */
+async function checkOut(out: string, snapshot: string, format: ExportFormat): Promise<void> {
+  const kind = async (path: string) =>
+    stat(path).then(
+      (s) => (s.isDirectory() ? "directory" : "other"),
+      () => "missing",
+    );
+  if ((await kind(out)) === "directory") {
+    const example = join(out, `${basename(snapshot).replace(/\.jsonl(\.gz)?$/, "")}.${format}`);
+    throw new UsageError(
+      `OUT: ${out} is a directory; give the file to write in it, e.g. ${example}`,
+    );
+  }
+  const parent = dirname(out);
+  const where = await kind(parent);
+  if (where !== "directory")
+    throw new UsageError(
+      `OUT: ${out} cannot be written: ${parent} ${where === "missing" ? "does not exist" : "is not a directory"}; create the directory first or give a file in one that exists`,
+    );
 }
 
 function mib(bytes: number): string {

@@ -1,5 +1,6 @@
 import { Zstd } from "@hpcc-js/wasm-zstd";
 import initSqlJs, { type Database, type Statement } from "sql.js";
+import { SnapshotInputError } from "../../snapshot/errors";
 import type {
   EntitlementRecord,
   GrantRecord,
@@ -10,7 +11,7 @@ import type {
   Trait,
 } from "../../sync/records";
 import { ExportFile } from "../ExportFile";
-import { NotASnapshotError, readSnapshotForExport } from "../snapshotInput";
+import { readSnapshotForExport } from "../snapshotInput";
 import { entitlementMessage, grantMessage, resourceMessage, resourceTypeMessage } from "./messages";
 import { batonTime, C1Z_MAGIC, INDEXES, INSERT, TABLES } from "./schema";
 
@@ -78,13 +79,16 @@ function buildIndexes(db: Database, path: string): void {
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (!message.startsWith("UNIQUE constraint failed")) throw error;
-    throw new NotASnapshotError(path, `it holds a record twice (${message})`);
+    throw SnapshotInputError.notComplete(path, `it holds a record twice (${message})`);
   }
 }
 
 function timeOf(path: string, iso: unknown, what: string): string {
   if (typeof iso !== "string" || Number.isNaN(Date.parse(iso)))
-    throw new NotASnapshotError(path, `${what} is not an ISO 8601 time (${JSON.stringify(iso)})`);
+    throw SnapshotInputError.notComplete(
+      path,
+      `${what} is not an ISO 8601 time (${JSON.stringify(iso)})`,
+    );
   return batonTime(iso);
 }
 
@@ -186,7 +190,7 @@ class RowWriter {
     for (const record of this.#waitingResources) this.#resource(record);
     for (const record of this.#waitingGrants) {
       if (!this.#entitlementResource.has(record.entitlement))
-        throw new NotASnapshotError(
+        throw SnapshotInputError.notComplete(
           path,
           `grant ${record.id} names entitlement ${record.entitlement}, which it does not hold`,
         );

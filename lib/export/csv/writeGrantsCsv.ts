@@ -1,6 +1,7 @@
+import { SnapshotInputError } from "../../snapshot/errors";
 import type { RecordKind } from "../../sync/records";
 import { ExportFile } from "../ExportFile";
-import { NotASnapshotError, readSnapshotForExport } from "../snapshotInput";
+import { readSnapshotForExport } from "../snapshotInput";
 import { csvRow } from "./csvCells";
 
 /** The sheet's columns: who holds what, then the ids that name them exactly. */
@@ -62,7 +63,7 @@ export async function writeGrantsCsv(snapshotPath: string, outPath: string): Pro
       const entitlement = entitlements.get(record.entitlement);
       const resource = entitlement && holders.get(entitlement[1]);
       if (!holder || !entitlement || !resource)
-        throw new NotASnapshotError(
+        throw SnapshotInputError.notComplete(
           snapshotPath,
           `grant ${record.id} names a principal or an entitlement the snapshot does not hold`,
         );
