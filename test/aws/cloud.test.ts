@@ -236,9 +236,10 @@ describe("a cloud sync", () => {
   });
 
   it("learns an upstream's limit with no rate configured, shared by concurrent workers", async () => {
-    // Prepare: the upstream accepts 8 requests in any second; nothing is configured.
+    // Prepare: the upstream accepts 4 requests in any second; nothing is configured. (At 8 a
+    // second, two workers on a machine at load 13 never reached it: no 429, nothing to learn.)
     const limited = await blackline({ seed: 16, size: { users: 200, teams: 24, roles: 6 } });
-    limited.faults = { limit: { requestsPerSecond: 8 } };
+    limited.faults = { limit: { requestsPerSecond: 4 } };
     const platformSim = await platform();
     await operator(["put-instance", "bl-learned", "blackline", "--no-sync"], {
       ...limited.env(),
@@ -255,7 +256,7 @@ describe("a cloud sync", () => {
     expect(platformSim.uploads.get(syncId)?.accepted).toBe(1);
     const { requests, throttled } = limited.stats;
     console.info(
-      JSON.stringify({ scenario: "shared-learned-rate", limit: 8, requests, throttled }),
+      JSON.stringify({ scenario: "shared-learned-rate", limit: 4, requests, throttled }),
     );
     expect(throttled).toBeGreaterThan(0);
     expect(throttled).toBeLessThan(requests / 2);
