@@ -64,9 +64,21 @@ export interface RunEntry {
   line: string;
 }
 
-/** Sorts `entries` by key and writes them as one run; returns its path. */
-export async function writeRun(files: RunFiles, tag: string, entries: RunEntry[]): Promise<string> {
+/**
+ * Sorts `entries`, records of the snapshot `file`, by key and writes them as one run; returns its
+ * path. Two entries with one key are a record the file holds twice (`RepeatedKey`).
+ */
+export async function writeRun(
+  files: RunFiles,
+  tag: string,
+  entries: RunEntry[],
+  file: string,
+): Promise<string> {
   entries.sort((a, b) => compareKeys(a.key, b.key));
+  for (let i = 1; i < entries.length; i++) {
+    const entry = entries[i] as RunEntry;
+    if (entry.key === entries[i - 1]?.key) throw new RepeatedKey(file, decodeRecord(entry.line));
+  }
   const path = files.path(tag);
   const out = createWriteStream(path);
   try {
@@ -262,6 +274,22 @@ export async function mergeIntoRun(
   }
   for (const done of paths) await files.remove(done);
   return path;
+}
+
+/**
+ * Reads the runs of the snapshot `file` once in key order and throws `RepeatedKey` at a key in
+ * two of them, so a record twice is refused before `diff` prints a change (memory: a batch a run).
+ */
+export async function refuseRepeatedKeys(paths: readonly string[], file: string): Promise<void> {
+  const merged = await MergedRuns.open(paths, file);
+  try {
+    while (merged.head) {
+      const pending = merged.next();
+      if (pending) await pending;
+    }
+  } finally {
+    await merged.close();
+  }
 }
 
 const less = (a: RunCursor, b: RunCursor) => a.record.key < b.record.key;

@@ -4,7 +4,14 @@ import type { SyncStartLine } from "../snapshot/records";
 import { duplicateRecordError, readSnapshotFile } from "../snapshot/snapshotFile";
 import { DiffWorkError } from "./errors";
 import { encodeRecord, keyedRecord } from "./keyedRecord";
-import { mergeIntoRun, type RunEntry, type RunFiles, writeRun } from "./runFiles";
+import {
+  mergeIntoRun,
+  RepeatedKey,
+  type RunEntry,
+  type RunFiles,
+  refuseRepeatedKeys,
+  writeRun,
+} from "./runFiles";
 
 /** Records sorted in memory before they go to disk as one run (about 20 MB of them at most). */
 export const RUN_RECORDS = 50_000;
@@ -34,8 +41,8 @@ export interface SortOptions {
  * records (an external sort: memory holds `runRecords` records, whatever the snapshot's size). A
  * file that cannot be read, or is not a complete snapshot, is a `SnapshotInputError` naming it
  * (lib/snapshot). A record twice is found where it costs no memory: a resource type (a handful a
- * connector) in a set here, the others as equal neighbours in the sorted runs (`MergedRuns`
- * throws `RepeatedKey` while runs are merged here or joined by `diffSnapshots`).
+ * connector) in a set here, the others as equal neighbours in the sorted runs (`RepeatedKey`, thrown while
+ * runs are written, merged, and read once more in key order before `diffSnapshots` joins them).
  */
 export async function sortSnapshot(
   path: string,
@@ -49,6 +56,7 @@ export async function sortSnapshot(
   let records = 0;
   const resourceTypes = new Set<string>();
   let repeatedType: string | undefined;
+  let repeated: RepeatedKey | undefined;
   const read = await readSnapshotFile(
     path,
     (line) => {
@@ -63,20 +71,23 @@ export async function sortSnapshot(
       if (buffer.length < runRecords) return;
       const full = buffer;
       buffer = [];
-      return writeRun(files, options.tag, full).then(
+      return writeRun(files, options.tag, full, path).then(
         (run) => {
           runs.push(run);
         },
         (error: unknown) => {
-          throw ConnectorError.is(error) ? error : new DiffWorkError(error);
+          // Refused once the rest of the file is found whole, as every reader does.
+          if (error instanceof RepeatedKey) repeated ??= error;
+          else throw ConnectorError.is(error) ? error : new DiffWorkError(error);
         },
       );
     },
     { start: options.onStart },
   );
+  if (repeated) throw repeated;
   if (repeatedType !== undefined)
     throw await duplicateRecordError(path, "resource_type", repeatedType);
-  if (buffer.length > 0) runs.push(await writeRun(files, options.tag, buffer));
+  if (buffer.length > 0) runs.push(await writeRun(files, options.tag, buffer, path));
   buffer = [];
   while (runs.length > fanIn) {
     const merged: string[] = [];
@@ -85,5 +96,8 @@ export async function sortSnapshot(
     }
     runs = merged;
   }
+  // A run holds no key twice (writeRun, mergeIntoRun); keys repeated across runs are looked for
+  // now, so diff refuses the file before printing any change.
+  if (runs.length > 1) await refuseRepeatedKeys(runs, path);
   return { path, start: read.start, end: read.end, counts: read.counts, records, runs };
 }
