@@ -57,33 +57,38 @@ export async function writeGrantsCsv(snapshotPath: string, outPath: string): Pro
   let rows = 0;
   await ExportFile.writeAtomically(outPath, async (file) => {
     let pending = csvRow(GRANT_COLUMNS);
-    await readSnapshotForExport(snapshotPath, async (record) => {
-      if (record.kind !== "grant") return;
-      const holder = holders.get(key(record.principal.type, record.principal.id));
-      const entitlement = entitlements.get(record.entitlement);
-      const resource = entitlement && holders.get(entitlement[1]);
-      if (!holder || !entitlement || !resource)
-        throw SnapshotInputError.notComplete(
-          snapshotPath,
-          `grant ${record.id} names a principal or an entitlement the snapshot does not hold`,
-        );
-      const [account, login, email, status] = holder;
-      pending += csvRow([
-        account,
-        login,
-        email,
-        status,
-        entitlement[0],
-        resource[0],
-        record.principal.id,
-        record.entitlement,
-      ]);
-      rows++;
-      if (pending.length >= FLUSH_CHARS) {
-        await file.write(pending);
-        pending = "";
-      }
-    });
+    await readSnapshotForExport(
+      snapshotPath,
+      async (record) => {
+        if (record.kind !== "grant") return;
+        const holder = holders.get(key(record.principal.type, record.principal.id));
+        const entitlement = entitlements.get(record.entitlement);
+        const resource = entitlement && holders.get(entitlement[1]);
+        if (!holder || !entitlement || !resource)
+          throw SnapshotInputError.notComplete(
+            snapshotPath,
+            `grant ${record.id} names a principal or an entitlement the snapshot does not hold`,
+          );
+        const [account, login, email, status] = holder;
+        pending += csvRow([
+          account,
+          login,
+          email,
+          status,
+          entitlement[0],
+          resource[0],
+          record.principal.id,
+          record.entitlement,
+        ]);
+        rows++;
+        if (pending.length >= FLUSH_CHARS) {
+          await file.write(pending);
+          pending = "";
+        }
+      },
+      undefined,
+      false, // the first pass checked for a record twice
+    );
     await file.write(pending);
   });
   return { counts: read.counts, rows };
