@@ -53,6 +53,8 @@ EXPOSE 9090
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "const e=process.env,p=e.CONNECTOR_HTTP_PORT,h=e.CONNECTOR_HTTP_HOST;if(p&&p!=='0'){const a=!h||h==='0.0.0.0'||h==='::'?'127.0.0.1':h.includes(':')?'['+h+']':h;fetch('http://'+a+':'+p+'/livez',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.status===200?0:1),()=>process.exit(1))}else{const f=e.CONNECTOR_HEALTH_FILE||e.CONNECTOR_STATE_DIR+'/health.json';const j=JSON.parse(require('fs').readFileSync(f,'utf8'));process.exit(Date.parse(j.staleAfter)>Date.now()?0:1)}"]
 # The connector is the argument (docker run IMAGE blackline) or CONNECTOR_NAME. SIGTERM stops it
-# cleanly within 10 s (exit 0); node runs as PID 1 and handles the signal itself.
-ENTRYPOINT ["node", "/app/bin/access-connectors.js", "service"]
+# cleanly within 10 s (exit 0); node runs as PID 1 (env execs it) and handles the signal itself.
+# The executable itself, not `node bin/...`: its #! line carries the memory settings
+# (MALLOC_ARENA_MAX=2 and V8's young generation and heap growth), which `node FILE` skips.
+ENTRYPOINT ["/app/bin/access-connectors.js", "service"]
 CMD []

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { beforeAll, describe, test } from "vitest";
@@ -70,7 +70,7 @@ describe.concurrent("the container image, built by the Dockerfile's steps withou
       from: "node:22-slim",
       user: "node",
       volumes: ["/var/lib/access-connectors"],
-      entrypoint: ["node", "/app/bin/access-connectors.js", "service"],
+      entrypoint: ["/app/bin/access-connectors.js", "service"],
       cmd: [],
       env: {
         NODE_ENV: "production",
@@ -139,6 +139,16 @@ describe.concurrent("the container image, built by the Dockerfile's steps withou
     });
     expect(byFile.status, byFile.stderr).toBe(0);
     expect(existsSync(join(volume, "state.json"))).toBe(true);
+    // The entrypoint is the executable, so its #! line's memory settings hold, and the shells
+    // and env exec their way to node: the process Docker signals is node itself.
+    const pid = service.child.pid;
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    expect(cmdline).toEqual(
+      expect.arrayContaining(["--max-semi-space-size=4", "--heap-growing-percent=30"]),
+    );
+    expect(readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")).toContain(
+      "MALLOC_ARENA_MAX=2",
+    );
 
     const stop = await service.stop("SIGTERM");
     expect(stop.code).toBe(0);
