@@ -103,8 +103,8 @@ export class RunFlow {
   }
 
   /** Counts an upstream 429 that sent one of the run's jobs back to the queue. */
-  async countUpstream429(syncId: string): Promise<void> {
-    await this.#runs.countUpstream429(syncId);
+  async countUpstream429s(syncId: string, count: number): Promise<void> {
+    await this.#runs.countUpstream429s(syncId, count);
   }
 
   /** The run as it is now (the scheduler's watchdog reads it). */

@@ -1,12 +1,12 @@
 import type { SQSRecord } from "aws-lambda";
 import { ConnectorError } from "../errors";
-import { isRetryableError, newRequestContext, RateLimitedError } from "../http";
+import { type HttpCounters, isRetryableError, newRequestContext, RateLimitedError } from "../http";
 import { withFields } from "../logging";
 import { redact } from "../redact";
 import { describeJob, InvalidJobError, type Job, parseJob, runJob } from "../sync";
 import { jobId } from "../sync/job";
 import { sendJobs } from "./aws/messages";
-import { isSharedRateHandback, sharedRate } from "./aws/sharedRate";
+import { sharedRate } from "./aws/sharedRate";
 import type { CloudConfig } from "./config";
 import { openInstance } from "./instanceRuntime";
 import { failRun } from "./lifecycle";
@@ -56,6 +56,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       return;
   }
 
+  let counters: HttpCounters | undefined;
   try {
     const instance = await openInstance(config, job.connectorId);
     const ctx = newRequestContext({
@@ -64,6 +65,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       signal: AbortSignal.timeout(Math.max(1_000, inv.remainingMs() - DEADLINE_MARGIN_MS)),
       ...optionalSharedRate(config, job.connectorId, instance.loaded.requestsPerSecond),
     });
+    counters = ctx.counters;
     const result = await runJob(instance.loaded.connector, job, ctx).finally(() => {
       telemetry.count("requests", ctx.counters.requests);
       telemetry.count("retries", ctx.counters.retries);
@@ -81,7 +83,31 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
     }
   } catch (error) {
     await handleFailure(error, record, job, inv);
+  } finally {
+    await countUpstream429s(job, counters, inv);
   }
+}
+
+/**
+ * Adds the 429 answers the job's requests got to its run (`cloud runs` shows them) and to the
+ * metrics: the answers themselves, whether the job then waited, went back to the queue or ended,
+ * so a run counts each 429 its upstream answered once. A count, not the run's state: never throws.
+ */
+async function countUpstream429s(
+  job: Job,
+  counters: HttpCounters | undefined,
+  { config, telemetry }: WorkerInvocation,
+): Promise<void> {
+  const refused = counters?.statuses["429"] ?? 0;
+  if (refused === 0) return;
+  telemetry.count("upstream429s", refused);
+  await new RunFlow(config).countUpstream429s(job.syncId, refused).catch((countError: unknown) => {
+    telemetry.logger.warn("the 429s were not counted on the run", {
+      syncId: job.syncId,
+      connectorId: job.connectorId,
+      error: redact(countError instanceof Error ? countError.message : String(countError)),
+    });
+  });
 }
 
 function parseMessage(record: SQSRecord, telemetry: Telemetry): Job | undefined {
@@ -127,16 +153,6 @@ async function handleFailure(
     telemetry.count("throttles", 1);
     telemetry.logger.info("rate limited; job sent back with a delay", { ...run, delaySeconds });
     await sendJobs(config.syncJobsQueueUrl, [job], delaySeconds);
-    if (!isSharedRateHandback(error)) {
-      telemetry.count("upstream429s", 1);
-      // A count, not the run's state: the job is back on the queue whether it is written or not.
-      await new RunFlow(config).countUpstream429(job.syncId).catch((countError: unknown) => {
-        telemetry.logger.warn("the 429 was not counted on the run", {
-          ...run,
-          error: redact(countError instanceof Error ? countError.message : String(countError)),
-        });
-      });
-    }
     return;
   }
   if (isPermanent(error)) {

@@ -233,15 +233,15 @@ export class RunStore {
     );
   }
 
-  /** Counts an upstream 429 that sent a job of the run back to the queue (`cloud runs` shows it). */
-  async countUpstream429(syncId: string): Promise<void> {
+  /** Adds the 429 answers a job of the run got from its upstream (`cloud runs` shows them). */
+  async countUpstream429s(syncId: string, count: number): Promise<void> {
     await awsClients().dynamo.send(
       new UpdateCommand({
         TableName: this.#table,
         Key: runKey(syncId),
-        UpdateExpression: "ADD upstream429s :one",
+        UpdateExpression: "ADD upstream429s :count",
         ConditionExpression: "attribute_exists(pk)",
-        ExpressionAttributeValues: { ":one": 1 },
+        ExpressionAttributeValues: { ":count": count },
       }),
     );
   }

@@ -7,11 +7,6 @@ import { isConditionFailure } from "./instances";
 /** A request waits this long for a permit at most; then its job goes back to the queue. */
 const MAX_PERMIT_WAIT_MS = 10_000;
 const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)" } as const;
-/** Whether a rate-limited job was handed back by the shared rate (no upstream 429 was answered). */
-export function isSharedRateHandback(error: RateLimitedError): boolean {
-  return error.request === SHARED_RATE;
-}
-
 /** A second that was full raises the next one's limit by this share: fast until a 429, then slowly. */
 const GROWTH_BEFORE_429 = 1.5;
 const GROWTH_AFTER_429 = 1.05;
