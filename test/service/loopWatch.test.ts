@@ -6,7 +6,8 @@
  * long blocks, or the first turn after one. That is made for real here: a child process runs the
  * monitoring endpoint (startHttpEndpoint, 127.0.0.1, port 0) with a LoopWatch whose bounds are
  * injected small (a 10 ms tick, stuck at 200 ms instead of 1 s and 10 s), and on request blocks its
- * own loop with a 400 ms busy wait in a timer callback, again and again with one turn between.
+ * own loop with a 400 ms busy wait in a timer callback, again and again with one turn between; it
+ * says so once the first wait is over (said at once, a probe could be served before any wait).
  * Machine load only makes the lag longer, so every probe answered while it lags is a 503; once the
  * lag stops, the test polls until one tick on time brings the 200 back (no sleep, no timing).
  * The boundary itself (just under and at the bound) is checked on an injected clock.
@@ -36,10 +37,17 @@ const CHILD = `
     },
   }, silent);
   let lagging = false;
+  let announced = false;
   function block() {
     if (!lagging) return;
     const until = performance.now() + 400;
     while (performance.now() < until) {}
+    // Said once the first block is over: the watch's overdue tick runs in this same timers phase,
+    // before any probe can be read, so every probe from now on meets a measured lag.
+    if (!announced) {
+      announced = true;
+      console.log("lag");
+    }
     setTimeout(block, 0);
   }
   createInterface({ input: process.stdin }).on("line", (line) => {
@@ -47,8 +55,10 @@ const CHILD = `
       lagging = true;
       setTimeout(block, 0);
     }
-    if (line === "stop") lagging = false;
-    console.log(line);
+    if (line === "stop") {
+      lagging = false;
+      console.log(line);
+    }
   });
   console.log(endpoint.url);
 `;
