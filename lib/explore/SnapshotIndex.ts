@@ -8,8 +8,8 @@ import type {
   SyncEndLine,
   SyncStartLine,
 } from "../snapshot/records";
+import { readSnapshotFile } from "../snapshot/snapshotFile";
 import { SearchText } from "./SearchText";
-import { readSnapshotForExplore } from "./snapshotInput";
 
 /** Lists by an owner's number, in two typed arrays: the owner's items are `items[start[i]..start[i+1]]`. */
 export class Adjacency {
@@ -177,23 +177,27 @@ export class SnapshotIndex {
     };
     // A grant is kept as two numbers as soon as its ends are known (the writers put them first),
     // not as an object: 400,000 grant objects alive at once were most of the start's time in GC.
-    const { start, end } = await readSnapshotForExplore(path, (line: BodyLine) => {
-      if (line.kind === "grant") {
-        const e = read.entitlementAt.get(line.entitlement);
-        const p = read.resourceAt.get(resourceKey(line.principal.type, line.principal.id));
-        if (e === undefined || p === undefined) read.pending.push(line);
-        else {
-          read.grantEntitlement.push(e);
-          read.grantPrincipal.push(p);
-        }
-      } else if (line.kind === "resource") {
-        read.resourceAt.set(resourceKey(line.type, line.id), read.resources.length);
-        read.resources.push(line);
-      } else if (line.kind === "entitlement") {
-        read.entitlementAt.set(line.id, read.entitlements.length);
-        read.entitlements.push(line);
-      } else read.resourceTypes.push(line);
-    });
+    const { start, end } = await readSnapshotFile(
+      path,
+      (line: BodyLine) => {
+        if (line.kind === "grant") {
+          const e = read.entitlementAt.get(line.entitlement);
+          const p = read.resourceAt.get(resourceKey(line.principal.type, line.principal.id));
+          if (e === undefined || p === undefined) read.pending.push(line);
+          else {
+            read.grantEntitlement.push(e);
+            read.grantPrincipal.push(p);
+          }
+        } else if (line.kind === "resource") {
+          read.resourceAt.set(resourceKey(line.type, line.id), read.resources.length);
+          read.resources.push(line);
+        } else if (line.kind === "entitlement") {
+          read.entitlementAt.set(line.id, read.entitlements.length);
+          read.entitlements.push(line);
+        } else read.resourceTypes.push(line);
+      },
+      { checkDuplicates: true },
+    );
     return new SnapshotIndex(start, end, read, privilegedFor(start.connector));
   }
 

@@ -1,6 +1,7 @@
 import { Zstd } from "@hpcc-js/wasm-zstd";
 import initSqlJs, { type Database, type Statement } from "sql.js";
 import { SnapshotInputError } from "../../snapshot/errors";
+import { readSnapshotFile } from "../../snapshot/snapshotFile";
 import type {
   EntitlementRecord,
   GrantRecord,
@@ -11,7 +12,6 @@ import type {
   Trait,
 } from "../../sync/records";
 import { ExportFile } from "../ExportFile";
-import { readSnapshotForExport } from "../snapshotInput";
 import { entitlementMessage, grantMessage, resourceMessage, resourceTypeMessage } from "./messages";
 import { batonTime, C1Z_MAGIC, INDEXES, INSERT, TABLES } from "./schema";
 
@@ -46,15 +46,14 @@ export async function writeC1z(snapshotPath: string, outPath: string): Promise<C
     const rows = new RowWriter(db);
     let syncId = "";
     let discoveredAt = "";
-    const read = await readSnapshotForExport(
-      snapshotPath,
-      (record) => rows.add(record),
-      (start) => {
+    const read = await readSnapshotFile(snapshotPath, (record) => rows.add(record), {
+      start: (start) => {
         syncId = start.syncId;
         discoveredAt = timeOf(snapshotPath, start.startedAt, "sync_start's startedAt");
         rows.begin(syncId, discoveredAt);
       },
-    );
+      checkDuplicates: true,
+    });
     rows.finish(snapshotPath);
     const endedAt = timeOf(snapshotPath, read.end.finishedAt, "sync_end's finishedAt");
     db.run(INSERT.sync_run, [syncId, discoveredAt, endedAt]);

@@ -1,7 +1,7 @@
 import { SnapshotInputError } from "../../snapshot/errors";
+import { readSnapshotFile } from "../../snapshot/snapshotFile";
 import type { RecordKind } from "../../sync/records";
 import { ExportFile } from "../ExportFile";
-import { readSnapshotForExport } from "../snapshotInput";
 import { csvRow } from "./csvCells";
 
 /** The sheet's columns: who holds what, then the ids that name them exactly. */
@@ -38,26 +38,30 @@ export interface CsvSummary {
 export async function writeGrantsCsv(snapshotPath: string, outPath: string): Promise<CsvSummary> {
   const holders = new Map<string, Holder>();
   const entitlements = new Map<string, [displayName: string, resourceKey: string]>();
-  const read = await readSnapshotForExport(snapshotPath, (record) => {
-    if (record.kind === "resource") {
-      const user = record.user;
-      holders.set(key(record.type, record.id), [
-        record.displayName,
-        user?.login ?? "",
-        user?.emails[0] ?? "",
-        record.status ?? "",
-      ]);
-    } else if (record.kind === "entitlement") {
-      entitlements.set(record.id, [
-        record.displayName,
-        key(record.resource.type, record.resource.id),
-      ]);
-    }
-  });
+  const read = await readSnapshotFile(
+    snapshotPath,
+    (record) => {
+      if (record.kind === "resource") {
+        const user = record.user;
+        holders.set(key(record.type, record.id), [
+          record.displayName,
+          user?.login ?? "",
+          user?.emails[0] ?? "",
+          record.status ?? "",
+        ]);
+      } else if (record.kind === "entitlement") {
+        entitlements.set(record.id, [
+          record.displayName,
+          key(record.resource.type, record.resource.id),
+        ]);
+      }
+    },
+    { checkDuplicates: true },
+  );
   let rows = 0;
   await ExportFile.writeAtomically(outPath, async (file) => {
     let pending = csvRow(GRANT_COLUMNS);
-    await readSnapshotForExport(
+    await readSnapshotFile(
       snapshotPath,
       async (record) => {
         if (record.kind !== "grant") return;
@@ -86,8 +90,7 @@ export async function writeGrantsCsv(snapshotPath: string, outPath: string): Pro
           pending = "";
         }
       },
-      undefined,
-      false, // the first pass checked for a record twice
+      { checkDuplicates: false }, // the first pass checked for a record twice
     );
     await file.write(pending);
   });
