@@ -4,6 +4,7 @@
 // so the harness runs the packaged handlers with the environment the deployed functions carry;
 // the operator commands' Lambda invokes go to the same harness (the one part not exercised on
 // AWS itself). Upstreams and the platform are the simulators, real HTTP servers on loopback.
+// The removal guard's cases (guard.ts) run first, on the same stack.
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { GetQueueAttributesCommand, PurgeQueueCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
@@ -17,6 +18,7 @@ import { syncBlackline } from "../helpers/blackline";
 import { canonicalRecords, type Line } from "../helpers/snapshot";
 import { makeTempDir } from "../helpers/tempDir";
 import { syncValimail } from "../helpers/valimail";
+import { removalGuardCases } from "./guard";
 import {
   alarmMetric,
   awsClientConfig,
@@ -86,6 +88,11 @@ function startedSyncId(stdout: string): string {
   expect(answer.status).toBe("started");
   return answer.syncId;
 }
+
+// First: its metrics case reads every function's output since the deploy.
+describe("the removal guard in the cloud runtime", () => {
+  removalGuardCases(() => ({ moto, stack }));
+});
 
 describe("a cloud sync", () => {
   /** 1,300 users: the size the closing note measures. */

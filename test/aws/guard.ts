@@ -2,17 +2,17 @@
 // between two runs has its second run held (nothing uploaded, label error with the reason and the
 // release command, the instance free for its next run, the assembled snapshot kept in S3), and
 // `cloud release` publishes it once. The upstream and the platform are the simulators on loopback.
+// The cases run in cloud.test.ts, first, on that file's stack: one moto_server and one deploy for
+// both (about 7 s of a worker's time: starting moto, deploying, loading the file's modules).
 import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { InstanceRegistry, RunStore } from "../../lib/cloud";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { type PlatformSimulator, startPlatformSimulator } from "../../lib/simulators/platform";
 import {
   alarmMetric,
   awsClientConfig,
-  awsEnv,
   deployedDashboard,
-  deployStack,
   emittedMetrics,
   graphedMetrics,
   type MetricRef,
@@ -20,64 +20,65 @@ import {
   metricKey,
   runOperator,
   type Stack,
-  startMoto,
 } from "./harness";
 
-let moto: Moto;
-let stack: Stack;
-let full: BlacklineSimulator;
-let shrunk: BlacklineSimulator;
-let platform: PlatformSimulator;
-
-beforeAll(async () => {
-  moto = await startMoto();
-  stack = await deployStack(moto, { stage: "dev" });
-  Object.assign(process.env, awsEnv(moto.endpoint));
-  const size = { teams: 20, roles: 6 };
-  full = await startBlacklineSimulator({ seed: 5, size: { users: 300, ...size } });
-  // The same seed with 200 users: 100 of the 300 are gone (33.3%).
-  shrunk = await startBlacklineSimulator({ seed: 5, size: { users: 200, ...size } });
-  platform = await startPlatformSimulator();
-});
-
-afterAll(async () => {
-  await full?.close();
-  await shrunk?.close();
-  await platform?.close();
-  await stack?.close();
-  await moto?.stop();
-});
-
-const operator = (argv: string[], env: Record<string, string> = {}) =>
-  runOperator(stack, argv, env);
-const lastJson = (stdout: string) =>
-  JSON.parse(stdout.trim().split("\n").at(-1) as string) as Record<string, unknown>;
-const envOf = (sim: BlacklineSimulator) => ({
-  ...sim.env(),
-  ...platform.env(),
-  CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
-});
-
-async function runQueues() {
-  await stack.drainQueue("syncWorker");
-  await stack.drainQueue("finalize");
-}
-
 /**
- * New settings for the instance: a warm function trusts a secret it read for five minutes, so the
- * functions are made cold here, as they would be after that time.
+ * The guard's cases, in the describe block that calls this, on a freshly deployed stack (no run
+ * before them: the metrics case reads every function's output since the deploy). `deployed`
+ * gives the stack once the file's beforeAll has deployed it, with the operator commands' AWS
+ * environment set.
  */
-async function putSettings(sim: BlacklineSimulator, connectorId = "bl-guard") {
-  const put = await operator(["put-instance", connectorId, "blackline", "--no-sync"], envOf(sim));
-  expect(put.code).toBe(0);
-  for (const fn of ["scheduler", "syncWorker", "finalize"]) await stack.updateEnvironment(fn, {});
-}
+export function removalGuardCases(deployed: () => { moto: Moto; stack: Stack }) {
+  let moto: Moto;
+  let stack: Stack;
+  let full: BlacklineSimulator;
+  let shrunk: BlacklineSimulator;
+  let platform: PlatformSimulator;
 
-const usersIn = (text: string | undefined) =>
-  (text ?? "").split("\n").filter((line) => line.includes('"kind":"resource","type":"user"'))
-    .length;
+  beforeAll(async () => {
+    ({ moto, stack } = deployed());
+    const size = { teams: 20, roles: 6 };
+    full = await startBlacklineSimulator({ seed: 5, size: { users: 300, ...size } });
+    // The same seed with 200 users: 100 of the 300 are gone (33.3%).
+    shrunk = await startBlacklineSimulator({ seed: 5, size: { users: 200, ...size } });
+    platform = await startPlatformSimulator();
+  });
 
-describe("the removal guard in the cloud runtime", () => {
+  afterAll(async () => {
+    await full?.close();
+    await shrunk?.close();
+    await platform?.close();
+  });
+
+  const operator = (argv: string[], env: Record<string, string> = {}) =>
+    runOperator(stack, argv, env);
+  const lastJson = (stdout: string) =>
+    JSON.parse(stdout.trim().split("\n").at(-1) as string) as Record<string, unknown>;
+  const envOf = (sim: BlacklineSimulator) => ({
+    ...sim.env(),
+    ...platform.env(),
+    CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
+  });
+
+  async function runQueues() {
+    await stack.drainQueue("syncWorker");
+    await stack.drainQueue("finalize");
+  }
+
+  /**
+   * New settings for the instance: a warm function trusts a secret it read for five minutes, so the
+   * functions are made cold here, as they would be after that time.
+   */
+  async function putSettings(sim: BlacklineSimulator, connectorId = "bl-guard") {
+    const put = await operator(["put-instance", connectorId, "blackline", "--no-sync"], envOf(sim));
+    expect(put.code).toBe(0);
+    for (const fn of ["scheduler", "syncWorker", "finalize"]) await stack.updateEnvironment(fn, {});
+  }
+
+  const usersIn = (text: string | undefined) =>
+    (text ?? "").split("\n").filter((line) => line.includes('"kind":"resource","type":"user"'))
+      .length;
+
   it("holds a run that removes a third of the users, and `cloud release` publishes it once", async () => {
     const registry = new InstanceRegistry(stack.outputs.InstancesTableName as string);
     const runs = new RunStore(stack.outputs.RunsTableName as string);
@@ -251,4 +252,4 @@ describe("the removal guard in the cloud runtime", () => {
     // The alarm on held runs (moto skips alarms: the deployed template's).
     expect(emittedKeys.has(metricKey(alarmMetric(stack, "RunsHeldAlarm")))).toBe(true);
   });
-});
+}
