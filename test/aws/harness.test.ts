@@ -1,12 +1,14 @@
 // The harness itself: invocation the way Lambda invokes, and queue draining the way an SQS event
 // source mapping does. syncWorker's code is replaced by a fixture handler (UpdateFunctionCode)
 // whose behaviour each message's body chooses, so these tests do not depend on the real handlers.
+// The deployed stack's own cases (deploy.ts) run first, on the same stack.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import yazl from "yazl";
+import { deployedStackCases } from "./deploy";
 import {
   awsClientConfig,
   deployStack,
@@ -130,6 +132,10 @@ afterAll(async () => {
 
 beforeEach(async () => {
   await rm(logFile, { force: true });
+});
+
+describe("deployed stack", () => {
+  deployedStackCases(() => ({ moto, stack }));
 });
 
 describe("invoke", () => {

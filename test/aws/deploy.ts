@@ -1,39 +1,18 @@
 // The packaged stack deployed to moto the way the framework deploys it: outputs, the functions'
 // configuration pointing at the stack's own resources, the queue wiring, and a direct invoke.
+// The cases run first in harness.test.ts, on that file's stack: one moto_server and one deploy
+// for both (about 7 s of a worker's time: starting moto, deploying, loading the file's modules).
 import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { HeadBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   awsClientConfig,
   deployedDashboard,
-  deployStack,
   graphedMetrics,
   type Moto,
   type Stack,
-  startMoto,
 } from "./harness";
-
-let moto: Moto;
-let stack: Stack;
-let dynamodb: DynamoDBClient;
-let s3: S3Client;
-let sqs: SQSClient;
-
-beforeAll(async () => {
-  moto = await startMoto();
-  stack = await deployStack(moto, { stage: "dev" });
-  const config = awsClientConfig(moto.endpoint);
-  dynamodb = new DynamoDBClient(config);
-  s3 = new S3Client(config);
-  sqs = new SQSClient({ ...config, useQueueUrlAsEndpoint: false });
-});
-
-afterAll(async () => {
-  for (const client of [dynamodb, s3, sqs]) client?.destroy();
-  await stack?.close();
-  await moto?.stop();
-});
 
 const OUTPUTS = [
   "InstancesTableName",
@@ -51,14 +30,37 @@ const OUTPUTS = [
   "SecretsPrefix",
 ];
 
-async function queueAttributes(url: string | undefined) {
-  const { Attributes = {} } = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All"] }),
-  );
-  return Attributes;
-}
+/**
+ * The deployed stack's cases, in the describe block that calls this. `deployed` gives the stack
+ * once the file's beforeAll has deployed it. They read what was deployed (syncWorker's code may
+ * have been replaced: nothing here reads code) and invoke the action function once.
+ */
+export function deployedStackCases(deployed: () => { moto: Moto; stack: Stack }) {
+  let stack: Stack;
+  let dynamodb: DynamoDBClient;
+  let s3: S3Client;
+  let sqs: SQSClient;
 
-describe("deployed stack", () => {
+  beforeAll(() => {
+    const { moto, stack: deployedStack } = deployed();
+    stack = deployedStack;
+    const config = awsClientConfig(moto.endpoint);
+    dynamodb = new DynamoDBClient(config);
+    s3 = new S3Client(config);
+    sqs = new SQSClient({ ...config, useQueueUrlAsEndpoint: false });
+  });
+
+  afterAll(() => {
+    for (const client of [dynamodb, s3, sqs]) client?.destroy();
+  });
+
+  async function queueAttributes(url: string | undefined) {
+    const { Attributes = {} } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All"] }),
+    );
+    return Attributes;
+  }
+
   it("names the stack after the stage and has every output", () => {
     expect(stack.name).toBe("access-connectors-dev");
     for (const name of OUTPUTS) expect(stack.outputs[name], name).toMatch(/\S/);
@@ -216,4 +218,4 @@ describe("deployed stack", () => {
     const answer = await stack.invoke("action", {});
     expect(JSON.stringify(answer)).toContain("invalid_request");
   });
-});
+}
