@@ -3,8 +3,9 @@ import { defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 // Two projects: "core" (unit, simulators, peer) and "aws" (moto_server): test/aws/** and any
-// test named *.aws.test.ts. The aws project packages the functions and the stack once, in
-// globalSetup, and only when one of its tests is selected; deploying takes a few seconds in
+// test named *.aws.test.ts. The aws project's first file to deploy packages the functions and
+// the stack (ensurePackaged, under a lock the others wait on; not in a globalSetup, which would
+// hold every file of both projects for those 7 s); packaging and deploying take seconds in
 // beforeAll, hence its longer timeouts.
 const AWS_TESTS = ["test/aws/**/*.test.ts", "test/**/*.aws.test.ts"];
 
@@ -90,7 +91,6 @@ export default defineConfig({
         test: {
           name: "aws",
           include: AWS_TESTS,
-          globalSetup: ["test/aws/globalSetup.ts"],
           // Generous: a test drains queues whose own guard is 240 s (harness/sqs.ts).
           testTimeout: 600_000,
           hookTimeout: 180_000,

@@ -1,6 +1,6 @@
-// Before the AWS tests: package once for the default stage, here in vitest's main process, so
-// the test files (in parallel workers) find a current package instead of racing to build one.
-// Runs only when a test of the aws project is selected.
+// Package once for the default stage, in vitest's main process, before any test file starts:
+// for `npm run test:faults` (test/faults/globalSetup.ts). `npm test` does not use it: there the
+// first aws file to deploy packages, under ensurePackaged's lock, while core files already run.
 import { ensurePackaged } from "./harness/package";
 
 export default async function setup() {
