@@ -216,7 +216,13 @@ test.runIf(process.platform === "linux")(
     closeLater(() => upstream.close());
     const service = start(["blackline"], { ...upstream.env(), CONNECTOR_SYNC_INTERVAL: "1h" });
     const pid = service.child.pid as number;
-    await waitFor("the first sync", () => platform.uploads.size === 1);
+    // The upload lands before the service saves its `connected` label to its state file and then
+    // reports it: waiting for the label keeps that save out of the limit's reach (under load it
+    // came after the limit was set, and the failure was that sync's, not the sync task's).
+    await waitFor(
+      "the first sync",
+      () => platform.uploads.size === 1 && platform.labels.at(-1)?.label === "connected",
+    );
     // From here every write to a regular file fails with EFBIG; a sync task makes the service
     // write its state (the label) and health files.
     fileSizeLimit(pid, "0");
