@@ -26,7 +26,7 @@ import {
 } from "./retryPolicy";
 import type { AccessToken } from "./TokenCache";
 import type { HttpClientOptions, HttpRequest, HttpResponse } from "./types";
-import { describeErrorBody, parseBody } from "./upstreamText";
+import { describeErrorBody, isJson, parseBody } from "./upstreamText";
 
 /** An answer as the retry loop sees it: a 429 carries when this request may try again. */
 interface Answer extends HttpResponse {
@@ -292,12 +292,12 @@ export class HttpClient {
     const variables = this.#options.boundVariables;
     const tooLarge = () => new ResponseTooLargeError(summary, maxBytes, variables);
     let response: { status: number; headers: Headers };
-    let text: string;
+    let bytes: Buffer;
     try {
-      [response, text] = await withDeadline(timeoutMs, ctx.signal, async (signal) => {
+      [response, bytes] = await withDeadline(timeoutMs, ctx.signal, async (signal) => {
         if (request.method === "GET" && body === undefined && !request.stream) {
           const answer = await getRequest(url, headers, signal, maxBytes, tooLarge);
-          return [answer, answer.body.toString("utf8")] as const;
+          return [answer, answer.body] as const;
         }
         const stream = request.stream?.();
         try {
@@ -309,8 +309,7 @@ export class HttpClient {
             redirect: "error",
             ...(stream ? { duplex: "half" } : {}),
           });
-          const bytes = await readCapped(answer.body, signal, maxBytes, tooLarge);
-          return [answer, bytes.toString("utf8")] as const;
+          return [answer, await readCapped(answer.body, signal, maxBytes, tooLarge)] as const;
         } finally {
           stream?.destroy();
         }
@@ -328,7 +327,7 @@ export class HttpClient {
     const answer: Answer = {
       status: response.status,
       headers: response.headers,
-      body: request.rawBody ? text || undefined : parseBody(text, response),
+      body: readAnswer(request, response, bytes),
       retryAfterMs,
     };
     if (!permit) return answer;
@@ -353,4 +352,21 @@ function throwIfAborted(ctx: RequestContext, summary: RequestSummary): void {
   if (ctx.signal?.aborted) {
     throw new AbortedError(`${summary.method} ${summary.path} was abandoned: the call was aborted`);
   }
+}
+
+/**
+ * An answer's body: a successful JSON answer as the request's `readJson` reads it, when it does;
+ * otherwise the text (`rawBody`), or the text parsed (`parseBody`).
+ */
+function readAnswer(
+  request: HttpRequest,
+  response: { status: number; headers: Headers },
+  bytes: Buffer,
+): unknown {
+  if (request.readJson && response.status < 400 && isJson(response)) {
+    const body = request.readJson(bytes);
+    if (body !== undefined) return body;
+  }
+  const text = bytes.toString("utf8");
+  return request.rawBody ? text || undefined : parseBody(text, response);
 }

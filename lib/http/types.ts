@@ -54,6 +54,12 @@ export interface HttpRequest {
   timeoutMs?: number;
   /** Hand the body over as the text received, not parsed (a caller that reads it itself). */
   rawBody?: boolean;
+  /**
+   * Reads a successful JSON answer's bytes itself (decoded: gzip and the like undone), for a caller
+   * that needs only part of a large body: what it returns is the body, and undefined leaves the
+   * answer to be parsed as any other. An error answer is always read as any other.
+   */
+  readJson?: (bytes: Buffer) => unknown;
 }
 
 export interface HttpResponse {

@@ -4,7 +4,7 @@ import { redact } from "../redact";
 /** Parsed JSON when the answer says it is JSON and parses, else the text; undefined when empty. */
 export function parseBody(text: string, response: { headers: Headers }): unknown {
   if (text === "") return undefined;
-  if (/json/i.test(response.headers.get("content-type") ?? "")) {
+  if (isJson(response)) {
     try {
       return JSON.parse(text);
     } catch {
@@ -12,6 +12,11 @@ export function parseBody(text: string, response: { headers: Headers }): unknown
     }
   }
   return text;
+}
+
+/** Whether an answer says it is JSON (`application/json`, `application/scim+json` and the like). */
+export function isJson(response: { headers: Headers }): boolean {
+  return /json/i.test(response.headers.get("content-type") ?? "");
 }
 
 /**

@@ -24,7 +24,8 @@ import {
   TOKEN_PATH,
   TOKEN_TYPE,
 } from "./constants";
-import { listResponse, oauthError, tokenResponse } from "./models";
+import { type IdPage, readIdPage } from "./idPage";
+import { idOnly, listResponse, oauthError, tokenResponse } from "./models";
 
 export interface ListPage<Item> {
   items: Item[];
@@ -117,21 +118,54 @@ export class BlacklineApi {
     query: { page: number; pageSize: number },
     ctx: RequestContext,
   ): Promise<ListPage<z.output<Item>>> {
-    const { page, pageSize } = query;
-    let response: HttpResponse;
+    const response = await this.#get(list, query, ctx);
+    return this.#parsePage(list, item, query, response);
+  }
+
+  /**
+   * One page of a list read for its ids only, as `listPage(list, idOnly, ...)` reads it: a page
+   * that `readIdPage` reads is taken from its bytes without building its items (a team's members
+   * come as full user records); any other is parsed by `listPage`'s schemas and fails as it fails.
+   */
+  async listIds(
+    list: ListEndpoint,
+    query: { page: number; pageSize: number },
+    ctx: RequestContext,
+  ): Promise<IdPage> {
+    const response = await this.#get(list, query, ctx, readIdPageBody);
+    if (response.body instanceof IdPageBody) return response.body.page;
+    const page = this.#parsePage(list, idOnly, query, response);
+    return { ids: page.items.map((item) => item.id), totalItems: page.totalItems };
+  }
+
+  async #get(
+    list: ListEndpoint,
+    query: { page: number; pageSize: number },
+    ctx: RequestContext,
+    readJson?: (bytes: Buffer) => unknown,
+  ): Promise<HttpResponse> {
     try {
-      response = await this.#http.request(
+      return await this.#http.request(
         {
           method: "GET",
           path: list.path,
-          query: { [PAGE_PARAM]: page, [PAGE_SIZE_PARAM]: pageSize },
+          query: { [PAGE_PARAM]: query.page, [PAGE_SIZE_PARAM]: query.pageSize },
+          ...(readJson ? { readJson } : {}),
         },
         ctx,
       );
     } catch (error) {
       throw resourceError(error);
     }
-    const where = `${list.name}, page ${page}`;
+  }
+
+  #parsePage<Item extends z.ZodType>(
+    list: ListEndpoint,
+    item: Item,
+    query: { page: number },
+    response: HttpResponse,
+  ): ListPage<z.output<Item>> {
+    const where = `${list.name}, page ${query.page}`;
     const body = parseResponse(listResponse, response, `${where} (GET ${list.path})`);
     return {
       items: body.items.map((raw, index) =>
@@ -208,4 +242,15 @@ function resourceError(error: unknown): unknown {
       ? "The API user lacks permission to read it: give the user of CONNECTOR_ACCOUNTING_USERNAME the administrator role, or a role that can read users, teams and roles"
       : "A fresh token was rejected too: check that the API client and user are still active";
   return new CredentialsRejectedError(`${error.message}. ${fix}.`, { cause: error });
+}
+
+/** A page read by `readIdPage`: a class of its own, which no parsed JSON body is. */
+class IdPageBody {
+  constructor(readonly page: IdPage) {}
+}
+
+/** A JSON answer's body as a plain id page when it is one; undefined leaves it to be parsed. */
+function readIdPageBody(bytes: Buffer): IdPageBody | undefined {
+  const page = readIdPage(bytes);
+  return page && new IdPageBody(page);
 }

@@ -209,13 +209,8 @@ export class BlacklineConnector extends PagedConnector {
     }
     const cursor: PageCursor = job.cursor === undefined ? firstPage : parseCursor(pageCursor, job);
     const list = membershipList(side.data, parent.id);
-    const page = await this.#api.listPage(
-      list,
-      idOnly,
-      pageQuery(cursor, this.pageSize.value),
-      ctx,
-    );
-    const ids = page.items.map((item) => item.id);
+    const page = await this.#api.listIds(list, pageQuery(cursor, this.pageSize.value), ctx);
+    const { ids } = page;
     const records = ids.map((id) =>
       side.data === "team"
         ? teamMembershipGrant(parent.id, id)

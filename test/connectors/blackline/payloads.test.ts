@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { BlacklineConnector, loadBlacklineConfig } from "../../../lib/connectors/blackline";
 import { newRequestContext, UnexpectedResponseError } from "../../../lib/http";
-import { type RunningSimulator, startSimServer } from "../../../lib/simulators/httpServer";
+import {
+  type RunningSimulator,
+  type SimResponse,
+  startSimServer,
+} from "../../../lib/simulators/httpServer";
 import { InvalidJobError, makeJob } from "../../../lib/sync";
 
 let server: RunningSimulator | undefined;
@@ -9,11 +13,16 @@ afterEach(() => server?.close());
 
 /** A BlackLine stand-in that answers one malformed users page (the simulator never does). */
 async function connectorAgainst(items: unknown[]) {
+  return connectorAnswering(() => ({ status: 200, body: { items, totalItems: items.length } }));
+}
+
+/** A BlackLine stand-in that issues tokens and answers every list request with `answer`. */
+async function connectorAnswering(answer: () => SimResponse) {
   server = await startSimServer(
     (req) =>
       req.url.pathname.endsWith("/token")
         ? { status: 200, body: { access_token: "t0ken-value", expires_in: 3600 } }
-        : { status: 200, body: { items, totalItems: items.length } },
+        : answer(),
     () => ({}),
   );
   const config = loadBlacklineConfig({
@@ -34,6 +43,11 @@ const usersJob = makeJob(
     op: "list",
     cursor: { page: 1, seen: 0 },
   },
+);
+
+const teamMembers = makeJob(
+  { syncId: "s", connector: "blackline", connectorId: "blackline" },
+  { resourceType: "team", op: "members", parent: { type: "team", id: "7" } },
 );
 
 describe("BlackLine payloads are parsed at the boundary", () => {
@@ -124,6 +138,41 @@ describe("BlackLine payloads are parsed at the boundary", () => {
       expect((error as Error).message).toMatch(reason);
       await server?.close();
     }
+  });
+
+  it("reads a membership page of full user records for its ids, numeric ones as text", async () => {
+    const connector = await connectorAgainst([
+      { id: 41, loginId: "zoë", fullName: "Zoë 名前", roles: [{ id: 2 }], isActive: true },
+      { loginId: "b", id: "u-42", email: null },
+    ]);
+
+    const page = await connector.runJob(teamMembers, newRequestContext());
+
+    expect(page.records.map((r) => r.kind === "grant" && r.principal.id)).toEqual(["41", "u-42"]);
+  });
+
+  it("fails a membership page that is not JSON as it fails any page", async () => {
+    const connector = await connectorAnswering(() => ({
+      status: 200,
+      body: "<html>busy</html>",
+      contentType: "text/html",
+    }));
+
+    await expect(connector.runJob(teamMembers, newRequestContext())).rejects.toThrow(
+      /^BlackLine members of team 7, page 1 \(GET \/v1\/teams\/7\/users\): unexpected response body \(not valid JSON: 19 characters of text/,
+    );
+  });
+
+  it("reads a membership request's error answer as JSON, as any error answer", async () => {
+    const connector = await connectorAnswering(() => ({
+      status: 404,
+      body: { message: "team 7 is gone" },
+    }));
+
+    const failure = connector.runJob(teamMembers, newRequestContext());
+
+    await expect(failure).rejects.toThrow(/team 7 is gone/);
+    await expect(failure).rejects.not.toThrow(/"message"/);
   });
 
   it("names the membership list an unusable id came in", async () => {
