@@ -20,3 +20,4 @@ export {
   type SnapshotDigest,
   sharedCount,
 } from "./SnapshotDigest";
+export { type DigestedRecord, SnapshotDigestBuilder } from "./SnapshotDigestBuilder";

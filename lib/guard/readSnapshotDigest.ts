@@ -1,7 +1,7 @@
 import { openSnapshot, readCompleteSnapshot } from "../snapshot/readSnapshot";
-import { isUser, userKey } from "../snapshot/records";
 import { readLines } from "../sync/jsonLines";
-import { HashList, idHash, type SnapshotDigest } from "./SnapshotDigest";
+import type { SnapshotDigest } from "./SnapshotDigest";
+import { SnapshotDigestBuilder } from "./SnapshotDigestBuilder";
 
 /** A snapshot's digest, or why the file is not a complete snapshot. */
 export type DigestResult = { digest: SnapshotDigest } | { notSnapshot: string };
@@ -9,21 +9,14 @@ export type DigestResult = { digest: SnapshotDigest } | { notSnapshot: string };
 /**
  * Streams a snapshot (one line at a time; memory holds only the hashes) into its digest: the
  * hash of each user's key and of each grant's id, the same keys `diff` compares by
- * (lib/diff). A file that is not a complete snapshot says so instead (`readCompleteSnapshot`).
+ * (lib/diff), by the rule the snapshot's writer builds it with (`SnapshotDigestBuilder`). A file
+ * that is not a complete snapshot says so instead (`readCompleteSnapshot`).
  */
 export async function digestSnapshotLines(lines: AsyncIterable<string>): Promise<DigestResult> {
-  const users = new HashList();
-  const grants = new HashList();
-  const read = await readCompleteSnapshot(lines, (line) => {
-    if (line.kind === "resource") {
-      if (isUser(line)) users.push(idHash(userKey(line.type, line.id)));
-    } else if (line.kind === "grant") {
-      grants.push(idHash(line.id));
-    }
-  });
+  const digest = new SnapshotDigestBuilder();
+  const read = await readCompleteSnapshot(lines, (line) => digest.add(line));
   if ("notSnapshot" in read) return read;
-  const { syncId, connector } = read.start;
-  return { digest: { syncId, connector, users: users.finish(), grants: grants.finish() } };
+  return { digest: digest.finish(read.start) };
 }
 
 /** The digest of a snapshot file, plain or gzip (told by its first bytes, not its name). */

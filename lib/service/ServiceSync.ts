@@ -7,7 +7,7 @@ import { type GuardVerdict, MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../g
 import { type HttpCounters, newCounters, newRequestContext } from "../http";
 import type { UploadResult } from "../platform";
 import { publishGuarded, publishHeld, type ReleaseOutcome } from "../publish";
-import { runLocalSync, type SyncSummary } from "../sync";
+import { runLocalSyncWithDigest, type SyncSummary } from "../sync";
 import { WriteFailedError, writeFailure } from "../sync/errors";
 import type { ServiceConfig } from "./config";
 import {
@@ -156,8 +156,8 @@ export class ServiceSync {
         this.#parts.readEnv()[MAX_REMOVAL_VARIABLE],
         MAX_REMOVAL_VARIABLE,
       );
-      const summary = await withLinkedSignal(this.#parts.stop, (signal) =>
-        runLocalSync({
+      const { summary, digest } = await withLinkedSignal(this.#parts.stop, (signal) =>
+        runLocalSyncWithDigest({
           connector: syncer,
           outFile: join(syncDir, `${syncId}.jsonl.gz`),
           concurrency,
@@ -168,6 +168,7 @@ export class ServiceSync {
       );
       const outcome = await publishGuarded({
         snapshotFile: summary.snapshot,
+        digest,
         syncId,
         limit,
         store: this.#held,

@@ -126,6 +126,6 @@ export function userKey(type: string, id: string): string {
 }
 
 /** A user: a resource with the user trait's fields (`user`), which the connectors set on every principal. */
-export function isUser(line: ResourceLine): boolean {
+export function isUser(line: { user?: unknown }): boolean {
   return line.user !== undefined;
 }

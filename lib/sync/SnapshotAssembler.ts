@@ -3,12 +3,15 @@ import { createWriteStream, type WriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
+import type { SnapshotDigest } from "../guard/SnapshotDigest";
+import { SnapshotDigestBuilder } from "../guard/SnapshotDigestBuilder";
 import { type SyncFile, writeFailure } from "./errors";
 import {
   ChunkCopier,
   COPY_CHUNK_BYTES,
   NEWLINE,
   readSpoolFrames,
+  SPOOL_DIGEST_AT,
   SPOOL_HASH_WORDS,
   type SpoolFrame,
   spoolFrame,
@@ -56,12 +59,19 @@ export interface AssemblerOptions {
  * `dangling_grant`. Each record is serialised once: the spool holds a page's grants as the bytes
  * of their snapshot lines, beside the hashes of what they name, so completing the snapshot checks
  * and copies them without decoding or parsing them.
+ *
+ * It also builds the removal guard's digest of what it writes (`SnapshotDigestBuilder`, 8 bytes
+ * a user and a grant written), handed out by `digest` once complete: the guard then need not read
+ * the new snapshot back (at 100,000 users, about 1.5 s of CPU).
  */
 export class SnapshotAssembler {
   readonly #out: Writable;
   readonly #spoolPath: string;
   readonly #spool: WriteStream;
   readonly #syncId: string;
+  readonly #connector: string;
+  readonly #digest = new SnapshotDigestBuilder();
+  #finished: SnapshotDigest | undefined;
   readonly #resources = new HashedIdSet();
   readonly #entitlements = new HashedIdSet();
   readonly #resourceTypes = new HashedIdSet(8);
@@ -89,6 +99,7 @@ export class SnapshotAssembler {
   private constructor(options: AssemblerOptions) {
     this.#out = options.out;
     this.#syncId = options.syncId;
+    this.#connector = options.connector;
     this.#spoolPath = join(options.spoolDir, `.grants.${options.syncId}.${process.pid}.spool`);
     this.#spool = createWriteStream(this.#spoolPath, { flags: "wx" });
     const spoolFile: SyncFile = {
@@ -157,6 +168,7 @@ export class SnapshotAssembler {
     this.#throwIfFailed();
     await endStream(this.#spool);
     let dangling = 0;
+    this.#digest.expectGrants(this.#grants.size);
     const copy = new ChunkCopier(this.#out, COPY_CHUNK_BYTES);
     for await (const frame of readSpoolFrames(this.#spoolPath)) {
       const kept = await this.#copyKeptGrants(frame, copy);
@@ -177,7 +189,17 @@ export class SnapshotAssembler {
     this.#throwIfFailed();
     await rm(this.#spoolPath, { force: true });
     unregisterTempFile(this.#spoolPath);
+    this.#finished = this.#digest.finish({ syncId: this.#syncId, connector: this.#connector });
     return { counts: end.counts, skipped: end.skipped };
+  }
+
+  /**
+   * The removal guard's digest of the snapshot written, exactly what `digestSnapshotFile` reads
+   * from it (lib/guard), once `complete` has succeeded.
+   */
+  get digest(): SnapshotDigest {
+    if (!this.#finished) throw new Error("the snapshot is not complete: it has no digest yet");
+    return this.#finished;
   }
 
   /** Stops and removes the spool; the output stream is destroyed, not ended. */
@@ -216,11 +238,13 @@ export class SnapshotAssembler {
             if (at === this.#pageHashes.length) this.#growPageHashes();
             this.#hashEntitlement(record.entitlement, this.#pageHashes, at);
             this.#hashResource(record.principal, this.#pageHashes, at + WORDS);
+            this.#digest.grantHash(record, this.#pageHashes, at + SPOOL_DIGEST_AT);
             grants.push(record);
           }
           continue;
       }
       this.#counts[record.kind]++;
+      this.#digest.add(record);
       out.push(record);
     }
     if (grants.length > 0) {
@@ -264,13 +288,17 @@ export class SnapshotAssembler {
     this.#pageHashes = grown;
   }
 
-  /** Copies a spooled page's grants whose entitlement and principal were written; returns how many. */
+  /**
+   * Copies a spooled page's grants whose entitlement and principal were written, and adds them to
+   * the digest; returns how many.
+   */
   async #copyKeptGrants(frame: SpoolFrame, copy: ChunkCopier): Promise<number> {
     const { hashes, lines } = frame;
     let kept = 0;
     for (let at = 0; at < hashes.length; at += SPOOL_HASH_WORDS) {
       if (this.#entitlements.hasHash(hashes, at) && this.#resources.hasHash(hashes, at + WORDS)) {
         kept++;
+        this.#digest.addGrantHash(hashes, at + SPOOL_DIGEST_AT);
       }
     }
     if (kept === frame.grants) {

@@ -41,7 +41,9 @@ export {
 } from "./runJob";
 export {
   type LocalSyncOptions,
+  type LocalSyncResult,
   runLocalSync,
+  runLocalSyncWithDigest,
   type SyncProgress,
   type SyncSummary,
 } from "./runLocalSync";

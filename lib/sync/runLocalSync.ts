@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { dirname } from "node:path";
+import type { SnapshotDigest } from "../guard/SnapshotDigest";
 import { newRequestContext, type RequestContext } from "../http";
 import { SyncDeadlineError } from "./errors";
 import { type Job, makeJob } from "./job";
@@ -50,6 +51,12 @@ export interface LocalSyncOptions {
   onProgress?: (progress: SyncProgress) => void;
 }
 
+/** A sync's summary, and the removal guard's digest of the snapshot it wrote (`SnapshotAssembler.digest`). */
+export interface LocalSyncResult {
+  summary: SyncSummary;
+  digest: SnapshotDigest;
+}
+
 /** Where else a snapshot can go, as the command line and the service choose it. */
 const ELSEWHERE =
   "write the snapshot on another filesystem (--out of `access-connectors sync`, CONNECTOR_STATE_DIR of the service)";
@@ -61,6 +68,14 @@ const ELSEWHERE =
  * flight are aborted and the sync fails with `SyncDeadlineError`.
  */
 export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSummary> {
+  return (await runLocalSyncWithDigest(options)).summary;
+}
+
+/**
+ * `runLocalSync`, with the digest of the snapshot written, for the removal guard
+ * (`publishGuarded`'s `digest`): built as the snapshot is written, so it is not read back.
+ */
+export async function runLocalSyncWithDigest(options: LocalSyncOptions): Promise<LocalSyncResult> {
   const { connector } = options;
   const outer = options.ctx ?? newRequestContext();
   const stop = new AbortController();
@@ -157,7 +172,7 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
     if (expired) throw expired;
     await file.commit();
     const { counters } = ctx;
-    return {
+    const summary: SyncSummary = {
       syncId,
       connector: connector.name,
       status: "complete",
@@ -171,6 +186,7 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSumma
       rateLimitWaitMs: counters.rateLimitWaitMs,
       durationMs: Date.now() - startedAt.getTime(),
     };
+    return { summary, digest: snapshot.digest };
   } catch (error) {
     await assembler?.abort();
     await file.abort();

@@ -13,7 +13,12 @@ import {
 } from "../../guard";
 import { newRequestContext, type UpstreamOptions } from "../../http";
 import { publishGuarded } from "../../publish";
-import { removeTempFilesOnExit, runLocalSync, type SyncSummary } from "../../sync";
+import {
+  type LocalSyncResult,
+  removeTempFilesOnExit,
+  runLocalSyncWithDigest,
+  type SyncSummary,
+} from "../../sync";
 import type { CliIo } from "../io";
 import { createCliLogger } from "../logger";
 import { createProgressReporter } from "../progress";
@@ -57,9 +62,9 @@ export async function syncToFile(
   const logger = createCliLogger(io, options.verbose ?? false);
   const { connector, concurrency } = connectorNamed(options.connector).sync(env, upstreamOptions);
   const progress = createProgressReporter(io, `${options.connector} sync`);
-  let summary: SyncSummary;
+  let synced: LocalSyncResult;
   try {
-    summary = await runLocalSync({
+    synced = await runLocalSyncWithDigest({
       connector,
       outFile: heldFile,
       concurrency,
@@ -69,8 +74,10 @@ export async function syncToFile(
   } finally {
     progress.stop();
   }
+  const { summary, digest } = synced;
   const { verdict } = await publishGuarded({
     snapshotFile: heldFile,
+    digest,
     syncId: summary.syncId,
     limit,
     store: files,
