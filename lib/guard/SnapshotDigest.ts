@@ -74,20 +74,27 @@ export class HashList {
 
   push(hash: bigint): void {
     if (this.#length === this.#values.length) {
-      const grown = new BigUint64Array(this.#values.length * 2);
+      const grown = new BigUint64Array(Math.max(1024, this.#values.length * 2));
       grown.set(this.#values);
       this.#values = grown;
     }
     this.#values[this.#length++] = hash;
   }
 
+  /**
+   * The hashes, sorted and deduplicated; the list is done (sorted in place: a list filled to
+   * the room `reserve` gave it hands over its array, anything else one copy of the part used).
+   */
   finish(): BigUint64Array {
-    const sorted = this.#values.slice(0, this.#length).sort();
+    const sorted = this.#values.subarray(0, this.#length).sort();
     let unique = 0;
     for (let i = 0; i < sorted.length; i++) {
       if (i === 0 || sorted[i] !== sorted[unique - 1]) sorted[unique++] = sorted[i] as bigint;
     }
-    return sorted.slice(0, unique);
+    const done = unique === this.#values.length ? this.#values : sorted.slice(0, unique);
+    this.#values = new BigUint64Array(0);
+    this.#length = 0;
+    return done;
   }
 }
 
