@@ -73,6 +73,7 @@ export async function finalizeRun(
     });
     const outcome = await publishGuarded({
       snapshotFile: path,
+      digest: snapshot.digest,
       syncId,
       limit: parseRemovalLimit(instance.settings[MAX_REMOVAL_VARIABLE], MAX_REMOVAL_VARIABLE),
       store: new S3GuardStore(config.shardsBucket, run.connectorId),

@@ -1,5 +1,6 @@
 import { dirname } from "node:path";
 import type { Readable } from "node:stream";
+import type { SnapshotDigest } from "../guard";
 import {
   type AssembledSnapshot,
   readLines,
@@ -24,12 +25,13 @@ export interface RunRecords {
  * (`SnapshotFile`: a temporary file beside `path`, renamed onto it when complete). A write the
  * system refuses (a full /tmp) fails with `WriteFailedError` naming the file and the fix, and
  * leaves no file; it never escapes as an unheard stream error that would crash the function.
+ * With the counts comes the removal guard's digest of the file, built as it was written.
  */
 export async function writeRunSnapshot(
   path: string,
   run: { syncId: string; connector: string; startedAt: string },
   records: RunRecords,
-): Promise<AssembledSnapshot> {
+): Promise<AssembledSnapshot & { digest: SnapshotDigest }> {
   const file = await SnapshotFile.open(path, run.syncId, FINALIZE_ELSEWHERE);
   let assembler: SnapshotAssembler | undefined;
   try {
@@ -56,7 +58,7 @@ export async function writeRunSnapshot(
     }
     const snapshot = await assembler.complete();
     await file.commit();
-    return snapshot;
+    return { ...snapshot, digest: assembler.digest };
   } catch (error) {
     await assembler?.abort();
     await file.abort();
