@@ -1,6 +1,6 @@
 // The guarded publish of lib/publish, with a store kept in memory (the runtimes' stores, files
 // beside --out, the service's state directory and S3, are exercised end to end in
-// test/cli/guard.test.ts, test/service/guard.test.ts and test/aws/guard.test.ts).
+// test/cli/guard.test.ts, test/service/guard.test.ts and test/aws/guard.ts (run by test/aws/cloud.test.ts)).
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
