@@ -102,9 +102,9 @@ export class RunFlow {
     return { outcome, children: owned.size };
   }
 
-  /** Counts an upstream 429 that sent one of the run's jobs back to the queue. */
-  async countUpstream429s(syncId: string, count: number): Promise<void> {
-    await this.#runs.countUpstream429s(syncId, count);
+  /** Adds upstream requests a commit did not count, and 429 answers, to the run. */
+  async countUpstream(syncId: string, count: { requests: number; refused: number }): Promise<void> {
+    await this.#runs.countUpstream(syncId, count);
   }
 
   /** The run as it is now (the scheduler's watchdog reads it). */

@@ -57,6 +57,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
   }
 
   let counters: HttpCounters | undefined;
+  let committed = false;
   try {
     const instance = await openInstance(config, job.connectorId);
     const ctx = newRequestContext({
@@ -77,34 +78,41 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       ctx.counters.requests,
     );
     logger.info("job done", { outcome, records: result.records.length, children });
-    if (outcome === "committed") {
+    committed = outcome === "committed";
+    if (committed) {
       telemetry.count("jobs", 1);
       telemetry.count("records", result.records.length);
     }
   } catch (error) {
     await handleFailure(error, record, job, inv);
   } finally {
-    await countUpstream429s(job, counters, inv);
+    await countUpstream(job, counters, committed, inv);
   }
 }
 
 /**
- * Adds the 429 answers the job's requests got to its run (`cloud runs` shows them) and to the
- * metrics: the answers themselves, whether the job then waited, went back to the queue or ended,
- * so a run counts each 429 its upstream answered once. A count, not the run's state: never throws.
+ * Adds to the job's run what its requests met upstream, however the delivery ended: the requests
+ * of a delivery that did not commit the job (handed back rate-limited, failed, or a duplicate; a
+ * commit counts its own, in its transaction) and the 429 answers of every delivery, so a run
+ * counts each request its upstream answered once, and each 429 (`cloud runs`, and the
+ * upstream429s metric). A count, not the run's state: never throws.
  */
-async function countUpstream429s(
+async function countUpstream(
   job: Job,
   counters: HttpCounters | undefined,
+  committed: boolean,
   { config, telemetry }: WorkerInvocation,
 ): Promise<void> {
   const refused = counters?.statuses["429"] ?? 0;
-  if (refused === 0) return;
-  telemetry.count("upstream429s", refused);
-  await new RunFlow(config).countUpstream429s(job.syncId, refused).catch((countError: unknown) => {
-    telemetry.logger.warn("the 429s were not counted on the run", {
+  const requests = committed ? 0 : (counters?.requests ?? 0);
+  if (refused > 0) telemetry.count("upstream429s", refused);
+  if (refused === 0 && requests === 0) return;
+  const count = { requests, refused };
+  await new RunFlow(config).countUpstream(job.syncId, count).catch((countError: unknown) => {
+    telemetry.logger.warn("the upstream requests were not counted on the run", {
       syncId: job.syncId,
       connectorId: job.connectorId,
+      ...count,
       error: redact(countError instanceof Error ? countError.message : String(countError)),
     });
   });

@@ -267,14 +267,15 @@ describe("a cloud sync", () => {
     );
     expect(throttled).toBeGreaterThan(0);
     expect(throttled).toBeLessThan(requests / 2);
-    // `cloud runs` counts each 429 the upstream answered once, on the run it slowed.
+    // `cloud runs` counts each request the upstream answered once, and each 429, on the run it
+    // slowed: the requests of deliveries handed back for a 429 too (they were lost before).
     const runs = await operator(["runs", "bl-learned", "--json"]);
     const listed = runs.stdout
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line));
     expect(listed).toEqual([
-      expect.objectContaining({ syncId, status: "complete", upstream429s: throttled }),
+      expect.objectContaining({ syncId, status: "complete", requests, upstream429s: throttled }),
     ]);
   });
 

@@ -233,15 +233,19 @@ export class RunStore {
     );
   }
 
-  /** Adds the 429 answers a job of the run got from its upstream (`cloud runs` shows them). */
-  async countUpstream429s(syncId: string, count: number): Promise<void> {
+  /**
+   * Adds upstream requests and 429 answers of a delivery of one of the run's jobs that did not
+   * commit it (a commit adds its own requests), and the 429s of every delivery: `cloud runs`
+   * shows them.
+   */
+  async countUpstream(syncId: string, count: { requests: number; refused: number }): Promise<void> {
     await awsClients().dynamo.send(
       new UpdateCommand({
         TableName: this.#table,
         Key: runKey(syncId),
-        UpdateExpression: "ADD upstream429s :count",
+        UpdateExpression: "ADD requests :requests, upstream429s :refused",
         ConditionExpression: "attribute_exists(pk)",
-        ExpressionAttributeValues: { ":count": count },
+        ExpressionAttributeValues: { ":requests": count.requests, ":refused": count.refused },
       }),
     );
   }
