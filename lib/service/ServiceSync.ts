@@ -7,7 +7,7 @@ import { type GuardVerdict, MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../g
 import { type HttpCounters, newCounters, newRequestContext } from "../http";
 import type { UploadResult } from "../platform";
 import { publishGuarded, publishHeld, type ReleaseOutcome } from "../publish";
-import { runLocalSyncWithDigest, type SyncSummary } from "../sync";
+import { runLocalSync, type SyncSummary } from "../sync";
 import { WriteFailedError, writeFailure } from "../sync/errors";
 import type { ServiceConfig } from "./config";
 import {
@@ -157,7 +157,7 @@ export class ServiceSync {
         MAX_REMOVAL_VARIABLE,
       );
       const { summary, digest } = await withLinkedSignal(this.#parts.stop, (signal) =>
-        runLocalSyncWithDigest({
+        runLocalSync({
           connector: syncer,
           outFile: join(syncDir, `${syncId}.jsonl.gz`),
           concurrency,

@@ -43,7 +43,6 @@ export {
   type LocalSyncOptions,
   type LocalSyncResult,
   runLocalSync,
-  runLocalSyncWithDigest,
   type SyncProgress,
   type SyncSummary,
 } from "./runLocalSync";

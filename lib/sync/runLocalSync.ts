@@ -67,15 +67,7 @@ const ELSEWHERE =
  * snapshot replaces the previous one. When the connector's `syncDeadline` passes, the requests in
  * flight are aborted and the sync fails with `SyncDeadlineError`.
  */
-export async function runLocalSync(options: LocalSyncOptions): Promise<SyncSummary> {
-  return (await runLocalSyncWithDigest(options)).summary;
-}
-
-/**
- * `runLocalSync`, with the digest of the snapshot written, for the removal guard
- * (`publishGuarded`'s `digest`): built as the snapshot is written, so it is not read back.
- */
-export async function runLocalSyncWithDigest(options: LocalSyncOptions): Promise<LocalSyncResult> {
+export async function runLocalSync(options: LocalSyncOptions): Promise<LocalSyncResult> {
   const { connector } = options;
   const outer = options.ctx ?? newRequestContext();
   const stop = new AbortController();

@@ -139,7 +139,13 @@ async function localSync(connector: ConnectorName, upstream: Upstream, outFile: 
     upstreamEnv(connector, upstream),
     { retry: FAST_RETRY },
   );
-  return runLocalSync({ connector: sync, outFile, concurrency, ctx: newRequestContext() });
+  const { summary } = await runLocalSync({
+    connector: sync,
+    outFile,
+    concurrency,
+    ctx: newRequestContext(),
+  });
+  return summary;
 }
 
 /**

@@ -26,7 +26,7 @@ export async function syncBlackline(
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
   });
   const ctx = newRequestContext();
-  const summary = await runLocalSync({
+  const { summary } = await runLocalSync({
     connector,
     ctx,
     outFile: join(dir, options.file ?? "blackline.sync.jsonl"),

@@ -25,7 +25,7 @@ export async function syncValimail(
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
   });
   const ctx = newRequestContext();
-  const summary = await runLocalSync({
+  const { summary } = await runLocalSync({
     connector,
     ctx,
     outFile: join(dir, "valimail.sync.jsonl"),

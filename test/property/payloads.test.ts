@@ -115,7 +115,7 @@ function expectRequests(server: RecordingServer, allowed: (segments: string[]) =
 
 async function syncOutcome(connector: SyncConnector, dir: string, name: string) {
   try {
-    const summary = await runLocalSync({
+    const { summary } = await runLocalSync({
       connector,
       ctx: newRequestContext(),
       outFile: join(dir, name),

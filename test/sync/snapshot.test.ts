@@ -141,7 +141,7 @@ describe("runLocalSync", () => {
   it("follows next cursors to the end", async () => {
     const outFile = join(await makeTempDir(), "s.jsonl");
 
-    const summary = await runLocalSync({
+    const { summary } = await runLocalSync({
       connector: connector(undefined),
       outFile,
       concurrency: 2,

@@ -16,7 +16,7 @@ import { publishGuarded } from "../../publish";
 import {
   type LocalSyncResult,
   removeTempFilesOnExit,
-  runLocalSyncWithDigest,
+  runLocalSync,
   type SyncSummary,
 } from "../../sync";
 import type { CliIo } from "../io";
@@ -64,7 +64,7 @@ export async function syncToFile(
   const progress = createProgressReporter(io, `${options.connector} sync`);
   let synced: LocalSyncResult;
   try {
-    synced = await runLocalSyncWithDigest({
+    synced = await runLocalSync({
       connector,
       outFile: heldFile,
       concurrency,
