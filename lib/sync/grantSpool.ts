@@ -6,8 +6,9 @@
 import { type FileHandle, open } from "node:fs/promises";
 import type { Writable } from "node:stream";
 import { ID_HASH_WORDS } from "../guard/SnapshotDigest";
+import { grantLinesBytes } from "./grantLines";
 import { WORDS } from "./HashedIdSet";
-import { jsonLinesBytes, writeChunk } from "./jsonLines";
+import { writeChunk } from "./jsonLines";
 import type { GrantRecord } from "./records";
 
 /** Grants are copied from the spool in writes of this many bytes. */
@@ -70,7 +71,7 @@ export interface SpoolFrame {
 
 export function spoolFrame(grants: readonly GrantRecord[], hashes: Uint32Array): Buffer {
   const hashBytes = grants.length * SPOOL_HASH_WORDS * 4;
-  const frame = jsonLinesBytes(grants, SPOOL_HEADER_BYTES + hashBytes);
+  const frame = grantLinesBytes(grants, SPOOL_HEADER_BYTES + hashBytes);
   frame.writeUInt32LE(grants.length, 0);
   frame.writeUInt32LE(frame.length - SPOOL_HEADER_BYTES - hashBytes, 4);
   frame.set(new Uint8Array(hashes.buffer, hashes.byteOffset, hashBytes), SPOOL_HEADER_BYTES);

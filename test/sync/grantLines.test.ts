@@ -1,0 +1,101 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { grantLinesBytes } from "../../lib/sync/grantLines";
+import { jsonLine } from "../../lib/sync/jsonLines";
+import { type GrantRecord, grant } from "../../lib/sync/records";
+
+/** What `grantLinesBytes` must give: each grant's `jsonLine`, in order, as UTF-8. */
+const oneByOne = (grants: readonly object[]) => Buffer.from(grants.map(jsonLine).join(""));
+
+/** An object whose prototype has a non-enumerable `toJSON`, as a class method would be. */
+const withToJson = (toJSON: () => object) =>
+  Object.create(Object.defineProperty({}, "toJSON", { value: toJSON, enumerable: false }));
+
+/** Ids from pieces that decide between the template and JSON.stringify, among any text. */
+const text = fc.oneof(
+  fc.string({ unit: "binary", maxLength: 12 }),
+  fc
+    .array(
+      fc.constantFrom(
+        "a",
+        "7",
+        ":",
+        '"',
+        "\\",
+        "\n",
+        "\u001f",
+        " ",
+        "\u007f",
+        "\u0080",
+        "é",
+        "😀",
+        "\ud800",
+        "/",
+      ),
+      { maxLength: 6 },
+    )
+    .map((pieces) => pieces.join("")),
+);
+
+/** Grants as `grant()` builds them, and grants shaped otherwise that must not take the template. */
+const anyGrant: fc.Arbitrary<object> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.tuple(text, text, text).map(([e, t, i]) => grant(e, { type: t, id: i })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(text, text, text).map(([e, t, i]) => ({
+      id: `${e}:${t}:${i}`,
+      kind: "grant",
+      entitlement: e,
+      principal: { type: t, id: i },
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(text, text).map(([e, i]) => ({
+      ...grant(e, { type: "user", id: i }),
+      principal: { id: i, type: "user" },
+    })),
+  },
+  { weight: 1, arbitrary: text.map((e) => ({ ...grant(e, { type: "user", id: "1" }), extra: e })) },
+  {
+    weight: 1,
+    arbitrary: text.map((e) => ({ ...grant(e, { type: "user", id: 1 as unknown as string }) })),
+  },
+  {
+    weight: 1,
+    arbitrary: text.map((e) =>
+      Object.assign(
+        withToJson(() => ({ replaced: e })),
+        grant(e, { type: "user", id: "1" }),
+      ),
+    ),
+  },
+);
+
+describe("grantLinesBytes", () => {
+  it("is each grant's jsonLine, whatever the grant holds or how it is shaped", () => {
+    fc.assert(
+      fc.property(fc.array(anyGrant, { maxLength: 8 }), fc.nat(16), (grants, reserve) => {
+        const bytes = grantLinesBytes(grants as GrantRecord[], reserve);
+        expect(bytes.length).toBe(reserve + oneByOne(grants).length);
+        expect(bytes.subarray(reserve).equals(oneByOne(grants))).toBe(true);
+      }),
+      { seed: 25, numRuns: 3_000 },
+    );
+  });
+
+  it("writes a grant of another prototype by its toJSON, as JSON.stringify does", () => {
+    const odd = Object.assign(
+      withToJson(() => ({ kind: "x" })),
+      grant("team:1:member", { type: "user", id: "2" }),
+    );
+    expect(grantLinesBytes([odd]).toString()).toBe('{"kind":"x"}\n');
+  });
+
+  it("gives only the reserved bytes for no grants", () => {
+    expect(grantLinesBytes([], 8)).toHaveLength(8);
+  });
+});
