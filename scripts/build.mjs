@@ -1,7 +1,9 @@
 // Bundles the command line into dist/cli.js. Dependencies stay external: they are installed.
+import { readdir, rm } from "node:fs/promises";
+import { join, relative } from "node:path";
 import { build } from "esbuild";
 
-await build({
+const cli = await build({
   entryPoints: { cli: "lib/cli/index.ts" },
   outdir: "dist",
   bundle: true,
@@ -13,7 +15,16 @@ await build({
   packages: "external",
   sourcemap: true,
   logLevel: "warning",
+  metafile: true,
 });
+
+// Chunks of earlier builds (their names are hashes of their content) would pile up in dist/.
+const written = new Set(Object.keys(cli.metafile.outputs).map((file) => relative("dist", file)));
+for (const entry of await readdir("dist", { withFileTypes: true })) {
+  if (entry.isFile() && /\.js(\.map)?$/.test(entry.name) && !written.has(entry.name)) {
+    await rm(join("dist", entry.name), { force: true });
+  }
+}
 
 // The review page's front end (`explore`): one script and one stylesheet for the browser, with
 // preact and htm inside, beside the command line in dist/explore; the page loads nothing else.

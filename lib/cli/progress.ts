@@ -1,4 +1,3 @@
-import { SingleBar } from "cli-progress";
 import type { SyncProgress } from "../sync";
 import type { CliIo } from "./io";
 
@@ -10,9 +9,13 @@ export interface ProgressReporter {
 /** Plain lines are printed at most this often when stderr is not a terminal. */
 const PLAIN_LINE_INTERVAL_MS = 2_000;
 
-/** Progress on stderr: a live bar on a terminal, a plain line every few seconds otherwise. */
-export function createProgressReporter(io: CliIo, label: string): ProgressReporter {
+/**
+ * Progress on stderr: a live bar on a terminal, a plain line every few seconds otherwise. The bar's
+ * library is loaded only for a terminal.
+ */
+export async function createProgressReporter(io: CliIo, label: string): Promise<ProgressReporter> {
   if (io.stderr.isTTY) {
+    const { SingleBar } = await import("cli-progress");
     const bar = new SingleBar({
       stream: io.stderr as NodeJS.WriteStream,
       format: `${label} [{bar}] {value}/{total} jobs | {records} records | {requests} requests`,

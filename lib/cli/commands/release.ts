@@ -3,12 +3,10 @@ import { blankToUndefined, type Environment } from "../../config/environment";
 import { type ConnectorName, parseConnectorName } from "../../connectors";
 import { ExitCode, UsageError } from "../../errors";
 import { publishHeld } from "../../publish";
-import {
-  askServiceToRelease,
-  defaultStateDir,
-  RELEASE_WAIT_MS,
-  SERVICE_VARIABLES,
-} from "../../service";
+// Not the service's index: that loads the whole service (prom-client among it) at every start.
+import { askServiceToRelease } from "../../service/askServiceToRelease";
+import { defaultStateDir } from "../../service/config";
+import { RELEASE_WAIT_MS, SERVICE_VARIABLES } from "../../service/constants";
 import type { CliIo } from "../io";
 import { defaultSnapshotFile, SnapshotFiles } from "../snapshotPaths";
 

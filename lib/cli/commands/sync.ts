@@ -61,7 +61,7 @@ export async function syncToFile(
   await requireFileOrNothing(heldFile, "--out's held snapshot");
   const logger = createCliLogger(io, options.verbose ?? false);
   const { connector, concurrency } = connectorNamed(options.connector).sync(env, upstreamOptions);
-  const progress = createProgressReporter(io, `${options.connector} sync`);
+  const progress = await createProgressReporter(io, `${options.connector} sync`);
   let synced: LocalSyncResult;
   try {
     synced = await runLocalSync({
