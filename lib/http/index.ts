@@ -10,7 +10,7 @@ export {
   UnexpectedResponseError,
 } from "./errors";
 export { HttpClient } from "./HttpClient";
-export { parseResponse } from "./parseResponse";
+export { parseEach, parseResponse } from "./parseResponse";
 export {
   RateLimiter,
   type RateLimiterSettings,

@@ -24,3 +24,24 @@ export function parseResponse<Schema extends z.ZodType>(
   const problems = describeIssues(result.error.issues, "(body)");
   throw new UnexpectedResponseError(redact(`${what}: unexpected response body (${problems})`));
 }
+
+/**
+ * Each item of a page parsed by `schema`; the first that does not fit fails as `parseResponse`
+ * fails, named by `whatOf(index)` (made only then). A loop rather than `items.map` with a closure
+ * made for each page: V8 optimised each page's closure anew (a 100,000-user sync compiled one 30
+ * times, 0.9 s of CPU in all for such closures).
+ */
+export function parseEach<Schema extends z.ZodType>(
+  schema: Schema,
+  items: readonly unknown[],
+  whatOf: (index: number) => string,
+): z.output<Schema>[] {
+  const parsed: z.output<Schema>[] = new Array(items.length);
+  for (let index = 0; index < items.length; index++) {
+    const result = schema.safeParse(items[index]);
+    parsed[index] = result.success
+      ? result.data
+      : parseResponse(schema, { body: items[index] }, whatOf(index));
+  }
+  return parsed;
+}

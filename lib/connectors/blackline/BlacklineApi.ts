@@ -5,6 +5,7 @@ import {
   type HttpClient,
   type HttpResponse,
   HttpStatusError,
+  parseEach,
   parseResponse,
   printable,
   type RequestContext,
@@ -168,9 +169,7 @@ export class BlacklineApi {
     const where = `${list.name}, page ${query.page}`;
     const body = parseResponse(listResponse, response, `${where} (GET ${list.path})`);
     return {
-      items: body.items.map((raw, index) =>
-        parseResponse(item, { body: raw }, `${where}, item ${index + 1}`),
-      ),
+      items: parseEach(item, body.items, (index) => `${where}, item ${index + 1}`),
       totalItems: body.totalItems,
     };
   }

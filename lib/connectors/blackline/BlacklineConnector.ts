@@ -5,6 +5,7 @@ import {
   describeJob,
   firstPageCursor,
   InvalidJobError,
+  idOf,
   type Job,
   type JobSpec,
   nextPageCursor,
@@ -30,14 +31,7 @@ import {
   USERS_PATH,
   userTeamsPath,
 } from "./constants";
-import {
-  RESOURCE_TYPES,
-  roleRecords,
-  teamMembershipGrant,
-  teamRecords,
-  userResource,
-  userRoleGrants,
-} from "./mappers";
+import { membershipGrants, RESOURCE_TYPES, roleRecords, teamRecords, userRecords } from "./mappers";
 import { idOnly, role, team, user } from "./models";
 
 /** Which side of the team memberships is walked: one request (or more) per object of that side. */
@@ -150,8 +144,7 @@ export class BlacklineConnector extends PagedConnector {
     switch (job.resourceType) {
       case "user": {
         const page = await this.#api.listPage(LISTS.user, user, query, ctx);
-        const records = page.items.flatMap((u) => [userResource(u), ...userRoleGrants(u)]);
-        return this.#listPage(job, LISTS.user, cursor, page, records);
+        return this.#listPage(job, LISTS.user, cursor, page, page.items.flatMap(userRecords));
       }
       case "team": {
         const page = await this.#api.listPage(LISTS.team, team, query, ctx);
@@ -173,7 +166,7 @@ export class BlacklineConnector extends PagedConnector {
     page: ListPage<{ id: string }>,
     records: SnapshotRecord[],
   ): Page {
-    const ids = page.items.map((item) => item.id);
+    const ids = page.items.map(idOf);
     const next = nextPageCursor({
       cursor,
       ids,
@@ -211,11 +204,7 @@ export class BlacklineConnector extends PagedConnector {
     const list = membershipList(side.data, parent.id);
     const page = await this.#api.listIds(list, pageQuery(cursor, this.pageSize.value), ctx);
     const { ids } = page;
-    const records = ids.map((id) =>
-      side.data === "team"
-        ? teamMembershipGrant(parent.id, id)
-        : teamMembershipGrant(id, parent.id),
-    );
+    const records = membershipGrants(side.data, parent.id, ids);
     const next = nextPageCursor({
       cursor,
       ids,

@@ -7,6 +7,7 @@ import {
   grant,
   type ResourceRecord,
   type ResourceTypeRecord,
+  type SnapshotRecord,
   type UserTrait,
 } from "../../sync";
 import type { Role, Team, User } from "./models";
@@ -55,6 +56,15 @@ export function userResource(user: User): ResourceRecord {
 
 const joinedName = (user: User) => [user.firstName, user.lastName].filter(Boolean).join(" ");
 
+// The mappers a page's items go through are functions of this module, not closures made for each
+// page (`items.flatMap((u) => ...)`): V8 optimised each page's closure anew, 0.9 s of CPU in all
+// at 100,000 users.
+
+/** A user's records: the user, then its role assignments. */
+export function userRecords(user: User): SnapshotRecord[] {
+  return [userResource(user), ...userRoleGrants(user)];
+}
+
 /** The user's role assignments: `defaultRoleId` and any `roles`, each once, in that order. */
 export function userRoleGrants(user: User): GrantRecord[] {
   const roleIds: string[] = user.defaultRoleId ? [user.defaultRoleId] : [];
@@ -63,7 +73,9 @@ export function userRoleGrants(user: User): GrantRecord[] {
     if (!roleIds.includes(roleId)) roleIds.push(roleId);
   }
   const principal = { type: "user", id: user.id };
-  return roleIds.map((roleId) => grant(roleAssignedEntitlementId(roleId), principal));
+  const grants: GrantRecord[] = [];
+  for (const roleId of roleIds) grants.push(grant(roleAssignedEntitlementId(roleId), principal));
+  return grants;
 }
 
 export function teamRecords(team: Team): [ResourceRecord, EntitlementRecord] {
@@ -102,4 +114,22 @@ function lastOne(build: (id: string) => string): (id: string) => string {
 
 export function teamMembershipGrant(teamId: string, userId: string): GrantRecord {
   return grant(teamMemberEntitlementId(teamId), { type: "user", id: userId });
+}
+
+/**
+ * The grants of a membership page: `ids` are the users of team `parentId` (side `team`), or the
+ * teams of user `parentId` (side `user`).
+ */
+export function membershipGrants(
+  side: "team" | "user",
+  parentId: string,
+  ids: readonly string[],
+): GrantRecord[] {
+  const grants: GrantRecord[] = new Array(ids.length);
+  for (let at = 0; at < ids.length; at++) {
+    const id = ids[at] as string;
+    grants[at] =
+      side === "team" ? teamMembershipGrant(parentId, id) : teamMembershipGrant(id, parentId);
+  }
+  return grants;
 }

@@ -3,6 +3,7 @@ import {
   type AccessToken,
   type HttpClient,
   HttpStatusError,
+  parseEach,
   parseResponse,
   printable,
   type RequestContext,
@@ -68,11 +69,10 @@ export class ValimailApi {
       ),
     );
     return {
-      users: page.resources.map((resource, index) =>
-        this.#parseUser(
-          resource,
-          `Valimail users, page at startIndex ${startIndex}, item ${index + 1}`,
-        ),
+      users: parseEach(
+        scimUser,
+        page.resources,
+        (index) => `Valimail users, page at startIndex ${startIndex}, item ${index + 1}`,
       ),
       totalResults: page.totalResults,
     };

@@ -2,6 +2,7 @@ import type { RequestContext, UpstreamOptions } from "../../http";
 import { FIRST_INDEX } from "../../scim";
 import {
   firstIndexCursor,
+  idOf,
   indexCursor,
   indexQuery,
   type Job,
@@ -15,7 +16,7 @@ import {
 import { PagedConnector, secondsValid } from "../PagedConnector";
 import type { ValimailConfig } from "./config";
 import { BASE_MEMBER_TYPES, MAX_PAGE_SIZE } from "./constants";
-import { memberTypeRecords, RESOURCE_TYPES, userMemberTypeGrant, userResource } from "./mappers";
+import { memberTypeRecords, RESOURCE_TYPES, userRecords } from "./mappers";
 import { memberTypeOf } from "./models";
 import { ValimailApi } from "./ValimailApi";
 
@@ -53,17 +54,14 @@ export class ValimailConnector extends PagedConnector {
     }
     const next = nextIndexCursor({
       cursor,
-      ids: users.map((u) => u.id),
+      ids: users.map(idOf),
       totalResults,
       pageSize: this.pageSize,
       maxPages: this.maxPages,
       what: "Valimail users",
     });
     return {
-      records: [
-        ...[...memberTypes].flatMap(memberTypeRecords),
-        ...users.flatMap((user) => [userResource(user), ...userMemberTypeGrant(user)]),
-      ],
+      records: [...[...memberTypes].flatMap(memberTypeRecords), ...users.flatMap(userRecords)],
       ...(next ? { next } : {}),
     };
   }
