@@ -6,13 +6,15 @@
 // Deterministic: the same sources give byte-identical zips (sorted entries, fixed times and
 // modes), so an unchanged function is not redeployed for a new zip.
 //
-//   node scripts/package-functions.mjs [--quiet]
+//   node scripts/package-functions.mjs [--quiet] [--analyze]
+//
+// --analyze prints what takes the bytes of each handler.mjs (esbuild's analyzeMetafile).
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { analyzeMetafile, build } from "esbuild";
 import yazl from "yazl";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -62,6 +64,81 @@ const withoutZodLocales = {
   },
 };
 
+/**
+ * Whether `binding`, in a dependency's source, is used only for the members `members` (besides
+ * being declared and assigned): `binding.version`, never `binding` alone or another member.
+ */
+function usesOnlyMembers(source, binding, members) {
+  // Comments that take whole lines go first (only those: `//` may start inside a string).
+  const code = source.replaceAll(/^\s*\/\*[\s\S]*?\*\//gm, "").replaceAll(/^\s*\/\/.*$/gm, "");
+  const rest = code.replaceAll(new RegExp(`\\b${binding}\\.(?:${members.join("|")})\\b`, "g"), "");
+  for (const use of rest.matchAll(new RegExp(`\\b${binding}\\b`, "g"))) {
+    const before = rest.slice(Math.max(0, use.index - 7), use.index);
+    const after = rest.slice(use.index + binding.length);
+    const declared = /^\s*=(?!=)/.test(after) || /\bimport\s+$/.test(before);
+    // A module name in quotes (`require('semver')`) is not a use of the binding.
+    const quoted = /["']$/.test(before) && /^["']/.test(after);
+    if (!declared && !quoted) return false;
+  }
+  return true;
+}
+
+/**
+ * Dependencies that read a field or two of a package.json (the SDK's clients their `version`, for
+ * the user agent; the X-Ray SDK its `name` and `version`) import all of it, dependency lists
+ * included: 2-4 KiB a package. Where the importer provably reads `name` and `version` only, it gets
+ * those two; any other importer gets the whole file.
+ */
+const packageJsonNameAndVersion = {
+  name: "package-json-name-and-version",
+  setup(esbuild) {
+    esbuild.onResolve({ filter: /[\\/]package\.json$/ }, async (args) => {
+      if (!/[\\/]node_modules[\\/]/.test(args.importer)) return undefined;
+      const source = await readFile(args.importer, "utf8");
+      const quoted = args.path.replaceAll(".", "\\.");
+      const binding =
+        source.match(new RegExp(`\\bimport\\s+(\\w+)\\s+from\\s+["']${quoted}["']`)) ??
+        source.match(new RegExp(`\\b(\\w+)\\s*=\\s*require\\(\\s*["']${quoted}["']\\s*\\)`));
+      if (!binding || !usesOnlyMembers(source, binding[1], ["name", "version"])) return undefined;
+      const file = join(args.resolveDir, args.path);
+      // The path relative to the root, not the absolute one: the source map is the same in any checkout.
+      return { path: relative(root, file), namespace: "package-json-name-and-version" };
+    });
+    esbuild.onLoad({ filter: /.*/, namespace: "package-json-name-and-version" }, async (args) => {
+      const { name, version } = JSON.parse(await readFile(join(root, args.path), "utf8"));
+      return { contents: JSON.stringify({ name, version }), loader: "json" };
+    });
+  },
+};
+
+/**
+ * The X-Ray SDK (under Powertools Tracer) requires all of semver (about 20 KiB minified: ranges,
+ * comparators, every function) for one `semver.gte`, in its AWS SDK v2 patcher. Where the importer
+ * provably uses `gte` only, it gets a module holding semver's own `gte` (of the copy it would
+ * resolve); any other importer gets all of semver.
+ */
+const semverGteOnly = {
+  name: "semver-gte-only",
+  setup(esbuild) {
+    esbuild.onResolve({ filter: /^semver$/ }, async (args) => {
+      const source = await readFile(args.importer, "utf8");
+      const binding = source.match(/\b(\w+)\s*=\s*require\(\s*["']semver["']\s*\)/);
+      if (!binding || !usesOnlyMembers(source, binding[1], ["gte"])) return undefined;
+      const gte = await esbuild.resolve("semver/functions/gte.js", {
+        kind: "require-call",
+        resolveDir: args.resolveDir,
+      });
+      if (gte.errors.length > 0) return undefined;
+      return { path: relative(root, gte.path), namespace: "semver-gte-only" };
+    });
+    esbuild.onLoad({ filter: /.*/, namespace: "semver-gte-only" }, (args) => ({
+      contents: `module.exports = { gte: require("./${basename(args.path)}") };`,
+      resolveDir: dirname(join(root, args.path)),
+      loader: "js",
+    }));
+  },
+};
+
 async function bundle(key, entry) {
   const outdir = join(outRoot, key);
   await rm(outdir, { recursive: true, force: true });
@@ -83,7 +160,7 @@ async function bundle(key, entry) {
     legalComments: "linked",
     banner: { js: BANNER },
     metafile: true,
-    plugins: [withoutZodLocales],
+    plugins: [withoutZodLocales, semverGteOnly, packageJsonNameAndVersion],
     logLevel: "warning",
   });
   return { outdir, metafile: result.metafile };
@@ -102,7 +179,7 @@ function zipDir(files, zipPath) {
   });
 }
 
-export async function packageFunctions({ quiet = false } = {}) {
+export async function packageFunctions({ quiet = false, analyze = false } = {}) {
   const started = performance.now();
   await mkdir(outRoot, { recursive: true });
   // esbuild builds in parallel; zipping is cheap.
@@ -126,6 +203,7 @@ export async function packageFunctions({ quiet = false } = {}) {
       .digest("hex");
     const handlerBytes = files.find((f) => f.name === HANDLER_FILE)?.data.length ?? 0;
     report.push({ key, zip: relative(root, zipPath), zipped, handlerBytes, sha256 });
+    if (analyze) console.log(`${key}:${await analyzeMetafile(metafile)}`);
   }
   await writeFile(join(outRoot, "manifest.json"), `${JSON.stringify(report, null, 2)}\n`);
   if (!quiet) {
@@ -141,5 +219,8 @@ export async function packageFunctions({ quiet = false } = {}) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  await packageFunctions({ quiet: process.argv.includes("--quiet") });
+  await packageFunctions({
+    quiet: process.argv.includes("--quiet"),
+    analyze: process.argv.includes("--analyze"),
+  });
 }

@@ -1,5 +1,6 @@
-import { handleAction, loadCloudConfig } from "../../lib/cloud";
+import { handleAction } from "../../lib/cloud/action";
 import { logger, telemetry, withPowertools } from "../../lib/cloud/aws/powertools";
+import { loadCloudConfig } from "../../lib/cloud/config";
 
 /** The platform's "Perform connector action" step: a request of CONTRACTS.md section 4 in, its reply out. */
 export const handler = withPowertools(async (event: unknown, context) => {

@@ -1,7 +1,8 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { SQSEvent, SQSRecord } from "aws-lambda";
-import { finalizeRecord, loadCloudConfig } from "../../lib/cloud";
 import { telemetry, withPowertools } from "../../lib/cloud/aws/powertools";
+import { loadCloudConfig } from "../../lib/cloud/config";
+import { finalizeRecord } from "../../lib/cloud/finalize";
 
 const processor = new BatchProcessor(EventType.SQS);
 

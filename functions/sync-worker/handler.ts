@@ -1,7 +1,8 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { SQSEvent, SQSRecord } from "aws-lambda";
-import { loadCloudConfig, processJobMessage } from "../../lib/cloud";
 import { telemetry, withPowertools } from "../../lib/cloud/aws/powertools";
+import { loadCloudConfig } from "../../lib/cloud/config";
+import { processJobMessage } from "../../lib/cloud/syncWorker";
 
 const processor = new BatchProcessor(EventType.SQS);
 
