@@ -13,27 +13,43 @@ export function jsonLine(value: unknown): string {
 
 /**
  * The JSON Lines of `values` (objects) as UTF-8 bytes after `reserve` bytes left for the caller:
- * exactly the bytes of `jsonLine` for each, from one `JSON.stringify` of them all (twice as fast
- * as one a value). In the array's text `},{` stands between each two values; when it stands
- * nowhere else (no string holds one), each becomes `}\n{`, and the closing `]` the last line's
- * end. Otherwise the values are serialised one by one.
+ * exactly the bytes of `jsonLine` for each, from one `JSON.stringify` of each run of
+ * `STRINGIFY_RUN` values (twice as fast as one a value). In an array's text `},{` stands between
+ * each two values; when it stands nowhere else (no string holds one), each becomes `}\n{`, and the
+ * closing `]` the last line's end. Otherwise the values are serialised one by one.
  */
 export function jsonLinesBytes(values: readonly object[], reserve = 0): Buffer {
   if (values.length === 0) return Buffer.allocUnsafe(reserve);
-  const text = JSON.stringify(values).slice(1);
-  const bytes = Buffer.allocUnsafe(reserve + Buffer.byteLength(text));
-  bytes.write(text, reserve);
+  const texts: string[] = [];
+  let size = reserve;
+  for (let from = 0; from < values.length; from += STRINGIFY_RUN) {
+    const text = JSON.stringify(values.slice(from, from + STRINGIFY_RUN)).slice(1);
+    texts.push(text);
+    size += Buffer.byteLength(text);
+  }
+  const bytes = Buffer.allocUnsafe(size);
+  let end = reserve;
+  for (const text of texts) {
+    end += bytes.write(text, end);
+    bytes[end - 1] = NEWLINE;
+  }
   const lines = bytes.subarray(reserve);
   let between = 0;
   for (let at = lines.indexOf(SEPARATOR); at !== -1; at = lines.indexOf(SEPARATOR, at + 3)) {
     lines[at + 1] = NEWLINE;
     between++;
   }
-  if (between !== values.length - 1) return oneByOne(values, reserve);
-  lines[lines.length - 1] = NEWLINE;
+  if (between !== values.length - texts.length) return oneByOne(values, reserve);
   return bytes;
 }
 
+/**
+ * Values a `JSON.stringify`: a page's text at once (300 KB and more for 1,000 users) is a large
+ * object of V8's heap, mapped afresh and copied whole when `slice` flattens it; runs of 64 keep
+ * each text small. A 100,000-user sync's 100 pages of users: half the CPU, a fifth of the page
+ * faults (microbenchmark: 300 pages, 1.8 against 1.0-1.3 s of CPU, 34,000 against 7,000 faults).
+ */
+const STRINGIFY_RUN = 64;
 const SEPARATOR = Buffer.from("},{");
 const NEWLINE = 0x0a;
 

@@ -48,6 +48,33 @@ describe("jsonLinesBytes", () => {
     );
   });
 
+  it("is each value's jsonLine across runs of values stringified together (65 to 200 values)", () => {
+    // Mostly values whose text holds no `},{` but its separators (the runs are joined), now and
+    // then one that does (the values are then serialised one by one).
+    const piece = fc.constantFrom("]", "[", "}", '"', "\\", "é", "😀", "a", "\n");
+    const id = fc.oneof(
+      { weight: 200, arbitrary: fc.array(piece, { maxLength: 3 }).map((p) => p.join("")) },
+      { weight: 1, arbitrary: fc.constant("},{") },
+    );
+    const record = fc.record({
+      kind: fc.constant("resource"),
+      id,
+      tags: fc.array(fc.record({ name: fc.string({ maxLength: 3 }) }), { maxLength: 1 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(record, { minLength: 65, maxLength: 200 }),
+        fc.nat(16),
+        (values, reserve) => {
+          const bytes = jsonLinesBytes(values, reserve);
+          expect(bytes.subarray(reserve).equals(oneByOne(values))).toBe(true);
+          expect(bytes.length).toBe(reserve + oneByOne(values).length);
+        },
+      ),
+      { seed: 64, numRuns: 300 },
+    );
+  });
+
   it("gives only the reserved bytes for no values", () => {
     expect(jsonLinesBytes([], 8)).toHaveLength(8);
   });
