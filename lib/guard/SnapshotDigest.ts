@@ -56,9 +56,15 @@ export function hashOfWords(words: Uint32Array, at: number): bigint {
 
 const scratch = new Uint32Array(ID_HASH_WORDS);
 
-/** A growing list of hashes in a typed array (doubling), sorted and deduplicated by `finish`. */
+/**
+ * A growing list of hashes in a typed array (doubling), sorted and deduplicated by `finish`. A
+ * hash is added from its two words (`pushWords`) without becoming a bigint: a heap object each,
+ * three for `hashOfWords`, and at 400,000 grants those and `finish`'s reads were 70 MB of garbage.
+ */
 export class HashList {
   #values = new BigUint64Array(1024);
+  /** `#values`' memory as 32-bit words: a hash's low word, then its high one, on this machine. */
+  #words = wordsOf(this.#values);
   #length = 0;
 
   /**
@@ -67,18 +73,20 @@ export class HashList {
    */
   reserve(more: number): void {
     if (this.#length + more <= this.#values.length) return;
-    const grown = new BigUint64Array(this.#length + more);
-    grown.set(this.#values.subarray(0, this.#length));
-    this.#values = grown;
+    this.#grow(this.#length + more);
   }
 
   push(hash: bigint): void {
-    if (this.#length === this.#values.length) {
-      const grown = new BigUint64Array(Math.max(1024, this.#values.length * 2));
-      grown.set(this.#values);
-      this.#values = grown;
-    }
+    if (this.#length === this.#values.length) this.#grow(Math.max(1024, this.#values.length * 2));
     this.#values[this.#length++] = hash;
+  }
+
+  /** Adds the hash whose words (low, then high, as `idHashWords` writes them) are at `at`. */
+  pushWords(words: Uint32Array, at: number): void {
+    if (this.#length === this.#values.length) this.#grow(Math.max(1024, this.#values.length * 2));
+    const to = 2 * this.#length++;
+    this.#words[to + LOW] = words[at] as number;
+    this.#words[to + HIGH] = words[at + 1] as number;
   }
 
   /**
@@ -87,16 +95,43 @@ export class HashList {
    */
   finish(): BigUint64Array {
     const sorted = this.#values.subarray(0, this.#length).sort();
+    // Repeats compared and moved as words: reading a BigUint64Array makes a bigint a read.
+    const words = wordsOf(sorted);
     let unique = 0;
     for (let i = 0; i < sorted.length; i++) {
-      if (i === 0 || sorted[i] !== sorted[unique - 1]) sorted[unique++] = sorted[i] as bigint;
+      const first = words[2 * i] as number;
+      const second = words[2 * i + 1] as number;
+      if (unique > 0 && words[2 * unique - 2] === first && words[2 * unique - 1] === second) {
+        continue;
+      }
+      words[2 * unique] = first;
+      words[2 * unique + 1] = second;
+      unique++;
     }
     const done = unique === this.#values.length ? this.#values : sorted.slice(0, unique);
     this.#values = new BigUint64Array(0);
+    this.#words = wordsOf(this.#values);
     this.#length = 0;
     return done;
   }
+
+  #grow(size: number): void {
+    const grown = new BigUint64Array(size);
+    grown.set(this.#values.subarray(0, this.#length));
+    this.#values = grown;
+    this.#words = wordsOf(grown);
+  }
 }
+
+/** The 32-bit words of a 64-bit array's memory. */
+function wordsOf(values: BigUint64Array): Uint32Array {
+  return new Uint32Array(values.buffer, values.byteOffset, values.length * 2);
+}
+
+/** Where a 64-bit value's low and high words lie in memory on this machine. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+const LOW = LITTLE_ENDIAN ? 0 : 1;
+const HIGH = 1 - LOW;
 
 /** How many hashes two sorted, deduplicated arrays share (one merge pass, no extra memory). */
 export function sharedCount(a: BigUint64Array, b: BigUint64Array): number {

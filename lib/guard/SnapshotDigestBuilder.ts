@@ -1,7 +1,6 @@
 import { isUser, userKey } from "../snapshot/records";
 import {
   HashList,
-  hashOfWords,
   ID_HASH_WORDS,
   idHash,
   idHashWords,
@@ -50,7 +49,7 @@ export class SnapshotDigestBuilder {
 
   /** Adds a grant by the hash `grantHash` wrote at `at` of `words`. */
   addGrantHash(words: Uint32Array, at: number): void {
-    this.#grants.push(hashOfWords(words, at));
+    this.#grants.pushWords(words, at);
   }
 
   /**

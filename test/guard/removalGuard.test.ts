@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../lib/errors";
 import {
@@ -119,6 +120,30 @@ describe("digests", () => {
     const other = new HashList();
     for (let i = 1_500; i < 2_500; i++) other.push(BigInt(i));
     expect(sharedCount(values, other.finish())).toBe(500);
+  });
+
+  it("HashList takes a hash as a bigint or as its two words alike, and finish sorts and drops repeats", () => {
+    // Words chosen from few values, so repeats and hashes sharing one word are common.
+    const word = fc.constantFrom(0, 1, 2 ** 31, 2 ** 32 - 1, 7);
+    fc.assert(
+      fc.property(fc.array(fc.tuple(word, word, fc.boolean()), { maxLength: 3_000 }), (hashes) => {
+        const list = new HashList();
+        const words = new Uint32Array(2);
+        for (const [low, high, asWords] of hashes) {
+          if (asWords) {
+            words[0] = low;
+            words[1] = high;
+            list.pushWords(words, 0);
+          } else list.push((BigInt(high) << 32n) | BigInt(low));
+        }
+        const expected = [
+          ...new Set(hashes.map(([low, high]) => (BigInt(high) << 32n) | BigInt(low))),
+        ];
+        expected.sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+        expect([...list.finish()]).toEqual(expected);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it("idHash spreads a tenant's worth of similar ids without a collision", () => {
