@@ -1,11 +1,5 @@
 import { isUser, userKey } from "../snapshot/records";
-import {
-  HashList,
-  ID_HASH_WORDS,
-  idHash,
-  idHashWords,
-  type SnapshotDigest,
-} from "./SnapshotDigest";
+import { HashList, ID_HASH_WORDS, idHashWords, type SnapshotDigest } from "./SnapshotDigest";
 
 /**
  * The fields of a snapshot record the digest reads: the writer's records (lib/sync/records) and
@@ -35,7 +29,10 @@ export class SnapshotDigestBuilder {
   /** Adds a record of the snapshot: a user or a grant counts, any other record is passed over. */
   add(record: DigestedRecord): void {
     if (record.kind === "resource") {
-      if (isUser(record)) this.#users.push(idHash(userKey(record.type, record.id)));
+      if (isUser(record)) {
+        idHashWords(userKey(record.type, record.id), this.#scratch, 0);
+        this.#users.pushWords(this.#scratch, 0);
+      }
     } else if (record.kind === "grant") {
       this.grantHash(record, this.#scratch, 0);
       this.addGrantHash(this.#scratch, 0);
