@@ -129,16 +129,18 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<LocalSync
     await snapshot.write(connector.resourceTypes());
     await new Promise<void>((resolve) => {
       settle = resolve;
+      const start = (job: Job) => {
+        active++;
+        runOne(job).finally(() => {
+          active--;
+          jobsDone++;
+          report();
+          pump();
+        });
+      };
       const pump = () => {
         while (!failure && active < options.concurrency && queue.length > 0) {
-          const job = queue.shift() as Job;
-          active++;
-          runOne(job).finally(() => {
-            active--;
-            jobsDone++;
-            report();
-            pump();
-          });
+          start(queue.shift() as Job);
         }
         if (active === 0 && (failure || queue.length === 0)) resolve();
       };
@@ -146,13 +148,16 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<LocalSync
         try {
           // A top-level list's pages are the longest chain of requests: they start first.
           const result = await runJob(connector, job, job.parent ? ctx : listCtx);
+          for (const next of result.followUps) {
+            if (next.resourceType !== job.resourceType || next.op !== job.op) queue.push(next);
+            // A list's next page is the critical path (its pages are read one after another): it
+            // starts at once, in the slot of this page, whose request is done, rather than wait
+            // for a free slot and for this page's records to be written. Requests in flight stay
+            // within the concurrency; jobs in hand exceed it by at most one a list.
+            else if (!failure) start(next);
+          }
           await snapshot.write(result.records);
           records += result.records.length;
-          // A list's next page first: its pages are read one after another (the critical path).
-          for (const next of result.followUps) {
-            if (next.resourceType === job.resourceType && next.op === job.op) queue.unshift(next);
-            else queue.push(next);
-          }
         } catch (error) {
           failure ??= { error };
         }

@@ -1,0 +1,70 @@
+/** runLocalSync's concurrency: how many jobs ask the upstream at once, and the order of a list's pages. */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type Job, type Page, runLocalSync, type SyncConnector } from "../../lib/sync";
+import { makeTempDir } from "../helpers/tempDir";
+
+/** Resolves after `turns` turns of the event loop (setImmediate), so jobs end in a mixed order. */
+const turns = async (count: number) => {
+  for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+/**
+ * A list of `pages` pages read one after another, each page with `children` member jobs that take
+ * a few turns each; counts the jobs inside `runJob` at once (a job's request phase).
+ */
+function countingConnector(pages: number, children: number) {
+  const seen = { inside: 0, most: 0, listPages: [] as number[] };
+  const connector: SyncConnector = {
+    name: "blackline",
+    resourceTypes: () => [],
+    rootJobs: () => [{ resourceType: "user", op: "list", cursor: 1 }],
+    async runJob(job: Job): Promise<Page> {
+      seen.inside++;
+      seen.most = Math.max(seen.most, seen.inside);
+      try {
+        const at = job.cursor as number;
+        if (job.op === "list") {
+          seen.listPages.push(at);
+          await turns(1);
+          return {
+            records: [{ kind: "resource", type: "user", id: `u${at}`, displayName: `User ${at}` }],
+            ...(at < pages ? { next: at + 1 } : {}),
+            children: Array.from({ length: children }, (_, i) => ({
+              resourceType: "user",
+              op: "members",
+              cursor: at * 1000 + i,
+              parent: { type: "user", id: `u${at}` },
+            })),
+          };
+        }
+        await turns(1 + ((job.cursor as number) % 5));
+        return { records: [] };
+      } finally {
+        seen.inside--;
+      }
+    },
+    validate: async () => ({ checks: [] }),
+  };
+  return { connector, seen };
+}
+
+describe("runLocalSync's concurrency", () => {
+  it.each([1, 3, 16])(
+    "keeps at most %i jobs asking at once, and reads a list's pages in order",
+    async (concurrency) => {
+      const outFile = join(await makeTempDir(), "s.jsonl");
+      const { connector, seen } = countingConnector(30, 20);
+
+      const { summary } = await runLocalSync({ connector, outFile, concurrency });
+
+      expect(seen.most).toBeLessThanOrEqual(concurrency);
+      if (concurrency > 1) expect(seen.most).toBeGreaterThan(1);
+      expect(seen.listPages).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+      expect(summary.jobs).toBe(30 + 30 * 20);
+      expect(summary.counts.resource).toBe(30);
+      expect((await readFile(outFile, "utf8")).split("\n").filter(Boolean)).toHaveLength(32);
+    },
+  );
+});
