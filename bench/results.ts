@@ -158,6 +158,9 @@ export function failedResult(scenario: Scenario, error: unknown): ScenarioResult
   };
 }
 
+/** CPU of blackline-100k-unlimited when issue 16 was filed (8ea7a16); the issue asks for half. */
+const ISSUE_16_BASELINE_CPU_SECONDS = 12.9;
+
 /** Issue 16's targets for a kind of the limiter matrix. */
 export const MATRIX_TARGETS = { wallPerFloor: 1.1, requestsPerMinimum: 1.03 } as const;
 
@@ -207,6 +210,14 @@ export function checkTargets(results: ScenarioResult[], artifacts?: Artifacts): 
     target: "blackline-100k-unlimited: >= 10 x faster than concurrency 1",
     met: unlimited?.ok && (unlimited.speedup ?? 0) >= 10,
     measured: unlimited ? `${unlimited.speedup} x` : "not run",
+  });
+  checks.push({
+    target: `blackline-100k-unlimited: CPU half of issue 16's ${ISSUE_16_BASELINE_CPU_SECONDS} s (<= ${ISSUE_16_BASELINE_CPU_SECONDS / 2} s)`,
+    met:
+      unlimited?.cpuSeconds === undefined
+        ? undefined
+        : unlimited.cpuSeconds <= ISSUE_16_BASELINE_CPU_SECONDS / 2,
+    measured: unlimited?.cpuSeconds === undefined ? "not run" : `${unlimited.cpuSeconds} s`,
   });
   const small = of("blackline-10k");
   const large = of("blackline-100k");
