@@ -1,5 +1,5 @@
 // Bundles the command line into dist/cli.js. Dependencies stay external: they are installed.
-import { readdir, rm } from "node:fs/promises";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { build } from "esbuild";
 
@@ -18,13 +18,19 @@ const cli = await build({
   metafile: true,
 });
 
-// Chunks of earlier builds (their names are hashes of their content) would pile up in dist/.
-const written = new Set(Object.keys(cli.metafile.outputs).map((file) => relative("dist", file)));
+// Chunks of earlier builds (their names are hashes of their content) would pile up in dist/. The
+// previous build's stay one build more: a command started before this build loads its chunks on
+// use (export, service, cloud) and must still find them.
+const LIST = join("dist", ".build-outputs.json");
+const written = Object.keys(cli.metafile.outputs).map((file) => relative("dist", file));
+const previous = JSON.parse(await readFile(LIST, "utf8").catch(() => "[]"));
+const keep = new Set([...written, ...previous]);
 for (const entry of await readdir("dist", { withFileTypes: true })) {
-  if (entry.isFile() && /\.js(\.map)?$/.test(entry.name) && !written.has(entry.name)) {
+  if (entry.isFile() && /\.js(\.map)?$/.test(entry.name) && !keep.has(entry.name)) {
     await rm(join("dist", entry.name), { force: true });
   }
 }
+await writeFile(LIST, JSON.stringify(written));
 
 // The review page's front end (`explore`): one script and one stylesheet for the browser, with
 // preact and htm inside, beside the command line in dist/explore; the page loads nothing else.

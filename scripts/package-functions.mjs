@@ -84,6 +84,15 @@ function usesOnlyMembers(source, binding, members) {
 }
 
 /**
+ * Whether `specifier` is imported exactly once in `source`: a second import of it (another
+ * binding, or `require("semver").satisfies(...)` inline) would get the cut module unchecked.
+ */
+function importedOnce(source, specifier) {
+  const quoted = specifier.replaceAll(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+  return (source.match(new RegExp(`["']${quoted}["']`, "g")) ?? []).length === 1;
+}
+
+/**
  * Dependencies that read a field or two of a package.json (the SDK's clients their `version`, for
  * the user agent; the X-Ray SDK its `name` and `version`) import all of it, dependency lists
  * included: 2-4 KiB a package. Where the importer provably reads `name` and `version` only, it gets
@@ -99,7 +108,8 @@ const packageJsonNameAndVersion = {
       const binding =
         source.match(new RegExp(`\\bimport\\s+(\\w+)\\s+from\\s+["']${quoted}["']`)) ??
         source.match(new RegExp(`\\b(\\w+)\\s*=\\s*require\\(\\s*["']${quoted}["']\\s*\\)`));
-      if (!binding || !usesOnlyMembers(source, binding[1], ["name", "version"])) return undefined;
+      if (!binding || !importedOnce(source, args.path)) return undefined;
+      if (!usesOnlyMembers(source, binding[1], ["name", "version"])) return undefined;
       const file = join(args.resolveDir, args.path);
       // The path relative to the root, not the absolute one: the source map is the same in any checkout.
       return { path: relative(root, file), namespace: "package-json-name-and-version" };
@@ -123,7 +133,8 @@ const semverGteOnly = {
     esbuild.onResolve({ filter: /^semver$/ }, async (args) => {
       const source = await readFile(args.importer, "utf8");
       const binding = source.match(/\b(\w+)\s*=\s*require\(\s*["']semver["']\s*\)/);
-      if (!binding || !usesOnlyMembers(source, binding[1], ["gte"])) return undefined;
+      if (!binding || !importedOnce(source, "semver")) return undefined;
+      if (!usesOnlyMembers(source, binding[1], ["gte"])) return undefined;
       const gte = await esbuild.resolve("semver/functions/gte.js", {
         kind: "require-call",
         resolveDir: args.resolveDir,

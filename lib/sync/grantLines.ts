@@ -4,10 +4,10 @@ import type { GrantRecord } from "./records";
 /**
  * The JSON Lines of grants as UTF-8 bytes after `reserve` bytes left for the caller: exactly the
  * bytes of `jsonLine` for each. A grant as `grant()` builds it (a plain object with these four
- * keys in this order, a plain principal with `type` and `id`, every value a string of printable
- * ASCII without `"` or `\`) is written from a template, which JSON.stringify would write byte for
- * byte: twice as fast as JSON.stringify of the page, which was the writer's largest cost (413,000
- * grants at 100,000 users). Any other grant is serialised by JSON.stringify.
+ * keys in this order, a plain principal with `type` and `id`, every value a string of ASCII from
+ * space to DEL without `"` or `\`) is written from a template, which JSON.stringify would write
+ * byte for byte: twice as fast as JSON.stringify of the page, which was the writer's largest cost
+ * (413,000 grants at 100,000 users). Any other grant is serialised by JSON.stringify.
  */
 export function grantLinesBytes(grants: readonly GrantRecord[], reserve = 0): Buffer {
   const lines: string[] = new Array(grants.length);
@@ -30,7 +30,10 @@ export function grantLinesBytes(grants: readonly GrantRecord[], reserve = 0): Bu
   return bytes;
 }
 
-/** Printable ASCII without `"` and `\`: JSON.stringify writes such a string as is, in quotes. */
+/**
+ * ASCII from space to DEL (0x7f) without `"` and `\`: JSON.stringify writes such a string as is, in
+ * quotes (it escapes only `"`, `\`, the controls below space and lone surrogates).
+ */
 const VERBATIM = /^[\x20\x21\x23-\x5b\x5d-\x7f]*$/;
 
 const GRANT_KEYS = ["kind", "id", "entitlement", "principal"];

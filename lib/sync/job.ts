@@ -52,9 +52,15 @@ export function makeJob(run: RunIdentity, spec: JobSpec): Job {
 }
 
 /** The jobs that follow `job` once it yielded `page`. */
-export function followUpJobs(job: Job, page: Page): Job[] {
+/** The job of the next page of a job's list, when the page gave one. */
+export function nextPageJob(job: Job, page: Page): Job | undefined {
+  return page.next === undefined ? undefined : { ...job, cursor: page.next };
+}
+
+/** The jobs after a page: the children it asked for, then `next`, the next page's job. */
+export function followUpJobs(job: Job, page: Page, next = nextPageJob(job, page)): Job[] {
   const jobs = (page.children ?? []).map((spec) => makeJob(job, spec));
-  if (page.next !== undefined) jobs.push({ ...job, cursor: page.next });
+  if (next) jobs.push(next);
   return jobs;
 }
 

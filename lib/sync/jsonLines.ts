@@ -12,35 +12,32 @@ export function jsonLine(value: unknown): string {
 }
 
 /**
- * The JSON Lines of `values` (objects) as UTF-8 bytes after `reserve` bytes left for the caller:
- * exactly the bytes of `jsonLine` for each, from one `JSON.stringify` of each run of
+ * The JSON Lines of `values` (objects) as UTF-8 bytes: exactly the bytes of `jsonLine` for each, from one `JSON.stringify` of each run of
  * `STRINGIFY_RUN` values (twice as fast as one a value). In an array's text `},{` stands between
  * each two values; when it stands nowhere else (no string holds one), each becomes `}\n{`, and the
  * closing `]` the last line's end. Otherwise the values are serialised one by one.
  */
-export function jsonLinesBytes(values: readonly object[], reserve = 0): Buffer {
-  if (values.length === 0) return Buffer.allocUnsafe(reserve);
+export function jsonLinesBytes(values: readonly object[]): Buffer {
+  if (values.length === 0) return Buffer.alloc(0);
   const texts: string[] = [];
-  let size = reserve;
+  let size = 0;
   for (let from = 0; from < values.length; from += STRINGIFY_RUN) {
     const text = JSON.stringify(values.slice(from, from + STRINGIFY_RUN)).slice(1);
     texts.push(text);
     size += Buffer.byteLength(text);
   }
   const bytes = Buffer.allocUnsafe(size);
-  let end = reserve;
+  let end = 0;
   for (const text of texts) {
     end += bytes.write(text, end);
     bytes[end - 1] = NEWLINE;
   }
-  const lines = bytes.subarray(reserve);
   let between = 0;
-  for (let at = lines.indexOf(SEPARATOR); at !== -1; at = lines.indexOf(SEPARATOR, at + 3)) {
-    lines[at + 1] = NEWLINE;
+  for (let at = bytes.indexOf(SEPARATOR); at !== -1; at = bytes.indexOf(SEPARATOR, at + 3)) {
+    bytes[at + 1] = NEWLINE;
     between++;
   }
-  if (between !== values.length - texts.length) return oneByOne(values, reserve);
-  return bytes;
+  return between === values.length - texts.length ? bytes : oneByOne(values);
 }
 
 /**
@@ -53,11 +50,8 @@ const STRINGIFY_RUN = 64;
 const SEPARATOR = Buffer.from("},{");
 const NEWLINE = 0x0a;
 
-function oneByOne(values: readonly object[], reserve: number): Buffer {
-  const text = values.map(jsonLine).join("");
-  const bytes = Buffer.allocUnsafe(reserve + Buffer.byteLength(text));
-  bytes.write(text, reserve);
-  return bytes;
+function oneByOne(values: readonly object[]): Buffer {
+  return Buffer.from(values.map(jsonLine).join(""));
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { ConnectorError, describeIssues } from "../errors";
 import type { RequestContext } from "../http";
-import { describeJob, followUpJobs, type Job, jobSchema } from "./job";
+import { describeJob, followUpJobs, type Job, jobSchema, nextPageJob } from "./job";
 import type { SnapshotRecord } from "./records";
 import type { SyncConnector } from "./types";
 
@@ -42,8 +42,10 @@ export function unknownJob(connector: string, job: Job): InvalidJobError {
 
 export interface JobResult {
   records: SnapshotRecord[];
-  /** The jobs that follow: the next page, and the children the page asked for. */
+  /** The jobs that follow: the children the page asked for, and the next page (`next`). */
   followUps: Job[];
+  /** The next page's job, among `followUps`, when the page has a next one. */
+  next?: Job;
 }
 
 /** Runs one job of a sync: the one place the CLI, the service and the sync worker run jobs. */
@@ -58,5 +60,10 @@ export async function runJob(
     );
   }
   const page = await connector.runJob(job, ctx);
-  return { records: page.records, followUps: followUpJobs(job, page) };
+  const next = nextPageJob(job, page);
+  return {
+    records: page.records,
+    followUps: followUpJobs(job, page, next),
+    ...(next ? { next } : {}),
+  };
 }

@@ -129,9 +129,9 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<LocalSync
     await snapshot.write(connector.resourceTypes());
     await new Promise<void>((resolve) => {
       settle = resolve;
-      const start = (job: Job) => {
+      const start = (job: Job, before?: Promise<void>) => {
         active++;
-        runOne(job).finally(() => {
+        runOne(job, before).finally(() => {
           active--;
           jobsDone++;
           report();
@@ -144,19 +144,31 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<LocalSync
         }
         if (active === 0 && (failure || queue.length === 0)) resolve();
       };
-      const runOne = async (job: Job) => {
+      /** Runs a job; `before`, for a list's page, is the write of the page before it. */
+      const runOne = async (job: Job, before?: Promise<void>) => {
         try {
           // A top-level list's pages are the longest chain of requests: they start first.
           const result = await runJob(connector, job, job.parent ? ctx : listCtx);
-          for (const next of result.followUps) {
-            if (next.resourceType !== job.resourceType || next.op !== job.op) queue.push(next);
-            // A list's next page is the critical path (its pages are read one after another): it
-            // starts at once, in the slot of this page, whose request is done, rather than wait
-            // for a free slot and for this page's records to be written. Requests in flight stay
-            // within the concurrency; jobs in hand exceed it by at most one a list.
-            else if (!failure) start(next);
+          const written = snapshot.write(result.records);
+          // Handled below, after the next page may have waited: a failure is never unhandled.
+          written.catch(() => {});
+          for (const child of result.followUps) {
+            if (child === result.next) continue;
+            if (child.resourceType === job.resourceType && child.op === job.op)
+              queue.unshift(child);
+            else queue.push(child);
           }
-          await snapshot.write(result.records);
+          if (result.next) {
+            // A list's next page is the critical path (its pages are read one after another):
+            // it starts at once, in the slot of this page, whose request is done, rather than
+            // wait for a free slot and for this page's records to be written. Requests in flight
+            // stay within the concurrency. It waits for the page before this one to be written,
+            // so that a list whose pages come faster than they are written has at most two in
+            // hand: one being asked for, one waiting for its write.
+            await before?.catch(() => {});
+            if (!failure) start(result.next, written);
+          }
+          await written;
           records += result.records.length;
         } catch (error) {
           failure ??= { error };

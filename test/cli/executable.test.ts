@@ -15,7 +15,9 @@ describe("bin/access-connectors.js run through its shebang", () => {
 });
 
 // What a command loads before it runs is paid by every run: the packages of other commands wait
-// until they are used. Node's module hooks (module.register) list what is loaded.
+// until they are used. Node's module hooks (module.register) list what is loaded: every import of
+// the command line, not the require() calls inside CommonJS packages on Node 20, so a package is
+// caught when the command line imports it, which is how each of these is reached.
 describe("what the command line loads to start", () => {
   const ONLY_ON_USE = [
     "prom-client", // the service's metrics

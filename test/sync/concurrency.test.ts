@@ -67,4 +67,81 @@ describe("runLocalSync's concurrency", () => {
       expect((await readFile(outFile, "utf8")).split("\n").filter(Boolean)).toHaveLength(32);
     },
   );
+
+  it("holds at most two pages of a list when its pages come faster than they are written", async () => {
+    const outFile = join(await makeTempDir(), "s.jsonl");
+    const RECORDS = 10_000;
+    let returned = 0;
+    let written = 0;
+    let most = 0;
+    const connector: SyncConnector = {
+      name: "blackline",
+      resourceTypes: () => [],
+      rootJobs: () => [{ resourceType: "user", op: "list", cursor: 1 }],
+      async runJob(job: Job): Promise<Page> {
+        const at = job.cursor as number;
+        // Pages whose records are not yet written (progress counts a page's records once written).
+        most = Math.max(most, returned - written);
+        await turns(1);
+        returned++;
+        return {
+          records: Array.from({ length: RECORDS }, (_, i) => ({
+            kind: "resource" as const,
+            type: "user",
+            id: `u${at}-${i}`,
+            displayName: `User ${at} ${i} ${"x".repeat(60)}`,
+          })),
+          ...(at < 40 ? { next: at + 1 } : {}),
+        };
+      },
+      validate: async () => ({ checks: [] }),
+    };
+
+    const { summary } = await runLocalSync({
+      connector,
+      outFile,
+      concurrency: 4,
+      onProgress: (p) => {
+        written = p.records / RECORDS;
+      },
+    });
+
+    expect(summary.counts.resource).toBe(40 * RECORDS);
+    // One page asked for and one waiting for its write (progress counts a page once written).
+    expect(most).toBeLessThanOrEqual(2);
+  });
+
+  it("starts only a list's next page out of turn, not children that happen to be lists too", async () => {
+    const outFile = join(await makeTempDir(), "s.jsonl");
+    const seen = { inside: 0, most: 0 };
+    const connector: SyncConnector = {
+      name: "blackline",
+      resourceTypes: () => [],
+      rootJobs: () => [{ resourceType: "user", op: "list", cursor: 1 }],
+      async runJob(job: Job): Promise<Page> {
+        seen.inside++;
+        seen.most = Math.max(seen.most, seen.inside);
+        await turns(2);
+        seen.inside--;
+        const at = job.cursor as number;
+        if (at >= 1_000) return { records: [] };
+        // Each page of the list asks for ten sub-lists (nested groups, say): user/list jobs too.
+        return {
+          records: [],
+          ...(at < 5 ? { next: at + 1 } : {}),
+          children: Array.from({ length: 10 }, (_, i) => ({
+            resourceType: "user",
+            op: "list",
+            cursor: at * 1_000 + i,
+          })),
+        };
+      },
+      validate: async () => ({ checks: [] }),
+    };
+
+    const { summary } = await runLocalSync({ connector, outFile, concurrency: 2 });
+
+    expect(summary.jobs).toBe(5 + 5 * 10);
+    expect(seen.most).toBeLessThanOrEqual(2);
+  });
 });

@@ -62,15 +62,12 @@ export function userResource(user: ScimUser): ResourceRecord {
   };
 }
 
-/** A user holds exactly one member type: one grant, when the type is given. */
-/**
- * A user's records: the user, then its member type grant. A function of this module, not a
- * closure made for each page (V8 optimised each page's closure anew).
- */
+/** A user's records: the user, then its member type grant (see `parseEach` on page closures). */
 export function userRecords(user: ScimUser): SnapshotRecord[] {
   return [userResource(user), ...userMemberTypeGrant(user)];
 }
 
+/** A user holds exactly one member type: one grant, when the type is given. */
 export function userMemberTypeGrant(user: ScimUser): GrantRecord[] {
   const memberType = memberTypeOf(user);
   return memberType
