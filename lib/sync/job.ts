@@ -51,7 +51,6 @@ export function makeJob(run: RunIdentity, spec: JobSpec): Job {
   };
 }
 
-/** The jobs that follow `job` once it yielded `page`. */
 /** The job of the next page of a job's list, when the page gave one. */
 export function nextPageJob(job: Job, page: Page): Job | undefined {
   return page.next === undefined ? undefined : { ...job, cursor: page.next };
