@@ -38,6 +38,7 @@ export async function writeRunSnapshot(
     assembler = await SnapshotAssembler.open({
       out: file.stream,
       outFile: file.file,
+      outReleasesChunks: true,
       spoolDir: dirname(path),
       spoolElsewhere: FINALIZE_ELSEWHERE,
       syncId: run.syncId,

@@ -14,6 +14,7 @@ import {
   SPOOL_DIGEST_AT,
   SPOOL_HASH_WORDS,
   type SpoolFrame,
+  SpoolWriter,
   spoolFrame,
 } from "./grantSpool";
 import { HashedIdSet, hashId, WORDS } from "./HashedIdSet";
@@ -38,6 +39,12 @@ export interface AssemblerOptions {
   out: Writable;
   /** The file `out` writes to, if it is one: a write error then names it (`WriteFailedError`). */
   outFile?: SyncFile;
+  /**
+   * `out` is done with a chunk once its write's callback has run (a file, gzip into a file:
+   * `SnapshotFile.stream`), so the buffers grants are copied in are reused. Any other stream (one
+   * that hands chunks on, as a PassThrough does) gets a fresh buffer for each.
+   */
+  outReleasesChunks?: boolean;
   /** A directory for the grant spool, a temporary file removed by `complete` and `abort`. */
   spoolDir: string;
   /** How to put the spool on another filesystem, for a write error's message. */
@@ -68,6 +75,8 @@ export class SnapshotAssembler {
   readonly #out: Writable;
   readonly #spoolPath: string;
   readonly #spool: WriteStream;
+  readonly #spoolWriter: SpoolWriter;
+  readonly #reuseChunks: boolean;
   readonly #syncId: string;
   readonly #connector: string;
   readonly #digest = new SnapshotDigestBuilder();
@@ -98,10 +107,12 @@ export class SnapshotAssembler {
 
   private constructor(options: AssemblerOptions) {
     this.#out = options.out;
+    this.#reuseChunks = options.outReleasesChunks ?? false;
     this.#syncId = options.syncId;
     this.#connector = options.connector;
     this.#spoolPath = join(options.spoolDir, `.grants.${options.syncId}.${process.pid}.spool`);
     this.#spool = createWriteStream(this.#spoolPath, { flags: "wx" });
+    this.#spoolWriter = new SpoolWriter(this.#spool);
     const spoolFile: SyncFile = {
       what: "the grant spool",
       path: this.#spoolPath,
@@ -166,10 +177,11 @@ export class SnapshotAssembler {
 
   async #complete(): Promise<AssembledSnapshot> {
     this.#throwIfFailed();
+    await this.#spoolWriter.flush();
     await endStream(this.#spool);
     let dangling = 0;
     this.#digest.expectGrants(this.#grants.size);
-    const copy = new ChunkCopier(this.#out, COPY_CHUNK_BYTES);
+    const copy = new ChunkCopier(this.#out, COPY_CHUNK_BYTES, this.#reuseChunks);
     for await (const frame of readSpoolFrames(this.#spoolPath)) {
       const kept = await this.#copyKeptGrants(frame, copy);
       this.#counts.grant += kept;
@@ -248,7 +260,7 @@ export class SnapshotAssembler {
       out.push(record);
     }
     if (grants.length > 0) {
-      await writeChunk(this.#spool, spoolFrame(grants, this.#pageHashes));
+      await this.#spoolWriter.write(spoolFrame(grants, this.#pageHashes));
     }
     if (out.length > 0) await writeChunk(this.#out, jsonLinesBytes(out));
   }

@@ -16,7 +16,10 @@ import { registerTempFile, unregisterTempFile } from "./tempFiles";
 export class SnapshotFile {
   readonly path: string;
   readonly tempPath: string;
-  /** Where the snapshot's lines go; the assembler ends it. Fails as the file does. */
+  /**
+   * Where the snapshot's lines go; the assembler ends it. Fails as the file does. Done with each
+   * chunk once its write's callback has run (`outReleasesChunks` of the assembler).
+   */
   readonly stream: Writable;
   /** The temporary file, as a write error names it. */
   readonly file: SyncFile;

@@ -56,11 +56,28 @@ function oneByOne(values: readonly object[]): Buffer {
 
 /**
  * Writes `chunk` (text as UTF-8) and waits for the stream to drain when its buffer is full; a
- * stream that already failed throws its error (it would never drain).
+ * stream that already failed throws its error (it would never drain). `written` is called once
+ * the stream is done with the chunk.
  */
-export async function writeChunk(stream: Writable, chunk: string | Uint8Array): Promise<void> {
+export async function writeChunk(
+  stream: Writable,
+  chunk: string | Uint8Array,
+  written?: () => void,
+): Promise<void> {
   if (stream.errored) throw stream.errored;
-  if (!stream.write(chunk)) await once(stream, "drain");
+  if (!stream.write(chunk, written)) await once(stream, "drain");
+}
+
+/**
+ * Writes `chunks` in one go (corked: a file stream writes them with one `writev`), then waits as
+ * `writeChunk` does.
+ */
+export async function writeChunks(stream: Writable, chunks: readonly Uint8Array[]): Promise<void> {
+  if (stream.errored) throw stream.errored;
+  stream.cork();
+  for (const chunk of chunks) stream.write(chunk);
+  stream.uncork();
+  if (stream.writableNeedDrain) await once(stream, "drain");
 }
 
 export function writeJsonLine(stream: Writable, value: unknown): Promise<void> {

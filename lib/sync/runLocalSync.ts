@@ -119,6 +119,7 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<LocalSync
     const snapshot = await SnapshotAssembler.open({
       out: file.stream,
       outFile: file.file,
+      outReleasesChunks: true,
       spoolDir: dirname(options.outFile),
       spoolElsewhere: elsewhere,
       syncId,

@@ -5,9 +5,13 @@
  * names that JSON escapes or UTF-8 spells in several bytes.
  */
 import { createHash } from "node:crypto";
-import { PassThrough } from "node:stream";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { PassThrough, type Writable } from "node:stream";
+import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { grant, SnapshotAssembler, type SnapshotRecord } from "../../lib/sync";
+import { SnapshotFile } from "../../lib/sync/SnapshotFile";
 import { makeTempDir } from "../helpers/tempDir";
 
 /** Ids and names with what JSON must escape and what UTF-8 takes several bytes for. */
@@ -77,30 +81,63 @@ function pages(): SnapshotRecord[][] {
   return pages;
 }
 
-describe("SnapshotAssembler's bytes", () => {
-  it("are what they were for the same records in the same order (content, escapes, order, dangling grants)", async () => {
-    const out = new PassThrough();
-    const chunks: Buffer[] = [];
-    out.on("data", (chunk: Buffer) => chunks.push(chunk));
-    const assembler = await SnapshotAssembler.open({
-      out,
-      spoolDir: await makeTempDir(),
-      syncId: "golden",
-      connector: "test",
-      startedAt: new Date("2024-01-02T03:04:05.000Z"),
-    });
-    for (const page of pages()) await assembler.write(page);
-    const result = await assembler.complete();
-    const text = Buffer.concat(chunks).toString("utf8");
-    const withoutEnd = text.slice(0, text.lastIndexOf("\n", text.length - 2) + 1);
-    expect(result).toEqual({
-      counts: { resource_type: 0, resource: 12_037, entitlement: 37, grant: 11_850 },
-      skipped: { dangling_grant: 2_165 },
-    });
-    expect(Buffer.byteLength(withoutEnd)).toBe(4_614_669);
-    // The bytes of the assembler as of 8ea7a16, before the spool held bytes and hashes.
-    expect(createHash("sha256").update(withoutEnd).digest("hex")).toBe(
-      "7235f26d6750caf92ebad4c4459c3eda4a5e17a07ff0e94caf19f1bd3010d5af",
-    );
+/** The text the assembler writes for `pages()`, and its result. */
+async function assemble(
+  out: Writable,
+  outReleasesChunks: boolean,
+  text: () => Promise<string>,
+): Promise<{ text: string; result: unknown }> {
+  const assembler = await SnapshotAssembler.open({
+    out,
+    outReleasesChunks,
+    spoolDir: await makeTempDir(),
+    syncId: "golden",
+    connector: "test",
+    startedAt: new Date("2024-01-02T03:04:05.000Z"),
   });
+  for (const page of pages()) await assembler.write(page);
+  const result = await assembler.complete();
+  return { text: await text(), result };
+}
+
+/** Through a PassThrough, which hands each chunk on as it is: the assembler's buffers are its own. */
+function throughPassThrough() {
+  const out = new PassThrough();
+  const chunks: Buffer[] = [];
+  out.on("data", (chunk: Buffer) => chunks.push(chunk));
+  return assemble(out, false, async () => Buffer.concat(chunks).toString("utf8"));
+}
+
+/** Into a snapshot file (gzip when `gz`), which reuses the buffers grants are copied in. */
+async function throughFile(gz: boolean) {
+  const path = join(await makeTempDir(), gz ? "golden.jsonl.gz" : "golden.jsonl");
+  const file = await SnapshotFile.open(path, "golden", "elsewhere");
+  return assemble(file.stream, true, async () => {
+    await file.commit();
+    const bytes = await readFile(path);
+    return (gz ? gunzipSync(bytes) : bytes).toString("utf8");
+  });
+}
+
+describe("SnapshotAssembler's bytes", () => {
+  it.each([
+    ["a PassThrough", throughPassThrough],
+    ["a snapshot file", () => throughFile(false)],
+    ["a gzip snapshot file", () => throughFile(true)],
+  ])(
+    "are what they were for the same records in the same order (content, escapes, order, dangling grants), through %s",
+    async (_, write) => {
+      const { text, result } = await write();
+      const withoutEnd = text.slice(0, text.lastIndexOf("\n", text.length - 2) + 1);
+      expect(result).toEqual({
+        counts: { resource_type: 0, resource: 12_037, entitlement: 37, grant: 11_850 },
+        skipped: { dangling_grant: 2_165 },
+      });
+      expect(Buffer.byteLength(withoutEnd)).toBe(4_614_669);
+      // The bytes of the assembler as of 8ea7a16, before the spool held bytes and hashes.
+      expect(createHash("sha256").update(withoutEnd).digest("hex")).toBe(
+        "7235f26d6750caf92ebad4c4459c3eda4a5e17a07ff0e94caf19f1bd3010d5af",
+      );
+    },
+  );
 });

@@ -1,0 +1,59 @@
+/**
+ * The grant spool read back as written: frames batched into writes and read in blocks, so frames
+ * straddle blocks, start at offsets that are no multiple of 4, and one is larger than a block.
+ */
+import { createWriteStream } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  readSpoolFrames,
+  SPOOL_HASH_WORDS,
+  SpoolWriter,
+  spoolFrame,
+} from "../../lib/sync/grantSpool";
+import { endStream } from "../../lib/sync/jsonLines";
+import { type GrantRecord, grant } from "../../lib/sync/records";
+import { makeTempDir } from "../helpers/tempDir";
+
+/** A page of `count` grants whose ids have lengths that vary with `seed`, and their hashes. */
+function page(count: number, seed: number): { grants: GrantRecord[]; hashes: Uint32Array } {
+  const grants: GrantRecord[] = [];
+  const hashes = new Uint32Array(count * SPOOL_HASH_WORDS);
+  for (let i = 0; i < count; i++) {
+    grants.push(
+      grant(`team:t${seed}:member`, {
+        type: "user",
+        id: `u${seed}-${i}${"x".repeat((seed + i) % 7)}`,
+      }),
+    );
+    for (let w = 0; w < SPOOL_HASH_WORDS; w++) {
+      hashes[i * SPOOL_HASH_WORDS + w] = (seed * 7919 + i * 31 + w) >>> 0;
+    }
+  }
+  return { grants, hashes };
+}
+
+describe("the grant spool", () => {
+  it("reads back every frame as written, across blocks, unaligned, and larger than a block", async () => {
+    const path = join(await makeTempDir(), "grants.spool");
+    const stream = createWriteStream(path, { flags: "wx" });
+    const writer = new SpoolWriter(stream);
+    // 1 to 400 grants a page, then one of 6,000 (about 0.7 MB, more than a 512 KiB block).
+    const sizes = [...Array.from({ length: 60 }, (_, i) => 1 + ((i * 97) % 400)), 6_000, 3];
+    const pages = sizes.map((count, seed) => page(count, seed));
+    for (const { grants, hashes } of pages) await writer.write(spoolFrame(grants, hashes));
+    await writer.flush();
+    await endStream(stream);
+
+    let read = 0;
+    for await (const frame of readSpoolFrames(path)) {
+      const expected = pages[read] as { grants: GrantRecord[]; hashes: Uint32Array };
+      expect(frame.grants).toBe(expected.grants.length);
+      expect([...frame.hashes]).toEqual([...expected.hashes]);
+      const lines = frame.lines.toString("utf8").split("\n").slice(0, -1);
+      expect(lines.map((line) => JSON.parse(line))).toEqual(expected.grants);
+      read++;
+    }
+    expect(read).toBe(pages.length);
+  });
+});
