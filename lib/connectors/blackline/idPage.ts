@@ -101,13 +101,17 @@ const TOTAL = [...Buffer.from("totalItems")];
 
 /** A member's key, written without escapes, then `:` and whitespace: which key it is. */
 function plainKey(): number {
+  const bytes = src;
   if (byte(at) !== QUOTE) throw NO;
   const start = at + 1;
-  const close = src.indexOf(QUOTE, start);
-  if (close < 0) throw NO;
-  for (let i = start; i < close; i++) {
-    const c = src[i] as number;
+  // A loop rather than `indexOf`: keys are short, and a native call a key cost more.
+  let close = start;
+  for (;;) {
+    if (close >= end) throw NO;
+    const c = bytes[close] as number;
+    if (c === QUOTE) break;
     if (c === BACKSLASH || c < 0x20) throw NO;
+    close++;
   }
   at = close + 1;
   space();
@@ -248,11 +252,15 @@ function container(depth: number, close: number, keyed: boolean): void {
 
 /** A string: no raw control characters, only JSON's escapes. */
 function string(): void {
+  const bytes = src;
+  const last = end;
   if (byte(at) !== QUOTE) throw NO;
   let i = at + 1;
   for (;;) {
-    if (i >= end) throw NO;
-    const c = src[i++] as number;
+    if (i >= last) throw NO;
+    const c = bytes[i++] as number;
+    // Most bytes of a string: lowercase letters, and any byte of a multi-byte UTF-8 character.
+    if (c > BACKSLASH) continue;
     if (c === QUOTE) break;
     if (c === BACKSLASH) {
       const e = byte(i++);
