@@ -24,12 +24,11 @@ export const COPY_CHUNK_BYTES = 256 * 1024;
 export class ChunkCopier {
   readonly #out: Writable;
   readonly #size: number;
+  readonly #reuse: boolean;
   #chunk: Buffer;
   #used = 0;
-  /** Chunks the stream has written: free to fill again. */
+  /** Chunks the stream has written: free to fill again (with `reuse` only). */
   readonly #written: Buffer[] = [];
-
-  readonly #reuse: boolean;
 
   constructor(out: Writable, size: number, reuse: boolean) {
     this.#out = out;
