@@ -32,7 +32,7 @@ import {
   userTeamsPath,
 } from "./constants";
 import { membershipGrants, RESOURCE_TYPES, roleRecords, teamRecords, userRecords } from "./mappers";
-import { idOnly, role, team, user } from "./models";
+import { role, team, user } from "./models";
 
 /** Which side of the team memberships is walked: one request (or more) per object of that side. */
 const membershipSide = z.enum(["team", "user"]);
@@ -59,9 +59,10 @@ function membershipList(side: MembershipSide, id: string): ListEndpoint {
 const OP = { plan: "plan", list: "list", members: "members" } as const;
 
 /**
- * BlackLine, read-only. A sync starts with a `plan` job that reads the number of users and teams
- * (two one-item requests) and lists them, walking memberships from the smaller side; roles are
- * listed alongside, and role assignments come from the user records.
+ * BlackLine, read-only. A sync starts with a `plan` job that reads the first pages of users and
+ * teams, whose totals say which side is the smaller, and goes on from them: their records, their
+ * next pages, and the membership walk from the smaller side. Roles are listed alongside, and role
+ * assignments come from the user records.
  */
 export class BlacklineConnector extends PagedConnector {
   readonly name = "blackline";
@@ -108,32 +109,48 @@ export class BlacklineConnector extends PagedConnector {
     };
   }
 
+  /**
+   * The first pages of users and teams, read together. Each list goes on as a list job would
+   * from its first page; the membership walk starts from the side with fewer items, teams when
+   * either total is missing (the usual smaller side).
+   */
   async #plan(ctx: RequestContext): Promise<Page> {
-    const count = { page: FIRST_PAGE, pageSize: 1 };
+    const query = pageQuery(firstPage, this.pageSize.value);
     const [users, teams] = await Promise.all([
-      this.#api.listPage(LISTS.user, idOnly, count, ctx),
-      this.#api.listPage(LISTS.team, idOnly, count, ctx),
+      this.#api.listPage(LISTS.user, user, query, ctx),
+      this.#api.listPage(LISTS.team, team, query, ctx),
     ]);
-    // Without counts, teams are the usual smaller side.
     const side: MembershipSide =
       users.totalItems !== undefined &&
       teams.totalItems !== undefined &&
       users.totalItems < teams.totalItems
         ? "user"
         : "team";
+    const pages = {
+      user: this.#listPage(
+        "user",
+        LISTS.user,
+        { ...firstPage, withMembers: side === "user" },
+        users,
+        users.items.flatMap(userRecords),
+      ),
+      team: this.#listPage(
+        "team",
+        LISTS.team,
+        { ...firstPage, withMembers: side === "team" },
+        teams,
+        teams.items.flatMap(teamRecords),
+      ),
+    };
+    const lists = Object.entries(pages);
     return {
-      records: [],
+      records: [...pages.user.records, ...pages.team.records],
+      // The lists' next pages first: a list read page after page is the sync's longest chain.
       children: [
-        {
-          resourceType: "user",
-          op: OP.list,
-          cursor: { ...firstPage, withMembers: side === "user" },
-        },
-        {
-          resourceType: "team",
-          op: OP.list,
-          cursor: { ...firstPage, withMembers: side === "team" },
-        },
+        ...lists.flatMap(([resourceType, page]) =>
+          page.next ? [{ resourceType, op: OP.list, cursor: page.next }] : [],
+        ),
+        ...lists.flatMap(([, page]) => page.children ?? []),
       ],
     };
   }
@@ -144,23 +161,24 @@ export class BlacklineConnector extends PagedConnector {
     switch (job.resourceType) {
       case "user": {
         const page = await this.#api.listPage(LISTS.user, user, query, ctx);
-        return this.#listPage(job, LISTS.user, cursor, page, page.items.flatMap(userRecords));
+        return this.#listPage("user", LISTS.user, cursor, page, page.items.flatMap(userRecords));
       }
       case "team": {
         const page = await this.#api.listPage(LISTS.team, team, query, ctx);
-        return this.#listPage(job, LISTS.team, cursor, page, page.items.flatMap(teamRecords));
+        return this.#listPage("team", LISTS.team, cursor, page, page.items.flatMap(teamRecords));
       }
       case "role": {
         const page = await this.#api.listPage(LISTS.role, role, query, ctx);
-        return this.#listPage(job, LISTS.role, cursor, page, page.items.flatMap(roleRecords));
+        return this.#listPage("role", LISTS.role, cursor, page, page.items.flatMap(roleRecords));
       }
       default:
         throw unknownJob(this.name, job);
     }
   }
 
+  /** A list's page: its records, the membership jobs of its items if it has them, its next page. */
   #listPage(
-    job: Job,
+    resourceType: keyof typeof LISTS,
     list: ListEndpoint,
     cursor: ListCursor,
     page: ListPage<{ id: string }>,
@@ -177,9 +195,9 @@ export class BlacklineConnector extends PagedConnector {
     });
     const children: JobSpec[] = cursor.withMembers
       ? ids.map((id) => ({
-          resourceType: job.resourceType,
+          resourceType,
           op: OP.members,
-          parent: { type: job.resourceType, id },
+          parent: { type: resourceType, id },
         }))
       : [];
     return {
