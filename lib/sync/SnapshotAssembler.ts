@@ -228,7 +228,10 @@ export class SnapshotAssembler {
     if (this.#streamError !== undefined) throw this.#streamError;
   }
 
-  /** Writes a page's new records with one write to each stream (a write a record cost a third of the CPU). */
+  /**
+   * Writes a page's new records: one write to the snapshot, one frame to the spool's batch (a
+   * write a record cost a third of the CPU).
+   */
   async #writePage(records: readonly SnapshotRecord[]): Promise<void> {
     const out: SnapshotRecord[] = [];
     const grants: GrantRecord[] = [];

@@ -16,10 +16,10 @@ export const COPY_CHUNK_BYTES = 256 * 1024;
 
 /**
  * Bytes copied to a stream in chunks of `size`, filled from buffers that are reused as soon as
- * `append` returns. Each chunk is a buffer of its own, so the stream may keep it; with `reuse`
- * (a stream done with a chunk once its write's callback has run), a chunk is filled again once
- * written rather than left for V8 to free: a copy that allocates little on V8's heap is rarely
- * collected, and chunks left behind raised the peak RSS by 20 MB at 100,000 users.
+ * `append` returns. Without `reuse`, each chunk is a buffer of its own, so the stream may keep it.
+ * With `reuse` (a stream done with a chunk once its write's callback has run), a chunk is filled
+ * again once written rather than left for V8 to free: a copy that allocates little on V8's heap is
+ * rarely collected, and chunks left behind raised the peak RSS by 20 MB at 100,000 users.
  */
 export class ChunkCopier {
   readonly #out: Writable;

@@ -75,8 +75,11 @@ export async function writeChunk(
 export async function writeChunks(stream: Writable, chunks: readonly Uint8Array[]): Promise<void> {
   if (stream.errored) throw stream.errored;
   stream.cork();
-  for (const chunk of chunks) stream.write(chunk);
-  stream.uncork();
+  try {
+    for (const chunk of chunks) stream.write(chunk);
+  } finally {
+    stream.uncork();
+  }
   if (stream.writableNeedDrain) await once(stream, "drain");
 }
 

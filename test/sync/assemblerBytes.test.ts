@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { PassThrough, type Writable } from "node:stream";
+import { PassThrough, Writable } from "node:stream";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { grant, SnapshotAssembler, type SnapshotRecord } from "../../lib/sync";
@@ -119,11 +119,31 @@ async function throughFile(gz: boolean) {
   });
 }
 
+/**
+ * Into a sink that takes every chunk without pushing back (a buffer larger than the snapshot) and
+ * reads each a while after it was written, then says it is done with it: a chunk filled again
+ * before its write's callback would show here, where a file stream's drain hides it.
+ */
+function throughLateSink() {
+  const parts: Buffer[] = [];
+  const out = new Writable({
+    highWaterMark: 64 * 1024 * 1024,
+    write(chunk: Buffer, _encoding, done) {
+      setTimeout(() => {
+        parts.push(Buffer.from(chunk));
+        done();
+      }, 1);
+    },
+  });
+  return assemble(out, true, async () => Buffer.concat(parts).toString("utf8"));
+}
+
 describe("SnapshotAssembler's bytes", () => {
   it.each([
     ["a PassThrough", throughPassThrough],
     ["a snapshot file", () => throughFile(false)],
     ["a gzip snapshot file", () => throughFile(true)],
+    ["a sink that is done with each chunk late", throughLateSink],
   ])(
     "are what they were for the same records in the same order (content, escapes, order, dangling grants), through %s",
     async (_, write) => {

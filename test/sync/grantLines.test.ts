@@ -75,6 +75,12 @@ const anyGrant: fc.Arbitrary<object> = fc.oneof(
   },
 );
 
+/** Grants as `grant()` builds them from plain ASCII ids: the template's case. */
+const plainId = fc.stringMatching(/^[a-z0-9:_-]{1,12}$/);
+const plainGrant: fc.Arbitrary<object> = fc
+  .tuple(plainId, plainId, plainId)
+  .map(([e, t, i]) => grant(e, { type: t, id: i }));
+
 describe("grantLinesBytes", () => {
   it("is each grant's jsonLine, whatever the grant holds or how it is shaped", () => {
     fc.assert(
@@ -84,6 +90,31 @@ describe("grantLinesBytes", () => {
         expect(bytes.subarray(reserve).equals(oneByOne(grants))).toBe(true);
       }),
       { seed: 25, numRuns: 3_000 },
+    );
+  });
+
+  it("is each grant's jsonLine across runs of lines (pages of hundreds, plain and odd grants mixed)", () => {
+    fc.assert(
+      fc.property(
+        // Plain ASCII grants with up to three others among them: some runs of 256 lines are
+        // all plain, others not.
+        fc
+          .tuple(
+            fc.array(plainGrant, { minLength: 250, maxLength: 800 }),
+            fc.array(fc.tuple(fc.nat(), anyGrant), { maxLength: 3 }),
+          )
+          .map(([plain, others]) => {
+            const grants = [...plain];
+            for (const [at, other] of others) grants.splice(at % grants.length, 0, other);
+            return grants;
+          }),
+        fc.nat(16),
+        (grants, reserve) => {
+          const bytes = grantLinesBytes(grants as GrantRecord[], reserve);
+          expect(bytes.subarray(reserve).equals(oneByOne(grants))).toBe(true);
+        },
+      ),
+      { seed: 26, numRuns: 60 },
     );
   });
 

@@ -3,6 +3,7 @@
  * straddle blocks, start at offsets that are no multiple of 4, and one is larger than a block.
  */
 import { createWriteStream } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -55,5 +56,33 @@ describe("the grant spool", () => {
       read++;
     }
     expect(read).toBe(pages.length);
+  });
+
+  it("fails a spool that ends inside a frame, in its header or in its body", async () => {
+    const dir = await makeTempDir();
+    const path = join(dir, "grants.spool");
+    const stream = createWriteStream(path, { flags: "wx" });
+    const writer = new SpoolWriter(stream);
+    const sizes = [3, 700, 5];
+    for (const [seed, count] of sizes.entries()) {
+      const { grants, hashes } = page(count, seed);
+      await writer.write(spoolFrame(grants, hashes));
+    }
+    await writer.flush();
+    await endStream(stream);
+    const whole = await readFile(path);
+    const first = spoolFrame(page(3, 0).grants, page(3, 0).hashes).length;
+    // Cut 3 bytes into the second frame's header, then 1,000 bytes into its body.
+    for (const cut of [first + 3, first + 1_000]) {
+      const cutPath = join(dir, `cut-${cut}.spool`);
+      await writeFile(cutPath, whole.subarray(0, cut));
+      const frames: number[] = [];
+      await expect(
+        (async () => {
+          for await (const frame of readSpoolFrames(cutPath)) frames.push(frame.grants);
+        })(),
+      ).rejects.toThrow(`the grant spool ${cutPath} ends inside a page`);
+      expect(frames).toEqual([3]);
+    }
   });
 });

@@ -118,7 +118,7 @@ function plainKey(): number {
   if (byte(at++) !== COLON) throw NO;
   space();
   const length = close - start;
-  if (length === 2) return src[start] === 0x69 && src[start + 1] === 0x64 ? KEY_ID : KEY_OTHER;
+  if (length === 2) return bytes[start] === 0x69 && bytes[start + 1] === 0x64 ? KEY_ID : KEY_OTHER;
   if (length === ITEMS.length && same(start, ITEMS)) return KEY_ITEMS;
   if (length === TOTAL.length && same(start, TOTAL)) return KEY_TOTAL;
   return KEY_OTHER;

@@ -1,10 +1,13 @@
 import { readdir } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
+import { BlacklineConnector, loadBlacklineConfig } from "../../../lib/connectors/blackline";
+import { newRequestContext } from "../../../lib/http";
 import {
   type BlacklineSimulator,
   startBlacklineSimulator,
 } from "../../../lib/simulators/blackline";
-import { expectedFromTenant, syncBlackline } from "../../helpers/blackline";
+import { makeJob } from "../../../lib/sync";
+import { expectedFromTenant, FAST_RETRY, syncBlackline } from "../../helpers/blackline";
 import type { Line } from "../../helpers/snapshot";
 import { makeTempDir } from "../../helpers/tempDir";
 
@@ -100,6 +103,38 @@ describe("BlackLine sync against the simulator", () => {
     expect(summary.requests).toBe(minimum + 1);
   });
 
+  it("plans from the first pages of users and teams: their records, their next pages first, then the smaller side's memberships", async () => {
+    sim = await startBlacklineSimulator({ seed: 6, size: { users: 40, teams: 30, roles: 3 } });
+    const config = loadBlacklineConfig({
+      ...sim.env(),
+      CONNECTOR_ACCOUNTING_PAGE_SIZE: "10",
+    });
+    const connector = new BlacklineConnector(config, { retry: FAST_RETRY });
+    const plan = makeJob(
+      { syncId: "s", connector: "blackline", connectorId: "blackline" },
+      { resourceType: "membership", op: "plan" },
+    );
+
+    const page = await connector.runJob(plan, newRequestContext());
+
+    // Two requests: the first page of each list, no counts before them.
+    expect(sim.stats.byRoute.users).toBe(1);
+    expect(sim.stats.byRoute.teams).toBe(1);
+    const resources = page.records.filter((r) => r.kind === "resource");
+    expect(resources.filter((r) => r.type === "user")).toHaveLength(10);
+    expect(resources.filter((r) => r.type === "team")).toHaveLength(10);
+    // 30 teams against 40 users: memberships are walked from the teams of this first page.
+    expect(page.children?.map((c) => [c.resourceType, c.op])).toEqual([
+      ["user", "list"],
+      ["team", "list"],
+      ...Array.from({ length: 10 }, () => ["team", "members"]),
+    ]);
+    expect(page.children?.slice(0, 2).map((c) => c.cursor)).toEqual([
+      expect.objectContaining({ page: 2, seen: 10, total: 40, withMembers: false }),
+      expect.objectContaining({ page: 2, seen: 10, total: 30, withMembers: true }),
+    ]);
+  });
+
   it("walks memberships from the users when there are fewer users than teams", async () => {
     sim = await startBlacklineSimulator({ seed: 4, size: { users: 40, teams: 200, roles: 5 } });
     const expected = expectedFromTenant(sim.tenant);
@@ -108,7 +143,8 @@ describe("BlackLine sync against the simulator", () => {
 
     expect(sim.stats.byRoute.user_teams).toBe(40);
     expect(sim.stats.byRoute.team_users).toBeUndefined();
-    expect(summary.requests).toBeLessThanOrEqual(40 + 1 + 1 + 1 + 1);
+    // One page each of users, teams and roles, one request a user, and the token call.
+    expect(summary.requests).toBe(1 + 1 + 1 + 40 + 1);
     expect(new Set(byKind(lines, "grant").map((g) => g.id))).toEqual(expected.grants);
   });
 
