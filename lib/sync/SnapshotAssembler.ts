@@ -9,7 +9,6 @@ import { type SyncFile, writeFailure } from "./errors";
 import {
   ChunkCopier,
   COPY_CHUNK_BYTES,
-  NEWLINE,
   readSpoolFrames,
   SPOOL_DIGEST_AT,
   SPOOL_HASH_WORDS,
@@ -18,7 +17,14 @@ import {
   spoolFrame,
 } from "./grantSpool";
 import { HashedIdSet, hashId, WORDS } from "./HashedIdSet";
-import { endStream, jsonLine, jsonLinesBytes, writeChunk, writeJsonLine } from "./jsonLines";
+import {
+  endStream,
+  jsonLine,
+  jsonLinesBytes,
+  NEWLINE,
+  writeChunk,
+  writeJsonLine,
+} from "./jsonLines";
 import {
   type GrantRecord,
   type RecordKind,

@@ -69,7 +69,6 @@ export class ChunkCopier {
 const SPOOL_HEADER_BYTES = 8;
 export const SPOOL_DIGEST_AT = 2 * WORDS;
 export const SPOOL_HASH_WORDS = SPOOL_DIGEST_AT + ID_HASH_WORDS;
-export const NEWLINE = 0x0a;
 
 export interface SpoolFrame {
   grants: number;

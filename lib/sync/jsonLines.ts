@@ -48,7 +48,8 @@ export function jsonLinesBytes(values: readonly object[]): Buffer {
  */
 const STRINGIFY_RUN = 64;
 const SEPARATOR = Buffer.from("},{");
-const NEWLINE = 0x0a;
+/** `\n`, which ends each line (and which no byte of a multi-byte UTF-8 character is). */
+export const NEWLINE = 0x0a;
 
 function oneByOne(values: readonly object[]): Buffer {
   return Buffer.from(values.map(jsonLine).join(""));

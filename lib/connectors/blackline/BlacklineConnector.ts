@@ -126,21 +126,14 @@ export class BlacklineConnector extends PagedConnector {
       users.totalItems < teams.totalItems
         ? "user"
         : "team";
+    const firstOf = (
+      list: "user" | "team",
+      page: ListPage<{ id: string }>,
+      records: SnapshotRecord[],
+    ) => this.#listPage(list, { ...firstPage, withMembers: side === list }, page, records);
     const pages = {
-      user: this.#listPage(
-        "user",
-        LISTS.user,
-        { ...firstPage, withMembers: side === "user" },
-        users,
-        users.items.flatMap(userRecords),
-      ),
-      team: this.#listPage(
-        "team",
-        LISTS.team,
-        { ...firstPage, withMembers: side === "team" },
-        teams,
-        teams.items.flatMap(teamRecords),
-      ),
+      user: firstOf("user", users, users.items.flatMap(userRecords)),
+      team: firstOf("team", teams, teams.items.flatMap(teamRecords)),
     };
     const lists = Object.entries(pages);
     return {
@@ -161,15 +154,15 @@ export class BlacklineConnector extends PagedConnector {
     switch (job.resourceType) {
       case "user": {
         const page = await this.#api.listPage(LISTS.user, user, query, ctx);
-        return this.#listPage("user", LISTS.user, cursor, page, page.items.flatMap(userRecords));
+        return this.#listPage("user", cursor, page, page.items.flatMap(userRecords));
       }
       case "team": {
         const page = await this.#api.listPage(LISTS.team, team, query, ctx);
-        return this.#listPage("team", LISTS.team, cursor, page, page.items.flatMap(teamRecords));
+        return this.#listPage("team", cursor, page, page.items.flatMap(teamRecords));
       }
       case "role": {
         const page = await this.#api.listPage(LISTS.role, role, query, ctx);
-        return this.#listPage("role", LISTS.role, cursor, page, page.items.flatMap(roleRecords));
+        return this.#listPage("role", cursor, page, page.items.flatMap(roleRecords));
       }
       default:
         throw unknownJob(this.name, job);
@@ -179,7 +172,6 @@ export class BlacklineConnector extends PagedConnector {
   /** A list's page: its records, the membership jobs of its items if it has them, its next page. */
   #listPage(
     resourceType: keyof typeof LISTS,
-    list: ListEndpoint,
     cursor: ListCursor,
     page: ListPage<{ id: string }>,
     records: SnapshotRecord[],
@@ -191,7 +183,7 @@ export class BlacklineConnector extends PagedConnector {
       totalItems: page.totalItems,
       pageSize: this.pageSize,
       maxPages: this.maxPages,
-      what: list.name,
+      what: LISTS[resourceType].name,
     });
     const children: JobSpec[] = cursor.withMembers
       ? ids.map((id) => ({
