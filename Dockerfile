@@ -55,6 +55,7 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 # The connector is the argument (docker run IMAGE blackline) or CONNECTOR_NAME. SIGTERM stops it
 # cleanly within 10 s (exit 0); node runs as PID 1 (env execs it) and handles the signal itself.
 # The executable itself, not `node bin/...`: its #! line carries the memory settings
-# (MALLOC_ARENA_MAX=2 and V8's young generation and heap growth), which `node FILE` skips.
+# (glibc's MALLOC_ARENA_MAX and MALLOC_MMAP_THRESHOLD_, V8's young generation and heap growth),
+# which `node FILE` skips.
 ENTRYPOINT ["/app/bin/access-connectors.js", "service"]
 CMD []

@@ -177,7 +177,7 @@ export function renderDiffSection(runs: DiffBenchRun[], when: string): string {
     "`diff` sorts each file's records by key into runs of 50,000 on disk and merge-joins them, so",
     "memory does not grow with the snapshots beyond a read buffer a run (at most 32 runs a file are",
     "merged at once); the executable alone (`--version`) peaks at about 80 MiB. The executable's `#!` line",
-    "sets `MALLOC_ARENA_MAX=2`, `--max-semi-space-size=4` and `--heap-growing-percent=30` (bin/access-connectors.js);",
+    "sets `MALLOC_ARENA_MAX=2`, `MALLOC_MMAP_THRESHOLD_=131072`, `--max-semi-space-size=4` and `--heap-growing-percent=30` (bin/access-connectors.js);",
     "run as `node bin/access-connectors.js` none applies and V8 lets the heap grow further before collecting",
     "(the `node` rows): same work and CPU, more peak RSS. *Changes* counts the JSON lines before `diff_end`",
     "(an account's status and name changed together are one line); *peak RSS* is the process's VmHWM,",

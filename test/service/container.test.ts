@@ -146,8 +146,8 @@ describe.concurrent("the container image, built by the Dockerfile's steps withou
     expect(cmdline).toEqual(
       expect.arrayContaining(["--max-semi-space-size=4", "--heap-growing-percent=30"]),
     );
-    expect(readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")).toContain(
-      "MALLOC_ARENA_MAX=2",
+    expect(readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")).toEqual(
+      expect.arrayContaining(["MALLOC_ARENA_MAX=2", "MALLOC_MMAP_THRESHOLD_=131072"]),
     );
 
     const stop = await service.stop("SIGTERM");
