@@ -88,8 +88,12 @@ function usesOnlyMembers(source, binding, members) {
  * binding, or `require("semver").satisfies(...)` inline) would get the cut module unchecked.
  */
 function importedOnce(source, specifier) {
-  const quoted = specifier.replaceAll(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-  return (source.match(new RegExp(`["']${quoted}["']`, "g")) ?? []).length === 1;
+  return (source.match(new RegExp(`["']${escapeRegExp(specifier)}["']`, "g")) ?? []).length === 1;
+}
+
+/** `text` as a pattern that matches it literally. */
+function escapeRegExp(text) {
+  return text.replaceAll(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
 
 /**
@@ -104,7 +108,7 @@ const packageJsonNameAndVersion = {
     esbuild.onResolve({ filter: /[\\/]package\.json$/ }, async (args) => {
       if (!/[\\/]node_modules[\\/]/.test(args.importer)) return undefined;
       const source = await readFile(args.importer, "utf8");
-      const quoted = args.path.replaceAll(".", "\\.");
+      const quoted = escapeRegExp(args.path);
       const binding =
         source.match(new RegExp(`\\bimport\\s+(\\w+)\\s+from\\s+["']${quoted}["']`)) ??
         source.match(new RegExp(`\\b(\\w+)\\s*=\\s*require\\(\\s*["']${quoted}["']\\s*\\)`));

@@ -12,10 +12,11 @@ export function jsonLine(value: unknown): string {
 }
 
 /**
- * The JSON Lines of `values` (objects) as UTF-8 bytes: exactly the bytes of `jsonLine` for each, from one `JSON.stringify` of each run of
- * `STRINGIFY_RUN` values (twice as fast as one a value). In an array's text `},{` stands between
- * each two values; when it stands nowhere else (no string holds one), each becomes `}\n{`, and the
- * closing `]` the last line's end. Otherwise the values are serialised one by one.
+ * The JSON Lines of `values` (objects) as UTF-8 bytes: exactly the bytes of `jsonLine` for each,
+ * from one `JSON.stringify` of each run of `STRINGIFY_RUN` values (twice as fast as one a value).
+ * In an array's text `},{` stands between each two values; when it stands nowhere else (no string
+ * holds one), each becomes `}\n{`, and the closing `]` the last line's end. Otherwise the values
+ * are serialised one by one.
  */
 export function jsonLinesBytes(values: readonly object[]): Buffer {
   if (values.length === 0) return Buffer.alloc(0);

@@ -61,9 +61,5 @@ export async function runJob(
   }
   const page = await connector.runJob(job, ctx);
   const next = nextPageJob(job, page);
-  return {
-    records: page.records,
-    followUps: followUpJobs(job, page, next),
-    ...(next ? { next } : {}),
-  };
+  return { records: page.records, followUps: followUpJobs(job, page, next), next };
 }
