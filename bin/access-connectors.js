@@ -17,6 +17,15 @@
 // Run with `node bin/...`, none of them apply.
 // The command line, bundled by `npm run build` (run by `npm install` through `prepare`).
 import { existsSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
+
+// V8 moves an allocation site's objects straight to the old generation once most of them are seen
+// to outlive a young collection ("pretenuring"). A sync's pages are held briefly while other pages
+// arrive, enough for V8 to decide so for the sites that build records: every record then filled
+// the old generation, for a full collection every 5 MB or so (41 in a sync of 100,000 users).
+// Without it, 27 (BENCHMARKS.md). V8 reads this flag when it collects, so it takes effect here,
+// before any page is read; it changes where objects are allocated, never what is kept.
+setFlagsFromString("--no-allocation-site-pretenuring");
 
 const bundle = new URL("../dist/cli.js", import.meta.url);
 if (!existsSync(bundle)) {

@@ -5,6 +5,7 @@ import type {
   JobSpec,
   Page,
   PageSize,
+  RecordSink,
   ResourceTypeRecord,
   SyncConnector,
   ValidationReport,
@@ -39,7 +40,7 @@ export abstract class PagedConnector implements SyncConnector {
   }
 
   abstract rootJobs(): JobSpec[];
-  abstract runJob(job: Job, ctx: RequestContext): Promise<Page>;
+  abstract runJob(job: Job, ctx: RequestContext, sink?: RecordSink): Promise<Page>;
   abstract validate(ctx: RequestContext): Promise<ValidationReport>;
 }
 

@@ -26,7 +26,7 @@ import {
 } from "./retryPolicy";
 import type { AccessToken } from "./TokenCache";
 import type { HttpClientOptions, HttpRequest, HttpResponse } from "./types";
-import { describeErrorBody, isJson, parseBody } from "./upstreamText";
+import { describeErrorBody, isJson, readJsonAnswer } from "./upstreamText";
 
 /** An answer as the retry loop sees it: a 429 carries when this request may try again. */
 interface Answer extends HttpResponse {
@@ -356,7 +356,7 @@ function throwIfAborted(ctx: RequestContext, summary: RequestSummary): void {
 
 /**
  * An answer's body: a successful JSON answer as the request's `readJson` reads it, when it does;
- * otherwise the text (`rawBody`), or the text parsed (`parseBody`).
+ * otherwise the text (`rawBody`), or what `readJsonAnswer` reads.
  */
 function readAnswer(
   request: HttpRequest,
@@ -367,6 +367,6 @@ function readAnswer(
     const body = request.readJson(bytes);
     if (body !== undefined) return body;
   }
-  const text = bytes.toString("utf8");
-  return request.rawBody ? text || undefined : parseBody(text, response);
+  if (request.rawBody) return bytes.toString("utf8") || undefined;
+  return readJsonAnswer(bytes, response);
 }

@@ -10,6 +10,7 @@ export {
   UnexpectedResponseError,
 } from "./errors";
 export { HttpClient } from "./HttpClient";
+export { type ElementVisitor, readJsonObject } from "./largeJson";
 export { parseEach, parseResponse } from "./parseResponse";
 export {
   RateLimiter,
@@ -28,4 +29,4 @@ export {
 export { type AccessToken, TokenCache } from "./TokenCache";
 export type { HttpClientOptions, HttpRequest, HttpResponse } from "./types";
 export { type UpstreamOptions, type UpstreamSettings, upstreamClient } from "./upstreamClient";
-export { describeErrorBody, printable } from "./upstreamText";
+export { describeErrorBody, printable, readJsonAnswer } from "./upstreamText";

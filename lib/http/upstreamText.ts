@@ -1,5 +1,17 @@
 /** What an upstream sent, read: its body, a short reading of an error body, text safe to quote. */
 import { redact } from "../redact";
+import { parseLargeJson } from "./largeJson";
+
+/**
+ * An answer's body from its bytes: parsed JSON when the answer says it is JSON and parses (a large
+ * one in pieces, `parseLargeJson`), else the text; undefined when empty.
+ */
+export function readJsonAnswer(bytes: Buffer, response: { headers: Headers }): unknown {
+  return (
+    (isJson(response) ? parseLargeJson(bytes) : undefined) ??
+    parseBody(bytes.toString("utf8"), response)
+  );
+}
 
 /** Parsed JSON when the answer says it is JSON and parses, else the text; undefined when empty. */
 export function parseBody(text: string, response: { headers: Headers }): unknown {

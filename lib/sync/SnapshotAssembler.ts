@@ -157,12 +157,28 @@ export class SnapshotAssembler {
     return assembler;
   }
 
+  /**
+   * Writes a page's records. They are checked against what was written and turned into bytes at
+   * once, in the order of the calls; only the bytes wait for the writes before them. A page's
+   * records then die young: held across the writes of other pages, a sync's records outlived
+   * V8's young generation and were collected by full collections (see `#serialisePage`).
+   */
   write(records: readonly SnapshotRecord[]): Promise<void> {
-    this.#chain = this.#chain.then(async () => {
-      if (this.#closed) throw new Error("the snapshot is closed");
-      this.#throwIfFailed();
+    if (this.#closed) return Promise.reject(new Error("the snapshot is closed"));
+    let page: PageBytes | undefined;
+    let failed: { error: unknown } | undefined;
+    if (this.#streamError === undefined) {
       try {
-        await this.#writePage(records);
+        page = this.#serialisePage(records);
+      } catch (error) {
+        failed = { error };
+      }
+    }
+    this.#chain = this.#chain.then(async () => {
+      this.#throwIfFailed();
+      if (failed) throw failed.error;
+      try {
+        if (page) await this.#writePage(page);
       } catch (error) {
         throw this.#streamError ?? error;
       }
@@ -172,8 +188,8 @@ export class SnapshotAssembler {
 
   /** Checks integrity, writes the grants and `sync_end`, and ends the output stream. */
   async complete(): Promise<AssembledSnapshot> {
-    await this.#chain;
     this.#closed = true;
+    await this.#chain;
     try {
       return await this.#complete();
     } catch (error) {
@@ -235,10 +251,11 @@ export class SnapshotAssembler {
   }
 
   /**
-   * Writes a page's new records: one write to the snapshot, one frame to the spool's batch (a
-   * write a record cost a third of the CPU).
+   * A page's new records as bytes: its resources, entitlements and resource types as snapshot
+   * lines (one `jsonLinesBytes`), its grants as one spool frame. Records already written are left
+   * out, and the counts and the digest take the rest, as the page is handed in.
    */
-  async #writePage(records: readonly SnapshotRecord[]): Promise<void> {
+  #serialisePage(records: readonly SnapshotRecord[]): PageBytes {
     const out: SnapshotRecord[] = [];
     const grants: GrantRecord[] = [];
     for (const record of records) {
@@ -268,10 +285,16 @@ export class SnapshotAssembler {
       this.#digest.add(record);
       out.push(record);
     }
-    if (grants.length > 0) {
-      await this.#spoolWriter.write(spoolFrame(grants, this.#pageHashes));
-    }
-    if (out.length > 0) await writeChunk(this.#out, jsonLinesBytes(out));
+    return {
+      lines: out.length > 0 ? jsonLinesBytes(out) : undefined,
+      frame: grants.length > 0 ? spoolFrame(grants, this.#pageHashes) : undefined,
+    };
+  }
+
+  /** A page's bytes: one frame to the spool's batch, one write to the snapshot. */
+  async #writePage(page: PageBytes): Promise<void> {
+    if (page.frame) await this.#spoolWriter.write(page.frame);
+    if (page.lines) await writeChunk(this.#out, page.lines);
   }
 
   /**
@@ -339,6 +362,12 @@ export class SnapshotAssembler {
 }
 
 const scratch = new Uint32Array(WORDS);
+
+/** A page's records as `#serialisePage` makes them: snapshot lines, and a spool frame of grants. */
+interface PageBytes {
+  lines: Buffer | undefined;
+  frame: Buffer | undefined;
+}
 
 /** A resource type's hash with the used-slot bit clear, so XOR with it keeps an id's hash used. */
 function typeMask(type: string): Uint32Array {

@@ -14,6 +14,7 @@ export {
   jobSchema,
   makeJob,
   type Page,
+  type RecordSink,
   type RunIdentity,
 } from "./job";
 export { endStream, jsonLine, readLines, writeChunk, writeJsonLine } from "./jsonLines";

@@ -41,6 +41,16 @@ export interface Page {
   children?: JobSpec[];
 }
 
+/**
+ * Where a job may hand records before its page is done, in order, ahead of `Page.records`: a page
+ * read item by item writes them as it goes, so they are not all held until the page ends. Only a
+ * runtime that fails the whole sync when a job fails gives one (the records handed are then never
+ * kept on their own); any other reads every record from `Page.records`.
+ */
+export interface RecordSink {
+  write(records: readonly SnapshotRecord[]): void;
+}
+
 export function makeJob(run: RunIdentity, spec: JobSpec): Job {
   return {
     v: JOB_VERSION,

@@ -1,7 +1,14 @@
 import type { z } from "zod";
 import { ConnectorError, describeIssues } from "../errors";
 import type { RequestContext } from "../http";
-import { describeJob, followUpJobs, type Job, jobSchema, nextPageJob } from "./job";
+import {
+  describeJob,
+  followUpJobs,
+  type Job,
+  jobSchema,
+  nextPageJob,
+  type RecordSink,
+} from "./job";
 import type { SnapshotRecord } from "./records";
 import type { SyncConnector } from "./types";
 
@@ -48,18 +55,22 @@ export interface JobResult {
   next?: Job;
 }
 
-/** Runs one job of a sync: the one place the CLI, the service and the sync worker run jobs. */
+/**
+ * Runs one job of a sync: the one place the CLI, the service and the sync worker run jobs. With
+ * `sink`, some records may go to it before the page is done; `records` holds the rest.
+ */
 export async function runJob(
   connector: SyncConnector,
   job: Job,
   ctx: RequestContext,
+  sink?: RecordSink,
 ): Promise<JobResult> {
   if (job.connector !== connector.name) {
     throw new InvalidJobError(
       `${describeJob(job)} is a ${job.connector} job; this is the ${connector.name} connector`,
     );
   }
-  const page = await connector.runJob(job, ctx);
+  const page = await connector.runJob(job, ctx, sink);
   const next = nextPageJob(job, page);
   return { records: page.records, followUps: followUpJobs(job, page, next), next };
 }

@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import type { SnapshotDigest } from "../guard/SnapshotDigest";
 import { newRequestContext, type RequestContext } from "../http";
 import { SyncDeadlineError } from "./errors";
-import { type Job, makeJob } from "./job";
+import { type Job, makeJob, type RecordSink } from "./job";
 import type { SyncEndRecord } from "./records";
 import { runJob } from "./runJob";
 import { SnapshotAssembler } from "./SnapshotAssembler";
@@ -149,17 +149,34 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<LocalSync
       const runOne = async (job: Job, before?: Promise<void>) => {
         try {
           // A top-level list's pages are the longest chain of requests: they start first.
-          const result = await runJob(connector, job, job.parent ? ctx : listCtx);
-          const written = snapshot.write(result.records);
+          // Records go to the assembler as the job hands them over (a failed job fails the sync,
+          // so none are kept on their own) and are not held past this block: it keeps bytes.
+          let count = 0;
+          const sink: RecordSink = {
+            write: (records) => {
+              count += records.length;
+              // A failed write fails every later one: the page's last write below reports it.
+              snapshot.write(records).catch(() => {});
+            },
+          };
+          const { next, followUps, written } = await runJob(
+            connector,
+            job,
+            job.parent ? ctx : listCtx,
+            sink,
+          ).then((result) => {
+            count += result.records.length;
+            return { ...result, written: snapshot.write(result.records) };
+          });
           // Handled below, after the next page may have waited: a failure is never unhandled.
           written.catch(() => {});
-          for (const child of result.followUps) {
-            if (child === result.next) continue;
+          for (const child of followUps) {
+            if (child === next) continue;
             if (child.resourceType === job.resourceType && child.op === job.op)
               queue.unshift(child);
             else queue.push(child);
           }
-          if (result.next) {
+          if (next) {
             // A list's next page is the critical path (its pages are read one after another):
             // it starts at once, in the slot of this page, whose request is done, rather than
             // wait for a free slot and for this page's records to be written. Requests in flight
@@ -167,10 +184,10 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<LocalSync
             // so that a list whose pages come faster than they are written has at most two in
             // hand: one being asked for, one waiting for its write.
             await before?.catch(() => {});
-            if (!failure) start(result.next, written);
+            if (!failure) start(next, written);
           }
           await written;
-          records += result.records.length;
+          records += count;
         } catch (error) {
           failure ??= { error };
         }

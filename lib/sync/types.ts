@@ -1,6 +1,6 @@
 import type { Bound } from "../config";
 import type { RequestContext } from "../http";
-import type { Job, JobSpec, Page } from "./job";
+import type { Job, JobSpec, Page, RecordSink } from "./job";
 import type { ResourceTypeRecord } from "./records";
 
 /** What `validate` checked, one line each, for the person who runs it. */
@@ -21,8 +21,11 @@ export interface SyncConnector {
   resourceTypes(): ResourceTypeRecord[];
   /** The jobs a sync starts with. */
   rootJobs(): JobSpec[];
-  /** One page of one job; an unknown job or a bad cursor throws `InvalidJobError`. */
-  runJob(job: Job, ctx: RequestContext): Promise<Page>;
+  /**
+   * One page of one job; an unknown job or a bad cursor throws `InvalidJobError`. With `sink`,
+   * some of the page's records may be handed to it first (`RecordSink`).
+   */
+  runJob(job: Job, ctx: RequestContext, sink?: RecordSink): Promise<Page>;
   /** One token call and one small read; throws what is wrong. */
   validate(ctx: RequestContext): Promise<ValidationReport>;
 }

@@ -195,6 +195,34 @@ describe("SnapshotAssembler to any stream", () => {
     ]);
     expect(await readdir(spoolDir)).toEqual([]);
   });
+
+  it("takes a page's records when handed them, not when its write's turn comes", async () => {
+    const spoolDir = await makeTempDir();
+    const out = new PassThrough();
+    const chunks: Buffer[] = [];
+    out.on("data", (chunk: Buffer) => chunks.push(chunk));
+    const assembler = await SnapshotAssembler.open({ out, spoolDir, syncId: "x", connector: "t" });
+    const page = [user("1"), user("2")];
+    const written = assembler.write(page);
+    // The caller may reuse or drop the array at once: its records are already bytes.
+    page.length = 0;
+    page.push(user("3"));
+    await written;
+    // A write once the snapshot is being completed is refused, and counts nothing.
+    const completing = assembler.complete();
+    await expect(assembler.write([user("4")])).rejects.toThrow("the snapshot is closed");
+    const { counts } = await completing;
+
+    expect(counts.resource).toBe(2);
+    const ids = Buffer.concat(chunks)
+      .toString("utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { kind: string; id?: string })
+      .filter((line) => line.kind === "resource")
+      .map((line) => line.id);
+    expect(ids).toEqual(["1", "2"]);
+  });
 });
 
 describe("runJob", () => {

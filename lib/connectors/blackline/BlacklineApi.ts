@@ -9,12 +9,14 @@ import {
   parseResponse,
   printable,
   type RequestContext,
+  readJsonAnswer,
   TokenCache,
   UnexpectedResponseError,
   type UpstreamOptions,
   upstreamClient,
 } from "../../http";
 import { registerSecret } from "../../redact";
+import { idOf, type RecordSink, type SnapshotRecord } from "../../sync";
 import type { BlacklineConfig } from "./config";
 import {
   type ClientAuthMethod,
@@ -27,6 +29,7 @@ import {
 } from "./constants";
 import { type IdPage, readIdPage } from "./idPage";
 import { idOnly, listResponse, oauthError, tokenResponse } from "./models";
+import { ListBody, type RecordsPage, readRecordsPage } from "./recordsPage";
 
 export interface ListPage<Item> {
   items: Item[];
@@ -121,6 +124,36 @@ export class BlacklineApi {
   ): Promise<ListPage<z.output<Item>>> {
     const response = await this.#get(list, query, ctx);
     return this.#parsePage(list, item, query, response);
+  }
+
+  /**
+   * One page of a list as the sync uses it: its items' ids, their records (`toRecords` of each,
+   * in order; with `sink`, some handed to it as the page is read) and `totalItems`. A page that
+   * `PagedItems` reads is mapped item by item as its body is parsed; any other is parsed as
+   * `listPage` parses it. Either way, a page with an item that does not fit fails as `listPage`
+   * fails.
+   */
+  async listRecords<Item extends z.ZodType<{ id: string }>>(
+    list: ListEndpoint,
+    item: Item,
+    toRecords: (item: z.output<Item>) => SnapshotRecord[],
+    query: { page: number; pageSize: number },
+    ctx: RequestContext,
+    sink?: RecordSink,
+  ): Promise<RecordsPage> {
+    const response = await this.#get(list, query, ctx, keepListBody);
+    const where = `${list.name}, page ${query.page}`;
+    const bytes = response.body instanceof ListBody ? response.body.bytes : undefined;
+    const names = { where, what: `${where} (GET ${list.path})` };
+    const read = bytes && readRecordsPage(bytes, item, toRecords, names, sink);
+    if (read) return read;
+    const body = bytes ? readJsonAnswer(bytes, response) : response.body;
+    const page = this.#parsePage(list, item, query, { ...response, body });
+    return {
+      ids: page.items.map(idOf),
+      records: page.items.flatMap(toRecords),
+      totalItems: page.totalItems,
+    };
   }
 
   /**
@@ -241,6 +274,11 @@ function resourceError(error: unknown): unknown {
       ? "The API user lacks permission to read it: give the user of CONNECTOR_ACCOUNTING_USERNAME the administrator role, or a role that can read users, teams and roles"
       : "A fresh token was rejected too: check that the API client and user are still active";
   return new CredentialsRejectedError(`${error.message}. ${fix}.`, { cause: error });
+}
+
+/** A list page's bytes, read once the request is done (`listRecords`). */
+function keepListBody(bytes: Buffer): ListBody {
+  return new ListBody(bytes);
 }
 
 /** A page read by `readIdPage`: a class of its own, which no parsed JSON body is. */

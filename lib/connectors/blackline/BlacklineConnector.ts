@@ -5,7 +5,6 @@ import {
   describeJob,
   firstPageCursor,
   InvalidJobError,
-  idOf,
   type Job,
   type JobSpec,
   nextPageCursor,
@@ -14,13 +13,13 @@ import {
   pageCursor,
   pageQuery,
   parseCursor,
-  type SnapshotRecord,
+  type RecordSink,
   unknownJob,
   type ValidationReport,
 } from "../../sync";
 import { PagedConnector, secondsValid } from "../PagedConnector";
 import { upstreamId } from "../upstreamId";
-import { BlacklineApi, type ListEndpoint, type ListPage } from "./BlacklineApi";
+import { BlacklineApi, type ListEndpoint } from "./BlacklineApi";
 import type { BlacklineConfig } from "./config";
 import {
   FIRST_PAGE,
@@ -33,6 +32,7 @@ import {
 } from "./constants";
 import { membershipGrants, RESOURCE_TYPES, roleRecords, teamRecords, userRecords } from "./mappers";
 import { role, team, user } from "./models";
+import type { RecordsPage } from "./recordsPage";
 
 /** Which side of the team memberships is walked: one request (or more) per object of that side. */
 const membershipSide = z.enum(["team", "user"]);
@@ -80,12 +80,12 @@ export class BlacklineConnector extends PagedConnector {
     ];
   }
 
-  async runJob(job: Job, ctx: RequestContext): Promise<Page> {
+  async runJob(job: Job, ctx: RequestContext, sink?: RecordSink): Promise<Page> {
     switch (job.op) {
       case OP.plan:
         return this.#plan(ctx);
       case OP.list:
-        return this.#list(job, ctx);
+        return this.#list(job, ctx, sink);
       case OP.members:
         return this.#members(job, ctx);
       default:
@@ -112,13 +112,14 @@ export class BlacklineConnector extends PagedConnector {
   /**
    * The first pages of users and teams, read together. Each list goes on as a list job would
    * from its first page; the membership walk starts from the side with fewer items, teams when
-   * either total is missing (the usual smaller side).
+   * either total is missing (the usual smaller side). No records go to a sink: the two pages come
+   * in either order, and their records are written users first.
    */
   async #plan(ctx: RequestContext): Promise<Page> {
     const query = pageQuery(firstPage, this.pageSize.value);
     const [users, teams] = await Promise.all([
-      this.#api.listPage(LISTS.user, user, query, ctx),
-      this.#api.listPage(LISTS.team, team, query, ctx),
+      this.#api.listRecords(LISTS.user, user, userRecords, query, ctx),
+      this.#api.listRecords(LISTS.team, team, teamRecords, query, ctx),
     ]);
     const side: MembershipSide =
       users.totalItems !== undefined &&
@@ -126,15 +127,9 @@ export class BlacklineConnector extends PagedConnector {
       users.totalItems < teams.totalItems
         ? "user"
         : "team";
-    const firstOf = (
-      list: "user" | "team",
-      page: ListPage<{ id: string }>,
-      records: SnapshotRecord[],
-    ) => this.#listPage(list, { ...firstPage, withMembers: side === list }, page, records);
-    const pages = {
-      user: firstOf("user", users, users.items.flatMap(userRecords)),
-      team: firstOf("team", teams, teams.items.flatMap(teamRecords)),
-    };
+    const firstOf = (list: "user" | "team", page: RecordsPage) =>
+      this.#listPage(list, { ...firstPage, withMembers: side === list }, page);
+    const pages = { user: firstOf("user", users), team: firstOf("team", teams) };
     const lists = Object.entries(pages);
     return {
       records: [...pages.user.records, ...pages.team.records],
@@ -148,35 +143,36 @@ export class BlacklineConnector extends PagedConnector {
     };
   }
 
-  async #list(job: Job, ctx: RequestContext): Promise<Page> {
+  async #list(job: Job, ctx: RequestContext, sink?: RecordSink): Promise<Page> {
     const cursor = parseCursor(listCursor, job);
     const query = pageQuery(cursor, this.pageSize.value);
     switch (job.resourceType) {
-      case "user": {
-        const page = await this.#api.listPage(LISTS.user, user, query, ctx);
-        return this.#listPage("user", cursor, page, page.items.flatMap(userRecords));
-      }
-      case "team": {
-        const page = await this.#api.listPage(LISTS.team, team, query, ctx);
-        return this.#listPage("team", cursor, page, page.items.flatMap(teamRecords));
-      }
-      case "role": {
-        const page = await this.#api.listPage(LISTS.role, role, query, ctx);
-        return this.#listPage("role", cursor, page, page.items.flatMap(roleRecords));
-      }
+      case "user":
+        return this.#listPage(
+          "user",
+          cursor,
+          await this.#api.listRecords(LISTS.user, user, userRecords, query, ctx, sink),
+        );
+      case "team":
+        return this.#listPage(
+          "team",
+          cursor,
+          await this.#api.listRecords(LISTS.team, team, teamRecords, query, ctx, sink),
+        );
+      case "role":
+        return this.#listPage(
+          "role",
+          cursor,
+          await this.#api.listRecords(LISTS.role, role, roleRecords, query, ctx, sink),
+        );
       default:
         throw unknownJob(this.name, job);
     }
   }
 
   /** A list's page: its records, the membership jobs of its items if it has them, its next page. */
-  #listPage(
-    resourceType: keyof typeof LISTS,
-    cursor: ListCursor,
-    page: ListPage<{ id: string }>,
-    records: SnapshotRecord[],
-  ): Page {
-    const ids = page.items.map(idOf);
+  #listPage(resourceType: keyof typeof LISTS, cursor: ListCursor, page: RecordsPage): Page {
+    const { ids, records } = page;
     const next = nextPageCursor({
       cursor,
       ids,
