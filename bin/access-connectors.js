@@ -21,10 +21,11 @@ import { setFlagsFromString } from "node:v8";
 
 // V8 moves an allocation site's objects straight to the old generation once most of them are seen
 // to outlive a young collection ("pretenuring"). A sync's pages are held briefly while other pages
-// arrive, enough for V8 to decide so for the sites that build records: every record then filled
-// the old generation, for a full collection every 5 MB or so (41 in a sync of 100,000 users).
-// Without it, 27 (BENCHMARKS.md). V8 reads this flag when it collects, so it takes effect here,
-// before any page is read; it changes where objects are allocated, never what is kept.
+// arrive, enough for V8 to decide so for the sites that build records: their records then filled
+// the old generation, for a full collection every 5 MB or so (42 in a sync of 100,000 users; 27
+// with it off and pages read item by item, BENCHMARKS.md). V8 reads this flag when it collects, so
+// it takes effect here, before any page is read; it changes where objects are allocated, never
+// what is kept.
 setFlagsFromString("--no-allocation-site-pretenuring");
 
 const bundle = new URL("../dist/cli.js", import.meta.url);

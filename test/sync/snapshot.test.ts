@@ -166,12 +166,24 @@ describe("runLocalSync", () => {
 });
 
 describe("SnapshotAssembler to any stream", () => {
-  it("writes sync_start first and sync_end last to a plain stream, and removes its spool", async () => {
+  /** An assembler writing to a PassThrough, and the lines it wrote, parsed. */
+  async function toStream() {
     const spoolDir = await makeTempDir();
     const out = new PassThrough();
     const chunks: Buffer[] = [];
     out.on("data", (chunk: Buffer) => chunks.push(chunk));
     const assembler = await SnapshotAssembler.open({ out, spoolDir, syncId: "x", connector: "t" });
+    const lines = () =>
+      Buffer.concat(chunks)
+        .toString("utf8")
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { kind: string; id?: string });
+    return { assembler, spoolDir, lines };
+  }
+
+  it("writes sync_start first and sync_end last to a plain stream, and removes its spool", async () => {
+    const { assembler, spoolDir, lines } = await toStream();
 
     await assembler.write([
       grant("team:7:member", { type: "user", id: "1" }),
@@ -180,12 +192,7 @@ describe("SnapshotAssembler to any stream", () => {
     ]);
     await assembler.complete();
 
-    const lines = Buffer.concat(chunks)
-      .toString("utf8")
-      .trimEnd()
-      .split("\n")
-      .map((line) => JSON.parse(line) as { kind: string });
-    expect(lines.map((l) => l.kind)).toEqual([
+    expect(lines().map((l) => l.kind)).toEqual([
       "sync_start",
       "resource",
       "resource",
@@ -197,11 +204,7 @@ describe("SnapshotAssembler to any stream", () => {
   });
 
   it("takes a page's records when handed them, not when its write's turn comes", async () => {
-    const spoolDir = await makeTempDir();
-    const out = new PassThrough();
-    const chunks: Buffer[] = [];
-    out.on("data", (chunk: Buffer) => chunks.push(chunk));
-    const assembler = await SnapshotAssembler.open({ out, spoolDir, syncId: "x", connector: "t" });
+    const { assembler, lines } = await toStream();
     const page = [user("1"), user("2")];
     const written = assembler.write(page);
     // The caller may reuse or drop the array at once: its records are already bytes.
@@ -214,11 +217,7 @@ describe("SnapshotAssembler to any stream", () => {
     const { counts } = await completing;
 
     expect(counts.resource).toBe(2);
-    const ids = Buffer.concat(chunks)
-      .toString("utf8")
-      .trimEnd()
-      .split("\n")
-      .map((line) => JSON.parse(line) as { kind: string; id?: string })
+    const ids = lines()
       .filter((line) => line.kind === "resource")
       .map((line) => line.id);
     expect(ids).toEqual(["1", "2"]);

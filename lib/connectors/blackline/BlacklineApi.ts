@@ -142,10 +142,8 @@ export class BlacklineApi {
     sink?: RecordSink,
   ): Promise<RecordsPage> {
     const response = await this.#get(list, query, ctx, keepListBody);
-    const where = `${list.name}, page ${query.page}`;
     const bytes = response.body instanceof ListBody ? response.body.bytes : undefined;
-    const names = { where, what: `${where} (GET ${list.path})` };
-    const read = bytes && readRecordsPage(bytes, item, toRecords, names, sink);
+    const read = bytes && readRecordsPage(bytes, item, toRecords, pageNames(list, query), sink);
     if (read) return read;
     const body = bytes ? readJsonAnswer(bytes, response) : response.body;
     const page = this.#parsePage(list, item, query, { ...response, body });
@@ -199,8 +197,8 @@ export class BlacklineApi {
     query: { page: number },
     response: HttpResponse,
   ): ListPage<z.output<Item>> {
-    const where = `${list.name}, page ${query.page}`;
-    const body = parseResponse(listResponse, response, `${where} (GET ${list.path})`);
+    const { where, what } = pageNames(list, query);
+    const body = parseResponse(listResponse, response, what);
     return {
       items: parseEach(item, body.items, (index) => `${where}, item ${index + 1}`),
       totalItems: body.totalItems,
@@ -274,6 +272,15 @@ function resourceError(error: unknown): unknown {
       ? "The API user lacks permission to read it: give the user of CONNECTOR_ACCOUNTING_USERNAME the administrator role, or a role that can read users, teams and roles"
       : "A fresh token was rejected too: check that the API client and user are still active";
   return new CredentialsRejectedError(`${error.message}. ${fix}.`, { cause: error });
+}
+
+/**
+ * How a page's errors name it: `where` (`BlackLine teams, page 3`), before an item's place, and
+ * `what`, for the page's body, with its request.
+ */
+function pageNames(list: ListEndpoint, query: { page: number }): { where: string; what: string } {
+  const where = `${list.name}, page ${query.page}`;
+  return { where, what: `${where} (GET ${list.path})` };
 }
 
 /** A list page's bytes, read once the request is done (`listRecords`). */

@@ -1,3 +1,14 @@
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  isSpace,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from "../../http/jsonBytes";
 import { upstreamId } from "../upstreamId";
 
 /** A membership page's item ids, in order, and its `totalItems`. */
@@ -301,7 +312,7 @@ function digits(): void {
 function space(): void {
   for (;;) {
     const c = byte(at);
-    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) at++;
+    if (isSpace(c)) at++;
     else return;
   }
 }
@@ -327,14 +338,6 @@ const isEscape = (c: number) =>
   c === 0x72 ||
   c === 0x74;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 const MINUS = 0x2d;
 const PLUS = 0x2b;
 const DOT = 0x2e;

@@ -29,9 +29,10 @@ export function readRecordsPage<Item extends z.ZodType<{ id: string }>>(
   names: { where: string; what: string },
   sink?: RecordSink,
 ): RecordsPage | undefined {
-  const read = PagedItems.read(bytes, item, toRecords, sink);
-  if (!read) return undefined;
-  const body = parseResponse(listResponse, { body: read.envelope }, names.what);
+  const read = new PagedItems(item, toRecords, sink);
+  const envelope = readJsonObject(bytes, read);
+  if (!envelope) return undefined;
+  const body = parseResponse(listResponse, { body: envelope }, names.what);
   if (read.failure) {
     const { index } = read.failure;
     parseResponse(item, { body: read.failure.item }, `${names.where}, item ${index + 1}`);
@@ -57,13 +58,11 @@ class PagedItems<Item extends z.ZodType<{ id: string }>> implements ElementVisit
   readonly ids: string[] = [];
   records: SnapshotRecord[] = [];
   failure: { item: unknown; index: number } | undefined;
-  /** The body's members, `items` left an empty array; set by `read`. */
-  envelope: Record<string, unknown> = {};
   readonly #item: Item;
   readonly #toRecords: (item: z.output<Item>) => SnapshotRecord[];
   readonly #sink: RecordSink | undefined;
 
-  private constructor(
+  constructor(
     item: Item,
     toRecords: (item: z.output<Item>) => SnapshotRecord[],
     sink: RecordSink | undefined,
@@ -71,20 +70,6 @@ class PagedItems<Item extends z.ZodType<{ id: string }>> implements ElementVisit
     this.#item = item;
     this.#toRecords = toRecords;
     this.#sink = sink;
-  }
-
-  /** The page read from `bytes`, or undefined where `readJsonObject` does not read it. */
-  static read<Item extends z.ZodType<{ id: string }>>(
-    bytes: Buffer,
-    item: Item,
-    toRecords: (item: z.output<Item>) => SnapshotRecord[],
-    sink?: RecordSink,
-  ): PagedItems<Item> | undefined {
-    const page = new PagedItems(item, toRecords, sink);
-    const envelope = readJsonObject(bytes, page);
-    if (!envelope) return undefined;
-    page.envelope = envelope;
-    return page;
   }
 
   visit(element: unknown, index: number): void {
