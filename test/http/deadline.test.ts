@@ -4,11 +4,18 @@
  * those configured, the client gives up and drops every connection, even when garbage collections
  * run during the read (with `AbortSignal.timeout` handed to fetch, a collection cut the timeout off
  * from the body, which was then read for ever).
+ *
+ * Whole syncs (the CLI's, against the BlackLine simulator, REQUEST_TIMEOUT 1 s) whose users list
+ * trickles in for ever, stops halfway on an open connection (`stall`), or sends its headers after
+ * the deadline (`slow_headers`) fail with the timeout and its variable named, exit 1, no snapshot,
+ * the users list asked for once an attempt, in no less than the attempts' deadlines and no more than
+ * those, the most the backoff adds and a slack (a deadline twice as long fails); headers late but
+ * within the deadline give a snapshot of every user.
  */
 import { getEventListeners } from "node:events";
 import { access } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { syncToFile } from "../../lib/cli/commands/sync";
 import type { CliIo } from "../../lib/cli/io";
 import { exitCodeOf } from "../../lib/errors";
@@ -22,7 +29,9 @@ import {
 } from "../../lib/http";
 import { withDeadline } from "../../lib/http/deadline";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
+import type { BodyBehaviour } from "../../lib/simulators/bodyBehaviour";
 import { collectGarbage, loopbackServer, trickleForever, within } from "../helpers/slowAnswers";
+import { readSnapshot } from "../helpers/snapshot";
 import { makeTempDir } from "../helpers/tempDir";
 
 const TIMEOUT_MS = 300;
@@ -151,59 +160,137 @@ describe("a body that ends within the deadline", () => {
   });
 });
 
-describe("a whole sync against an upstream whose users page trickles in for ever", () => {
-  let sim: BlacklineSimulator;
-  beforeAll(async () => {
-    sim = await startBlacklineSimulator({
-      seed: 5,
-      size: { users: 30, teams: 3, roles: 2 },
-      faults: {
-        body: {
-          kind: "trickle",
-          bytes: 1,
-          intervalMs: 50,
-          forever: true,
-          match: "^GET /v1/users\\?",
-        },
-      },
-    });
+/** The whole-sync cases' REQUEST_TIMEOUT, and their backoff (fast: the bound is the deadline's). */
+const SYNC_TIMEOUT_MS = 1_000;
+const SYNC_RETRY = { baseDelayMs: 5, maxDelayMs: 50 } as const;
+/**
+ * Over the attempts' deadlines and the most the backoff can add: the sync's start (config, the
+ * token, the other lists), the error's way out, and timers made late by the collections and a
+ * loaded two-core machine (measured: 0.8 s at most for 3 attempts with four CPU hogs running).
+ * Below one more REQUEST_TIMEOUT an attempt, so a deadline twice as long fails (3 attempts: at
+ * most 3.1 s + 2 s, against 6 s).
+ */
+const SLACK_MS = 2_000;
+/** Attempts of each failing sync: three, so the slack stays well below a second deadline each. */
+const SYNC_ATTEMPTS = 3;
+/**
+ * libuv's clock, which times the deadline, counts whole milliseconds (on Linux a coarse clock of
+ * 1 ms grain), so a timer can end up to about 2 ms before `performance.now()` says it should.
+ */
+const CLOCK_GRAIN_MS = 2;
+
+/** A whole sync's outcome (its summary or error) and how long it took, from start to end. */
+interface SyncRun {
+  outcome: unknown;
+  elapsedMs: number;
+  out: string;
+  sim: BlacklineSimulator;
+}
+
+/**
+ * `sync blackline` (the CLI's sync, in this process) against a small tenant whose users list
+ * answers as `body` says, with a REQUEST_TIMEOUT of 1 s, `attempts` attempts and fast backoff, and
+ * garbage collections all through the run, as a long sync has them.
+ */
+async function syncAgainst(body: BodyBehaviour, attempts = SYNC_ATTEMPTS): Promise<SyncRun> {
+  const sim = await startBlacklineSimulator({
+    seed: 5,
+    size: { users: 30, teams: 3, roles: 2 },
+    faults: { body },
   });
-  afterAll(() => sim.close());
+  onTestFinished(() => sim.close());
+  const env = {
+    ...sim.env(),
+    CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
+    CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT: `${SYNC_TIMEOUT_MS / 1000}s`,
+  };
+  const out = join(await makeTempDir(), "blackline.sync.jsonl");
+  const io: CliIo = {
+    stdout: { write: () => true },
+    stderr: { write: () => true, isTTY: false },
+    env,
+  };
+  const collections = setInterval(collectGarbage, 50);
+  let elapsedMs = Number.NaN;
+  const started = performance.now();
+  const sync = syncToFile(
+    io,
+    env,
+    { connector: "blackline", out },
+    { retry: { maxAttempts: attempts, ...SYNC_RETRY } },
+  ).finally(() => {
+    elapsedMs = performance.now() - started;
+  });
+  // Only a guard against a hang: the bounds on the time are asserted on elapsedMs.
+  const outcome = await within(10 * attempts * SYNC_TIMEOUT_MS, sync).finally(() =>
+    clearInterval(collections),
+  );
+  return { outcome, elapsedMs, out, sim };
+}
 
-  it("fails after the configured attempts of REQUEST_TIMEOUT each, naming the variable", async () => {
-    const env = {
-      ...sim.env(),
-      CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
-      CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT: "1s",
-    };
-    const out = join(await makeTempDir(), "blackline.sync.jsonl");
-    const io: CliIo = {
-      stdout: { write: () => true },
-      stderr: { write: () => true, isTTY: false },
-      env,
-    };
-    const attempts = 3;
-    // Garbage collections all through the run, as a long sync has them.
-    const collections = setInterval(collectGarbage, 50);
+/**
+ * The sync failed on the users list after its `SYNC_ATTEMPTS` attempts, each ended by its deadline:
+ * the error names the per-request timeout and its variable, exit 1, no snapshot; and it took at
+ * least the attempts' deadlines and at most those, the most the backoff can add and the slack.
+ */
+async function expectGivenUp({ outcome, elapsedMs, out, sim }: SyncRun): Promise<void> {
+  const attempts = SYNC_ATTEMPTS;
+  expect(outcome).toBeInstanceOf(NetworkError);
+  expect((outcome as Error).message).toMatch(
+    /^GET \/v1\/users\?page=1&pageSize=\d+ got no answer: no complete answer within 1000 ms, the per-request timeout; raise CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT for a slow upstream/,
+  );
+  expect(exitCodeOf(outcome)).toBe(1);
+  expect(sim.stats.byRoute.users).toBe(attempts);
+  await expect(access(out)).rejects.toThrow();
+  const backoffAtMostMs = (attempts - 1) * SYNC_RETRY.maxDelayMs;
+  expect(elapsedMs).toBeGreaterThanOrEqual(attempts * (SYNC_TIMEOUT_MS - CLOCK_GRAIN_MS));
+  expect(elapsedMs).toBeLessThanOrEqual(attempts * SYNC_TIMEOUT_MS + backoffAtMostMs + SLACK_MS);
+}
 
-    const sync = syncToFile(
-      io,
-      env,
-      { connector: "blackline", out },
-      {
-        retry: { maxAttempts: attempts, baseDelayMs: 5, maxDelayMs: 50 },
-      },
+describe("a whole sync against an upstream whose users list does not answer in time", () => {
+  it("fails after the configured attempts of REQUEST_TIMEOUT each when the body trickles in for ever, naming the variable", async () => {
+    await expectGivenUp(
+      await syncAgainst({
+        kind: "trickle",
+        bytes: 1,
+        intervalMs: 50,
+        forever: true,
+        match: "^GET /v1/users\\?",
+      }),
     );
-    const error = await within(10 * attempts * 1_000, sync).finally(() =>
-      clearInterval(collections),
-    );
+  });
 
-    expect(error).toBeInstanceOf(NetworkError);
-    expect((error as Error).message).toMatch(
-      /^GET \/v1\/users\?page=1&pageSize=\d+ got no answer: no complete answer within 1000 ms, the per-request timeout; raise CONNECTOR_ACCOUNTING_REQUEST_TIMEOUT/,
+  it("fails after the configured attempts of REQUEST_TIMEOUT each when the body stops halfway on an open connection", async () => {
+    // Headers announcing the whole page, half of it, then silence.
+    await expectGivenUp(await syncAgainst({ kind: "stall", match: "^GET /v1/users\\?" }));
+  });
+
+  it("fails after the configured attempts of REQUEST_TIMEOUT each when the headers come later than it", async () => {
+    // Far beyond the deadline: only the deadline can end an attempt.
+    await expectGivenUp(
+      await syncAgainst({ kind: "slow_headers", delayMs: 60_000, match: "^GET /v1/users\\?" }),
     );
-    expect(exitCodeOf(error)).toBe(1);
-    expect(sim.stats.byRoute.users).toBe(attempts);
-    await expect(access(out)).rejects.toThrow();
+  });
+});
+
+describe("a whole sync against an upstream whose users list answers late but within REQUEST_TIMEOUT", () => {
+  it("writes every user of the tenant", async () => {
+    const { outcome, elapsedMs, out, sim } = await syncAgainst({
+      kind: "slow_headers",
+      delayMs: 200,
+      match: "^GET /v1/users\\?",
+    });
+
+    expect(outcome).not.toBeInstanceOf(Error);
+    // The one users page came after its 200 ms, at its first attempt.
+    expect(sim.stats.byRoute.users).toBe(1);
+    expect(elapsedMs).toBeGreaterThanOrEqual(200 - CLOCK_GRAIN_MS);
+    const users = (await readSnapshot(out)).filter(
+      (l) => l.kind === "resource" && l.type === "user",
+    );
+    expect(new Set(users.map((u) => u.id))).toEqual(
+      new Set(sim.tenant.users.map((u) => String(u.id))),
+    );
+    expect(users).toHaveLength(sim.tenant.users.length);
   });
 });
