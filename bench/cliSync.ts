@@ -6,8 +6,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { RateChange } from "../lib/http/RateLimiter";
 import type { SyncSummary } from "../lib/sync";
 import { runToEnd, startHostedSimulator } from "./processes";
+import { rateTrace } from "./rateTrace";
 import type { Scenario } from "./scenarios";
 import type { MinimumRequests, SimulatorStats } from "./simulatorHost";
 
@@ -36,6 +38,8 @@ export interface SyncRun {
   cpuMs: number;
   /** The end of stderr when the sync failed. */
   error?: string;
+  /** In the limiter matrix: the learned rate's moves (bench/rateTrace.ts). */
+  rateTrace?: RateChange[];
 }
 
 const CONCURRENCY_VARIABLE = {
@@ -64,7 +68,7 @@ export async function runCliSync(
   try {
     finished = await runToEnd(
       join(paths.root, "bin", "access-connectors.js"),
-      ["sync", connector, "--json", "--out", out],
+      ["sync", connector, "--json", "--out", out, ...(scenario.matrix ? ["--verbose"] : [])],
       {
         cwd: paths.work,
         timeoutMs: 30 * 60_000,
@@ -88,6 +92,7 @@ export async function runCliSync(
     server,
     minimum: simulator.ready.minimum,
     ...probe,
+    ...(scenario.matrix ? { rateTrace: rateTrace(finished.stderr) } : {}),
   };
   if (finished.code !== 0) {
     return {

@@ -217,7 +217,9 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
     "seconds, fixed or sliding, (ceil(N / W) - 1) x s + ceil(R / C) x L with R = N - (ceil(N / W) - 1)",
     "x W the last window's share (a window of 3,000 per minute never binds; one of 500 per 10 s makes",
     "the last 79 wait for the second window); for a cap of k in flight, ceil(N / k) x L. See",
-    "bench/floors.ts.",
+    "bench/floors.ts. *Learned rate* sums up the trace of the rate controller's moves that the sync",
+    "logs with `--verbose` (`learned rate moved`): the last edge and cap learned and when, the pace's",
+    "cuts, and the time every start was held by blocks (bench/rateTrace.ts).",
     "",
     table(
       [
@@ -230,6 +232,7 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
         "minimum",
         "req / min",
         "upstream span s (req/s)",
+        "learned rate (from the process's start)",
         `wall / floor <= ${MATRIX_TARGETS.wallPerFloor.toFixed(2)}`,
         `req / min <= ${MATRIX_TARGETS.requestsPerMinimum}`,
       ],
@@ -247,6 +250,7 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
           r.upstreamSpanSeconds === undefined
             ? "–"
             : `${fixed(r.upstreamSpanSeconds)} (${fixed(r.upstreamRate)})`,
+          r.learnedRate ?? "–",
           yesNo(met.wall),
           yesNo(met.requests),
         ];

@@ -1,10 +1,12 @@
 /** A scenario's figures from its runs, and the targets held against them. */
 import { DEFAULT_MAX_CONCURRENCY as BLACKLINE_CONCURRENCY } from "../lib/connectors/blackline/constants";
 import { DEFAULT_MAX_CONCURRENCY as VALIMAIL_CONCURRENCY } from "../lib/connectors/valimail/constants";
+import type { RateChange } from "../lib/http/RateLimiter";
 import type { Artifacts } from "./artifacts";
 import type { SyncRun } from "./cliSync";
 import type { CloudRun } from "./cloudSync";
 import { limiterFloorSeconds } from "./floors";
+import { describeTrace } from "./rateTrace";
 import type { Scenario } from "./scenarios";
 import type { MinimumRequests } from "./simulatorHost";
 
@@ -47,6 +49,9 @@ export interface ScenarioResult {
   upstreamRate?: number;
   records: number;
   recordsPerSecond: number;
+  /** In the limiter matrix: the learned rate's moves, and in a few words (bench/rateTrace.ts). */
+  rateTrace?: RateChange[];
+  learnedRate?: string;
   cloud?: Omit<CloudRun, "ok" | "syncMs" | "requests" | "server" | "minimum" | "records" | "error">;
 }
 
@@ -118,6 +123,10 @@ export function scenarioResult(
   if ("peakRssBytes" in run) {
     result.peakRssMiB = round(run.peakRssBytes / MIB, 1);
     result.cpuSeconds = round(run.cpuMs / 1000, 1);
+  }
+  if ("rateTrace" in run && run.rateTrace) {
+    result.rateTrace = run.rateTrace;
+    result.learnedRate = describeTrace(run.rateTrace);
   }
   if (run.server.spanMs) {
     result.upstreamSpanSeconds = round(run.server.spanMs / 1000);

@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { redact } from "../redact";
+import { sleepUnlessAborted } from "./abortListeners";
 import { newRequestContext, type RequestContext } from "./context";
 import { countEnd } from "./counters";
 import { readCapped, withDeadline } from "./deadline";
@@ -187,7 +187,7 @@ export class HttpClient {
     ctx.counters.retries++;
     ctx.logger.debug("retrying", { ...summary, reason, attempt, delayMs: delay });
     try {
-      await sleep(delay, undefined, ctx.signal ? { signal: ctx.signal } : {});
+      await sleepUnlessAborted(delay, ctx.signal);
     } catch {
       throwIfAborted(ctx, summary);
     }
@@ -198,7 +198,7 @@ export class HttpClient {
     const from = Date.now();
     if (at > from) {
       try {
-        await sleep(at - from, undefined, ctx.signal ? { signal: ctx.signal } : {});
+        await sleepUnlessAborted(at - from, ctx.signal);
       } catch {
         throwIfAborted(ctx, summary);
       }
@@ -343,7 +343,10 @@ export class HttpClient {
     } else {
       permit.accepted(response.headers);
     }
-    ctx.counters.learnedRate = this.#options.limiter?.learnedRate ?? 0;
+    const limiter = this.#options.limiter;
+    ctx.counters.learnedRate = limiter?.learnedRate ?? 0;
+    const change = limiter?.takeChange();
+    if (change) ctx.logger.debug("learned rate moved", { ...change });
     return answer;
   }
 }

@@ -1,4 +1,5 @@
 import { AdaptiveRate, type RefusalVerdict, type StartTicket } from "./AdaptiveRate";
+import { onAbort } from "./abortListeners";
 
 export interface RateLimiterSettings {
   /** Requests in flight at once. */
@@ -31,6 +32,23 @@ interface Waiter {
   seq: number;
 }
 
+/**
+ * The learned rate just after an answer that moved it (`RateLimiter.takeChange`): a trace of the
+ * controller's decisions, for `--verbose` and the bench.
+ */
+export interface RateChange {
+  /** What moved: `pace cut`, `edge learned`, `cap learned`, `blocked`, `block over` (comma-joined). */
+  moved: string;
+  /** Milliseconds since the limiter was made (about the process's start). */
+  atMs: number;
+  /** The pace, requests per second (absent: not paced). */
+  pace?: number;
+  /** The edge, what the upstream was learned to sustain, requests per second. */
+  edge?: number;
+  /** The cap on requests in flight learned. */
+  inFlightCap?: number;
+}
+
 /** One request's place: report its answer exactly once, which frees its concurrency slot. */
 export interface Permit {
   /** Any answer but 429: the upstream processed the request. */
@@ -56,7 +74,14 @@ export class RateLimiter {
   readonly #starting = new Set<Waiter>();
   /** Waiters for a change of the rate's state (an answer, a block lifted). */
   readonly #listeners = new Set<() => void>();
-  readonly #aborters = new WeakMap<AbortSignal, Set<() => void>>();
+  readonly #madeAt = Date.now();
+  /** The rate's state when `takeChange` last looked. */
+  #seen = {
+    pace: Number.NaN,
+    edge: Number.POSITIVE_INFINITY,
+    cap: Number.POSITIVE_INFINITY,
+    blocked: false,
+  };
 
   constructor(settings: RateLimiterSettings) {
     if (settings.maxConcurrency < 1) throw new RangeError("maxConcurrency must be at least 1");
@@ -71,6 +96,38 @@ export class RateLimiter {
   get learnedRate(): number {
     const edge = this.#rate.maxRate;
     return Number.isFinite(edge) ? edge : 0;
+  }
+
+  /**
+   * What moved in the learned rate since the last call (a cut of the pace, a new edge or cap, a
+   * block begun or over), or `undefined`; the pace's growth is not a move. Called after each
+   * answer, so each decision is reported once, by the answer that caused it.
+   */
+  takeChange(now = Date.now()): RateChange | undefined {
+    const rate = this.#rate;
+    const state = {
+      pace: rate.rate,
+      edge: rate.maxRate,
+      cap: rate.concurrency,
+      blocked: rate.blocked,
+    };
+    const seen = this.#seen;
+    this.#seen = state;
+    const moved = [
+      state.pace < 0.99 * seen.pace && "pace cut",
+      state.edge !== seen.edge && "edge learned",
+      state.cap !== seen.cap && "cap learned",
+      state.blocked !== seen.blocked && (state.blocked ? "blocked" : "block over"),
+    ].filter((what) => what !== false);
+    if (moved.length === 0) return undefined;
+    const rounded = (n: number) => (Number.isFinite(n) ? Math.round(n * 10) / 10 : undefined);
+    return {
+      moved: moved.join(", "),
+      atMs: now - this.#madeAt,
+      ...optional("pace", rounded(state.pace)),
+      ...optional("edge", rounded(state.edge)),
+      ...optional("inFlightCap", rounded(state.cap)),
+    };
   }
 
   /**
@@ -175,15 +232,18 @@ export class RateLimiter {
 
   /**
    * Sleeps `ms` (forever when not finite), or until an answer changes the rate's state; rejects
-   * when the signal fires. Its timer is cleared either way.
+   * when the signal fires (one listener on it however many wait: `onAbort`). Its timer is cleared
+   * either way.
    */
   #waitForChange(ms: number, signal: AbortSignal | undefined) {
     return new Promise<void>((resolve, reject) => {
-      const onAbort = () => settle(signal?.reason ?? new Error("aborted"));
-      const aborters = signal ? this.#abortersOf(signal) : undefined;
+      if (signal?.aborted) {
+        reject(signal.reason ?? new Error("aborted"));
+        return;
+      }
       const settle = (error?: unknown) => {
         clearTimeout(timer);
-        aborters?.delete(onAbort);
+        unlink?.();
         this.#listeners.delete(wake);
         if (error === undefined) resolve();
         else reject(error);
@@ -191,28 +251,13 @@ export class RateLimiter {
       const wake = () => settle();
       const timer = Number.isFinite(ms) ? setTimeout(wake, Math.max(0, ms)) : undefined;
       this.#listeners.add(wake);
-      if (signal?.aborted) onAbort();
-      else aborters?.add(onAbort);
+      const unlink = signal && onAbort(signal, () => settle(signal.reason ?? new Error("aborted")));
     });
   }
+}
 
-  /**
-   * The waiters to reject when `signal` fires: one listener per signal, however many requests
-   * wait on it (a listener each would pass Node's limit of 10 and warn of a leak).
-   */
-  #abortersOf(signal: AbortSignal): Set<() => void> {
-    let aborters = this.#aborters.get(signal);
-    if (!aborters) {
-      const set = new Set<() => void>();
-      const abortAll = () => {
-        for (const abort of [...set]) abort();
-      };
-      signal.addEventListener("abort", abortAll, { once: true });
-      this.#aborters.set(signal, set);
-      aborters = set;
-    }
-    return aborters;
-  }
+function optional<K extends string>(key: K, value: number | undefined) {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
 }
 
 function goesBefore(a: Waiter, b: Waiter): boolean {

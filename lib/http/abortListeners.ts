@@ -29,3 +29,27 @@ export function onAbort(signal: AbortSignal, listener: () => void): () => void {
   set.add(entry);
   return () => set.delete(entry);
 }
+
+/**
+ * Sleeps `ms`, or until `signal` aborts (then rejects with its reason), through `onAbort`: a
+ * sync's requests waiting out a 429 or a backoff together add one listener to its signal, not one
+ * each (`timers/promises`' `setTimeout` with a signal adds one a call).
+ */
+export function sleepUnlessAborted(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      unlink?.();
+      resolve();
+    }, ms);
+    const unlink =
+      signal &&
+      onAbort(signal, () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      });
+  });
+}

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { getEventListeners } from "node:events";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   AbortedError,
   HttpClient,
@@ -10,6 +11,7 @@ import {
   RateLimiter,
   TokenCache,
 } from "../../lib/http";
+import { silentLogger } from "../../lib/logging";
 import { redact, registerSecret } from "../../lib/redact";
 import type { FaultSettings } from "../../lib/simulators/faults";
 import {
@@ -173,6 +175,45 @@ describe("HttpClient", () => {
     expect(counters.rateLimitWaitMs).toBeGreaterThanOrEqual(1000 * counters.rateLimitWaits - 50);
   });
 
+  it("waits out backoffs and 429s of many requests with one listener on the run's signal", async () => {
+    // Each path's first answer: a 503 (a backoff) for /retry-*, a 429 with Retry-After: 1 for /wait-*.
+    const seen = new Set<string>();
+    const { url } = await serve((req) => {
+      const path = req.url.pathname;
+      const first = !seen.has(path);
+      seen.add(path);
+      if (!first) return { status: 200, body: {} };
+      return path.startsWith("/retry")
+        ? { status: 503, body: {} }
+        : { status: 429, body: {}, headers: { "retry-after": "1" } };
+    });
+    const run = new AbortController();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    const { http } = client(url, {
+      limiter: new RateLimiter({ maxConcurrency: 24, requestsPerSecond: 0 }),
+      retry: { baseDelayMs: 300, maxDelayMs: 300 },
+      context: newRequestContext({ signal: run.signal }),
+    });
+    let most = 0;
+    const watch = setInterval(() => {
+      most = Math.max(most, getEventListeners(run.signal, "abort").length);
+    }, 20);
+
+    try {
+      const paths = Array.from({ length: 12 }, (_, i) => [`/retry-${i}`, `/wait-${i}`]).flat();
+      await Promise.all(paths.map((path) => http.request({ method: "GET", path })));
+    } finally {
+      clearInterval(watch);
+      process.off("warning", onWarning);
+    }
+
+    expect(seen.size).toBe(24);
+    expect(most).toBe(1);
+    expect(warnings.filter((w) => w.name === "MaxListenersExceededWarning")).toEqual([]);
+  });
+
   it("fetches a new token once on 401, and fails if the new one is rejected too", async () => {
     let issued = 0;
     const accepted = new Set<string>(["token-2"]);
@@ -312,6 +353,58 @@ describe("RateLimiter", () => {
     // first.
     await Promise.all([start("member 1"), start("member 2"), start("next page", 1)]);
     expect(order).toEqual(["next page", "member 1", "member 2"]);
+  });
+
+  it("reports each move of the learned rate once, by the answer that caused it", async () => {
+    vi.useFakeTimers({ now: 0 });
+    try {
+      const limiter = new RateLimiter({ maxConcurrency: 4, requestsPerSecond: 0 });
+      expect(limiter.takeChange()).toBeUndefined();
+      (await limiter.acquire())?.accepted();
+      // An accepted answer moves nothing: the pace's growth is not a move.
+      expect(limiter.takeChange()).toBeUndefined();
+
+      await vi.advanceTimersByTimeAsync(100);
+      expect((await limiter.acquire())?.refused(3000).blocked).toBe(true);
+      const blocked = limiter.takeChange();
+      expect(blocked?.moved).toMatch(/\bblocked$/);
+      expect(blocked?.atMs).toBe(100);
+      expect(limiter.takeChange()).toBeUndefined();
+
+      const probe = limiter.acquire();
+      await vi.advanceTimersByTimeAsync(3000);
+      (await probe)?.accepted();
+      expect(limiter.takeChange()).toMatchObject({ moved: "block over", atMs: 3100 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("logs a move of the learned rate at debug, with the pace and edge it moved to", async () => {
+    const { url } = await serve(() => ({ status: 200, body: {} }), {
+      rateLimit: { every: 2, retryAfter: "none" },
+    });
+    const lines: { message: string; fields?: Record<string, unknown> }[] = [];
+    const logger = {
+      ...silentLogger,
+      debug: (message: string, fields?: Record<string, unknown>) => lines.push({ message, fields }),
+    };
+    const context = newRequestContext({ logger });
+    const http = new HttpClient({
+      baseUrl: url,
+      limiter: new RateLimiter({ maxConcurrency: 1, requestsPerSecond: 50 }),
+      retry: { baseDelayMs: 1, maxDelayMs: 5 },
+      context,
+    });
+
+    await http.request({ method: "GET", path: "/a" });
+    await http.request({ method: "GET", path: "/b" }); // n=2 is a 429, then n=3 answers
+
+    const moves = lines.filter((line) => line.message === "learned rate moved");
+    expect(moves).toHaveLength(1);
+    expect(moves[0]?.fields).toMatchObject({ moved: expect.stringContaining("pace cut") });
+    expect(moves[0]?.fields?.pace).toBeLessThan(50);
+    expect(typeof moves[0]?.fields?.atMs).toBe("number");
   });
 
   it("lets nothing else start while a probe after a block is out", async () => {
