@@ -20,7 +20,7 @@ export function rateTrace(stderr: string): RateChange[] {
 }
 
 /**
- * A trace in a few words: the last edge and cap learned and when (seconds from the process's
+ * A trace in a few words: the last edge and cap learned and when (seconds from the client's
  * start), the pace's cuts, and the time every start was held by blocks. `–` for no move at all.
  */
 export function describeTrace(moves: readonly RateChange[]): string {

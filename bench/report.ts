@@ -218,8 +218,9 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
     "x W the last window's share (a window of 3,000 per minute never binds; one of 500 per 10 s makes",
     "the last 79 wait for the second window); for a cap of k in flight, ceil(N / k) x L. See",
     "bench/floors.ts. *Learned rate* sums up the trace of the rate controller's moves that the sync",
-    "logs with `--verbose` (`learned rate moved`): the last edge and cap learned and when, the pace's",
-    "cuts, and the time every start was held by blocks (bench/rateTrace.ts).",
+    "logs with `--verbose` (`learned rate moved`): the last edge and cap learned and when (seconds",
+    "from the connector's client's start, a few hundred ms after the process's), the pace's cuts, and",
+    "the time every start was held by blocks (bench/rateTrace.ts).",
     "",
     table(
       [
@@ -232,7 +233,7 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
         "minimum",
         "req / min",
         "upstream span s (req/s)",
-        "learned rate (from the process's start)",
+        "learned rate",
         `wall / floor <= ${MATRIX_TARGETS.wallPerFloor.toFixed(2)}`,
         `req / min <= ${MATRIX_TARGETS.requestsPerMinimum}`,
       ],
