@@ -5,15 +5,13 @@ import { join } from "node:path";
 import type { Writable } from "node:stream";
 import type { SnapshotDigest } from "../guard/SnapshotDigest";
 import { SnapshotDigestBuilder } from "../guard/SnapshotDigestBuilder";
+import { CHUNK_BYTES, ChunkCopier } from "./ChunkCopier";
 import { type SyncFile, writeFailure } from "./errors";
 import {
-  ChunkCopier,
-  COPY_CHUNK_BYTES,
   readSpoolFrames,
   SPOOL_DIGEST_AT,
   SPOOL_HASH_WORDS,
   type SpoolFrame,
-  SpoolWriter,
   spoolFrame,
 } from "./grantSpool";
 import { HashedIdSet, hashId, WORDS } from "./HashedIdSet";
@@ -81,8 +79,9 @@ export class SnapshotAssembler {
   readonly #out: Writable;
   readonly #spoolPath: string;
   readonly #spool: WriteStream;
-  readonly #spoolWriter: SpoolWriter;
-  readonly #reuseChunks: boolean;
+  /** The spool's frames and the snapshot's lines, in chunks: see `write`. */
+  readonly #spoolChunks: ChunkCopier;
+  readonly #outChunks: ChunkCopier;
   readonly #syncId: string;
   readonly #connector: string;
   readonly #digest = new SnapshotDigestBuilder();
@@ -113,12 +112,12 @@ export class SnapshotAssembler {
 
   private constructor(options: AssemblerOptions) {
     this.#out = options.out;
-    this.#reuseChunks = options.outReleasesChunks ?? false;
+    this.#outChunks = new ChunkCopier(this.#out, CHUNK_BYTES, options.outReleasesChunks ?? false);
     this.#syncId = options.syncId;
     this.#connector = options.connector;
     this.#spoolPath = join(options.spoolDir, `.grants.${options.syncId}.${process.pid}.spool`);
     this.#spool = createWriteStream(this.#spoolPath, { flags: "wx" });
-    this.#spoolWriter = new SpoolWriter(this.#spool);
+    this.#spoolChunks = new ChunkCopier(this.#spool, CHUNK_BYTES, true);
     const spoolFile: SyncFile = {
       what: "the grant spool",
       path: this.#spoolPath,
@@ -158,18 +157,23 @@ export class SnapshotAssembler {
   }
 
   /**
-   * Writes a page's records. They are checked against what was written and turned into bytes at
-   * once, in the order of the calls; only the bytes wait for the writes before them. A page's
-   * records then die young: held across the writes of other pages, a sync's records outlived
-   * V8's young generation and were collected by full collections (see `#serialisePage`).
+   * Writes a page's records. They are checked against what was written, turned into bytes and
+   * copied into the chunks of the spool and the snapshot at once, in the order of the calls; only
+   * the chunks they fill wait for the writes before them. A page's records and bytes then die
+   * young: held across the writes of other pages, they outlived V8's young generation and were
+   * collected by full collections (see `#serialisePage` and `ChunkCopier`).
    */
   write(records: readonly SnapshotRecord[]): Promise<void> {
     if (this.#closed) return Promise.reject(new Error("the snapshot is closed"));
-    let page: PageBytes | undefined;
+    let filled: FilledChunks | undefined;
     let failed: { error: unknown } | undefined;
     if (this.#streamError === undefined) {
       try {
-        page = this.#serialisePage(records);
+        const page = this.#serialisePage(records);
+        filled = {
+          spool: page.frame ? this.#spoolChunks.fill(page.frame) : [],
+          out: page.lines ? this.#outChunks.fill(page.lines) : [],
+        };
       } catch (error) {
         failed = { error };
       }
@@ -178,7 +182,10 @@ export class SnapshotAssembler {
       this.#throwIfFailed();
       if (failed) throw failed.error;
       try {
-        if (page) await this.#writePage(page);
+        if (filled) {
+          await this.#spoolChunks.write(filled.spool);
+          await this.#outChunks.write(filled.out);
+        }
       } catch (error) {
         throw this.#streamError ?? error;
       }
@@ -199,17 +206,16 @@ export class SnapshotAssembler {
 
   async #complete(): Promise<AssembledSnapshot> {
     this.#throwIfFailed();
-    await this.#spoolWriter.flush();
+    await this.#spoolChunks.flush();
     await endStream(this.#spool);
     let dangling = 0;
     this.#digest.expectGrants(this.#grants.size);
-    const copy = new ChunkCopier(this.#out, COPY_CHUNK_BYTES, this.#reuseChunks);
     for await (const frame of readSpoolFrames(this.#spoolPath)) {
-      const kept = await this.#copyKeptGrants(frame, copy);
+      const kept = await this.#copyKeptGrants(frame, this.#outChunks);
       this.#counts.grant += kept;
       dangling += frame.grants - kept;
     }
-    await copy.flush();
+    await this.#outChunks.flush();
     const end: SyncEndRecord = {
       kind: "sync_end",
       syncId: this.#syncId,
@@ -291,12 +297,6 @@ export class SnapshotAssembler {
     };
   }
 
-  /** A page's bytes: one frame to the spool's batch, one write to the snapshot. */
-  async #writePage(page: PageBytes): Promise<void> {
-    if (page.frame) await this.#spoolWriter.write(page.frame);
-    if (page.lines) await writeChunk(this.#out, page.lines);
-  }
-
   /**
    * The hash of an entitlement id, kept for the next grant: a membership page's grants all name
    * one entitlement, hashed once.
@@ -367,6 +367,12 @@ const scratch = new Uint32Array(WORDS);
 interface PageBytes {
   lines: Buffer | undefined;
   frame: Buffer | undefined;
+}
+
+/** The chunks a page's bytes filled, to write in order: the spool's, then the snapshot's. */
+interface FilledChunks {
+  spool: Buffer[];
+  out: Buffer[];
 }
 
 /** A resource type's hash with the used-slot bit clear, so XOR with it keeps an id's hash used. */

@@ -1,61 +1,13 @@
 /**
  * The grant spool of `SnapshotAssembler`: grants wait in it, a frame a page with their hashes,
  * until every entitlement and principal has been written; then its frames are read back in order
- * and the kept grants copied to the snapshot in chunks.
+ * and the kept grants copied to the snapshot in chunks (`ChunkCopier`, which also writes the spool).
  */
 import { type FileHandle, open } from "node:fs/promises";
-import type { Writable } from "node:stream";
 import { ID_HASH_WORDS } from "../guard/SnapshotDigest";
 import { grantLinesBytes } from "./grantLines";
 import { WORDS } from "./HashedIdSet";
-import { writeChunk, writeChunks } from "./jsonLines";
 import type { GrantRecord } from "./records";
-
-/** Grants are copied from the spool in writes of this many bytes. */
-export const COPY_CHUNK_BYTES = 256 * 1024;
-
-/**
- * Bytes copied to a stream in chunks of `size`, filled from buffers that are reused as soon as
- * `append` returns. Without `reuse`, each chunk is a buffer of its own, so the stream may keep it.
- * With `reuse` (a stream done with a chunk once its write's callback has run), a chunk is filled
- * again once written rather than left for V8 to free: a copy that allocates little on V8's heap is
- * rarely collected, and chunks left behind raised the peak RSS by 20 MB at 100,000 users.
- */
-export class ChunkCopier {
-  readonly #out: Writable;
-  readonly #size: number;
-  readonly #reuse: boolean;
-  #chunk: Buffer;
-  #used = 0;
-  /** Chunks the stream has written: free to fill again (with `reuse` only). */
-  readonly #written: Buffer[] = [];
-
-  constructor(out: Writable, size: number, reuse: boolean) {
-    this.#out = out;
-    this.#size = size;
-    this.#reuse = reuse;
-    this.#chunk = Buffer.allocUnsafeSlow(size);
-  }
-
-  async append(bytes: Buffer): Promise<void> {
-    let from = 0;
-    while (from < bytes.length) {
-      if (this.#used === this.#size) await this.flush();
-      const copied = bytes.copy(this.#chunk, this.#used, from);
-      this.#used += copied;
-      from += copied;
-    }
-  }
-
-  async flush(): Promise<void> {
-    if (this.#used === 0) return;
-    const chunk = this.#chunk;
-    const full = chunk.subarray(0, this.#used);
-    this.#chunk = this.#written.pop() ?? Buffer.allocUnsafeSlow(this.#size);
-    this.#used = 0;
-    await writeChunk(this.#out, full, this.#reuse ? () => this.#written.push(chunk) : undefined);
-  }
-}
 
 /**
  * The grant spool: a frame a page, `[grants, bytes]` (two 32-bit little-endian words), then each
@@ -84,38 +36,6 @@ export function spoolFrame(grants: readonly GrantRecord[], hashes: Uint32Array):
   frame.set(new Uint8Array(hashes.buffer, hashes.byteOffset, hashBytes), SPOOL_HEADER_BYTES);
   return frame;
 }
-
-/**
- * Frames written to the spool in batches of `SPOOL_BATCH_BYTES` or more, each batch one write
- * (a `writev` of its frames): a write a frame was a round trip through libuv's thread pool for
- * each membership page (2,000 and more at 100,000 users), and each page's writer waited for it.
- */
-export class SpoolWriter {
-  readonly #stream: Writable;
-  #frames: Buffer[] = [];
-  #bytes = 0;
-
-  constructor(stream: Writable) {
-    this.#stream = stream;
-  }
-
-  async write(frame: Buffer): Promise<void> {
-    this.#frames.push(frame);
-    this.#bytes += frame.length;
-    if (this.#bytes >= SPOOL_BATCH_BYTES) await this.flush();
-  }
-
-  /** Writes the frames held; the spool is complete once this and the stream's end are done. */
-  async flush(): Promise<void> {
-    if (this.#frames.length === 0) return;
-    const frames = this.#frames;
-    this.#frames = [];
-    this.#bytes = 0;
-    await writeChunks(this.#stream, frames);
-  }
-}
-
-const SPOOL_BATCH_BYTES = 256 * 1024;
 
 /**
  * The spool's frames in order, read in blocks of `SPOOL_READ_BYTES` (one read for many frames; a

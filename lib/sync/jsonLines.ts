@@ -70,21 +70,6 @@ export async function writeChunk(
   if (!stream.write(chunk, written)) await once(stream, "drain");
 }
 
-/**
- * Writes `chunks` in one go (corked: a file stream writes them with one `writev`), then waits as
- * `writeChunk` does.
- */
-export async function writeChunks(stream: Writable, chunks: readonly Uint8Array[]): Promise<void> {
-  if (stream.errored) throw stream.errored;
-  stream.cork();
-  try {
-    for (const chunk of chunks) stream.write(chunk);
-  } finally {
-    stream.uncork();
-  }
-  if (stream.writableNeedDrain) await once(stream, "drain");
-}
-
 export function writeJsonLine(stream: Writable, value: unknown): Promise<void> {
   return writeChunk(stream, jsonLine(value));
 }

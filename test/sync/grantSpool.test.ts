@@ -1,17 +1,14 @@
 /**
- * The grant spool read back as written: frames batched into writes and read in blocks, so frames
- * straddle blocks, start at offsets that are no multiple of 4, and one is larger than a block.
+ * The grant spool read back as written: frames copied into chunks and read in blocks, so frames
+ * straddle blocks, start at offsets that are no multiple of 4, and one is larger than a block; and
+ * `ChunkCopier`, which writes the spool and the snapshot, byte for byte.
  */
 import { createWriteStream } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  readSpoolFrames,
-  SPOOL_HASH_WORDS,
-  SpoolWriter,
-  spoolFrame,
-} from "../../lib/sync/grantSpool";
+import { CHUNK_BYTES, ChunkCopier } from "../../lib/sync/ChunkCopier";
+import { readSpoolFrames, SPOOL_HASH_WORDS, spoolFrame } from "../../lib/sync/grantSpool";
 import { endStream } from "../../lib/sync/jsonLines";
 import { type GrantRecord, grant } from "../../lib/sync/records";
 import { makeTempDir } from "../helpers/tempDir";
@@ -38,11 +35,11 @@ describe("the grant spool", () => {
   it("reads back every frame as written, across blocks, unaligned, and larger than a block", async () => {
     const path = join(await makeTempDir(), "grants.spool");
     const stream = createWriteStream(path, { flags: "wx" });
-    const writer = new SpoolWriter(stream);
+    const writer = new ChunkCopier(stream, CHUNK_BYTES, true);
     // 1 to 400 grants a page, then one of 6,000 (about 0.7 MB, more than a 512 KiB block).
     const sizes = [...Array.from({ length: 60 }, (_, i) => 1 + ((i * 97) % 400)), 6_000, 3];
     const pages = sizes.map((count, seed) => page(count, seed));
-    for (const { grants, hashes } of pages) await writer.write(spoolFrame(grants, hashes));
+    for (const { grants, hashes } of pages) await writer.append(spoolFrame(grants, hashes));
     await writer.flush();
     await endStream(stream);
 
@@ -62,11 +59,11 @@ describe("the grant spool", () => {
     const dir = await makeTempDir();
     const path = join(dir, "grants.spool");
     const stream = createWriteStream(path, { flags: "wx" });
-    const writer = new SpoolWriter(stream);
+    const writer = new ChunkCopier(stream, CHUNK_BYTES, true);
     const sizes = [3, 700, 5];
     for (const [seed, count] of sizes.entries()) {
       const { grants, hashes } = page(count, seed);
-      await writer.write(spoolFrame(grants, hashes));
+      await writer.append(spoolFrame(grants, hashes));
     }
     await writer.flush();
     await endStream(stream);
@@ -84,5 +81,35 @@ describe("the grant spool", () => {
       ).rejects.toThrow(`the grant spool ${cutPath} ends inside a page`);
       expect(frames).toEqual([3]);
     }
+  });
+});
+
+describe("ChunkCopier", () => {
+  it("writes its pieces byte for byte in chunks of its size, each copied when handed over", async () => {
+    const path = join(await makeTempDir(), "chunks");
+    const out = createWriteStream(path, { flags: "wx" });
+    const sizes = Array.from({ length: 60 }, (_, i) => (i * 37) % 150);
+    const pieces = sizes.map((size, i) => Buffer.alloc(size, i + 1));
+    const expected = Buffer.concat(pieces);
+    const copier = new ChunkCopier(out, 64, true);
+    let writes = 0;
+    const write = out.write.bind(out);
+    out.write = ((...args: Parameters<typeof write>) => {
+      writes++;
+      return write(...args);
+    }) as typeof out.write;
+
+    // As the assembler does: every piece copied in when handed over, chunks written in order after.
+    const filled = pieces.map((piece) => {
+      const chunks = copier.fill(piece);
+      piece.fill(0); // the piece may change or die before its chunk is written
+      return chunks;
+    });
+    for (const chunks of filled) await copier.write(chunks);
+    await copier.flush();
+    await endStream(out);
+
+    expect((await readFile(path)).equals(expected)).toBe(true);
+    expect(writes).toBe(Math.ceil(expected.length / 64));
   });
 });
