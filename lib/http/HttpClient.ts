@@ -331,22 +331,26 @@ export class HttpClient {
       retryAfterMs,
     };
     if (!permit) return answer;
-    if (response.status === 429) {
+    const refused = response.status === 429;
+    if (refused) {
       // A caller told of 429s waits elsewhere (a queue's delay): its 429 holds no one here.
       const hold = ctx.onRateLimit !== "throw";
       answer.retryAt = permit.refused(retryAfterMs, response.headers, hold).retryAt;
-      await ctx.sharedRate?.refused().catch((error: unknown) => {
-        ctx.logger.warn("the shared rate could not be lowered", {
-          error: error instanceof Error ? error.message : String(error),
-        });
-      });
     } else {
       permit.accepted(response.headers);
     }
     const limiter = this.#options.limiter;
     ctx.counters.learnedRate = limiter?.learnedRate ?? 0;
+    // Taken at once, so the move is this answer's, at its time.
     const change = limiter?.takeChange();
     if (change) ctx.logger.debug("learned rate moved", { ...change });
+    if (refused) {
+      await ctx.sharedRate?.refused().catch((error: unknown) => {
+        ctx.logger.warn("the shared rate could not be lowered", {
+          error: error instanceof Error ? error.message : String(error),
+        });
+      });
+    }
     return answer;
   }
 }

@@ -1,5 +1,5 @@
 import { AdaptiveRate, type RefusalVerdict, type StartTicket } from "./AdaptiveRate";
-import { onAbort } from "./abortListeners";
+import { abortableWait } from "./abortListeners";
 
 export interface RateLimiterSettings {
   /** Requests in flight at once. */
@@ -37,9 +37,15 @@ interface Waiter {
  * controller's decisions, for `--verbose` and the bench.
  */
 export interface RateChange {
-  /** What moved: `pace cut`, `edge learned`, `cap learned`, `blocked`, `block over` (comma-joined). */
+  /**
+   * What moved, comma-joined: `pace cut`, `edge learned` (or `edge dropped`: a cap just learned
+   * explained the 429s the edge came from), `cap learned`, `blocked`, `block over`.
+   */
   moved: string;
-  /** Milliseconds since the limiter was made (about the process's start). */
+  /**
+   * Milliseconds since the limiter was made: with the upstream's client (the command line's start;
+   * in the service, each sync's).
+   */
   atMs: number;
   /** The pace, requests per second (absent: not paced). */
   pace?: number;
@@ -76,17 +82,13 @@ export class RateLimiter {
   readonly #listeners = new Set<() => void>();
   readonly #madeAt = Date.now();
   /** The rate's state when `takeChange` last looked. */
-  #seen = {
-    pace: Number.NaN,
-    edge: Number.POSITIVE_INFINITY,
-    cap: Number.POSITIVE_INFINITY,
-    blocked: false,
-  };
+  #seen: { pace: number; edge: number; cap: number; blocked: boolean };
 
   constructor(settings: RateLimiterSettings) {
     if (settings.maxConcurrency < 1) throw new RangeError("maxConcurrency must be at least 1");
     this.#maxConcurrency = settings.maxConcurrency;
     this.#rate = new AdaptiveRate({ requestsPerSecond: settings.requestsPerSecond });
+    this.#seen = this.#state();
   }
 
   /**
@@ -104,18 +106,12 @@ export class RateLimiter {
    * answer, so each decision is reported once, by the answer that caused it.
    */
   takeChange(now = Date.now()): RateChange | undefined {
-    const rate = this.#rate;
-    const state = {
-      pace: rate.rate,
-      edge: rate.maxRate,
-      cap: rate.concurrency,
-      blocked: rate.blocked,
-    };
+    const state = this.#state();
     const seen = this.#seen;
     this.#seen = state;
     const moved = [
       state.pace < 0.99 * seen.pace && "pace cut",
-      state.edge !== seen.edge && "edge learned",
+      state.edge !== seen.edge && (Number.isFinite(state.edge) ? "edge learned" : "edge dropped"),
       state.cap !== seen.cap && "cap learned",
       state.blocked !== seen.blocked && (state.blocked ? "blocked" : "block over"),
     ].filter((what) => what !== false);
@@ -128,6 +124,11 @@ export class RateLimiter {
       ...optional("edge", rounded(state.edge)),
       ...optional("inFlightCap", rounded(state.cap)),
     };
+  }
+
+  #state() {
+    const rate = this.#rate;
+    return { pace: rate.rate, edge: rate.maxRate, cap: rate.concurrency, blocked: rate.blocked };
   }
 
   /**
@@ -232,27 +233,16 @@ export class RateLimiter {
 
   /**
    * Sleeps `ms` (forever when not finite), or until an answer changes the rate's state; rejects
-   * when the signal fires (one listener on it however many wait: `onAbort`). Its timer is cleared
-   * either way.
+   * when the signal fires (`abortableWait`).
    */
-  #waitForChange(ms: number, signal: AbortSignal | undefined) {
-    return new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason ?? new Error("aborted"));
-        return;
-      }
-      const settle = (error?: unknown) => {
-        clearTimeout(timer);
-        unlink?.();
-        this.#listeners.delete(wake);
-        if (error === undefined) resolve();
-        else reject(error);
-      };
-      const wake = () => settle();
-      const timer = Number.isFinite(ms) ? setTimeout(wake, Math.max(0, ms)) : undefined;
-      this.#listeners.add(wake);
-      const unlink = signal && onAbort(signal, () => settle(signal.reason ?? new Error("aborted")));
-    });
+  async #waitForChange(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    const { done, wake } = abortableWait(ms, signal);
+    this.#listeners.add(wake);
+    try {
+      await done;
+    } finally {
+      this.#listeners.delete(wake);
+    }
   }
 }
 

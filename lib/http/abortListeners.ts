@@ -31,25 +31,44 @@ export function onAbort(signal: AbortSignal, listener: () => void): () => void {
 }
 
 /**
- * Sleeps `ms`, or until `signal` aborts (then rejects with its reason), through `onAbort`: a
- * sync's requests waiting out a 429 or a backoff together add one listener to its signal, not one
- * each (`timers/promises`' `setTimeout` with a signal adds one a call).
+ * A wait of `ms` (for ever when not finite) that `wake` ends early, and `signal` ends with its
+ * reason (`aborted`), through `onAbort`: a sync's requests waiting together (a 429, a backoff, their
+ * turn) add one listener to its signal, not one each, as `timers/promises`' `setTimeout` with a
+ * signal would. Its timer and its place among the signal's followers go when it ends, either way.
  */
-export function sleepUnlessAborted(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
+export function abortableWait(
+  ms: number,
+  signal: AbortSignal | undefined,
+): { done: Promise<void>; wake: () => void } {
+  let wake = () => {};
+  const done = new Promise<void>((resolve, reject) => {
     if (signal?.aborted) {
-      reject(signal.reason);
+      reject(aborted(signal));
       return;
     }
-    const timer = setTimeout(() => {
+    const settle = (error?: unknown) => {
+      clearTimeout(timer);
       unlink?.();
-      resolve();
-    }, ms);
-    const unlink =
-      signal &&
-      onAbort(signal, () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      });
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    wake = () => settle();
+    const timer = Number.isFinite(ms) ? setTimeout(wake, Math.max(0, ms)) : undefined;
+    const unlink = signal && onAbort(signal, () => settle(aborted(signal)));
   });
+  return { done, wake: () => wake() };
+}
+
+/** Sleeps `ms`, or until `signal` aborts (then rejects with its reason): `abortableWait`. */
+export function sleepUnlessAborted(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return abortableWait(ms, signal).done;
+}
+
+/** Callers waiting on `signal` through `onAbort` (0 once they have all ended). */
+export function followersOf(signal: AbortSignal): number {
+  return followers.get(signal)?.size ?? 0;
+}
+
+function aborted(signal: AbortSignal): unknown {
+  return signal.reason ?? new Error("aborted");
 }

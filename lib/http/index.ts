@@ -1,3 +1,4 @@
+export { sleepUnlessAborted } from "./abortListeners";
 export { newRequestContext, type RequestContext, type SharedRate } from "./context";
 export { type HttpCounters, type NoAnswer, newCounters } from "./counters";
 export {

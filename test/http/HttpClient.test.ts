@@ -380,6 +380,22 @@ describe("RateLimiter", () => {
     }
   });
 
+  it("reports a cut by the very first answer, and nothing for an answer under a ceiling", async () => {
+    vi.useFakeTimers({ now: 0 });
+    try {
+      // Nothing configured: slow start from its first pace; the first answer is a 429.
+      const limiter = new RateLimiter({ maxConcurrency: 4 });
+      (await limiter.acquire())?.refused(undefined);
+      expect(limiter.takeChange()?.moved).toMatch(/^pace cut/);
+
+      const ceiling = new RateLimiter({ maxConcurrency: 4, requestsPerSecond: 100 });
+      (await ceiling.acquire())?.accepted();
+      expect(ceiling.takeChange()).toBeUndefined();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("logs a move of the learned rate at debug, with the pace and edge it moved to", async () => {
     const { url } = await serve(() => ({ status: 200, body: {} }), {
       rateLimit: { every: 2, retryAfter: "none" },
@@ -402,8 +418,10 @@ describe("RateLimiter", () => {
 
     const moves = lines.filter((line) => line.message === "learned rate moved");
     expect(moves).toHaveLength(1);
-    expect(moves[0]?.fields).toMatchObject({ moved: expect.stringContaining("pace cut") });
+    // The 429 ended slow start: the pace cut, and the edge learned from what was sent before.
+    expect(moves[0]?.fields).toMatchObject({ moved: "pace cut, edge learned" });
     expect(moves[0]?.fields?.pace).toBeLessThan(50);
+    expect(moves[0]?.fields?.edge).toBeGreaterThan(moves[0]?.fields?.pace as number);
     expect(typeof moves[0]?.fields?.atMs).toBe("number");
   });
 

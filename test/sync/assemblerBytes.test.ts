@@ -108,7 +108,7 @@ function throughPassThrough() {
   return assemble(out, false, async () => Buffer.concat(chunks).toString("utf8"));
 }
 
-/** Into a snapshot file (gzip when `gz`), which reuses the buffers grants are copied in. */
+/** Into a snapshot file (gzip when `gz`), which reuses the chunks lines and grants are copied in. */
 async function throughFile(gz: boolean) {
   const path = join(await makeTempDir(), gz ? "golden.jsonl.gz" : "golden.jsonl");
   const file = await SnapshotFile.open(path, "golden", "elsewhere");

@@ -6,7 +6,7 @@
 import { createWriteStream } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { CHUNK_BYTES, ChunkCopier } from "../../lib/sync/ChunkCopier";
 import { readSpoolFrames, SPOOL_HASH_WORDS, spoolFrame } from "../../lib/sync/grantSpool";
 import { endStream } from "../../lib/sync/jsonLines";
@@ -85,31 +85,40 @@ describe("the grant spool", () => {
 });
 
 describe("ChunkCopier", () => {
-  it("writes its pieces byte for byte in chunks of its size, each copied when handed over", async () => {
+  it("writes its pieces byte for byte in chunks of its size, filling a chunk again only once written", async () => {
     const path = join(await makeTempDir(), "chunks");
     const out = createWriteStream(path, { flags: "wx" });
-    const sizes = Array.from({ length: 60 }, (_, i) => (i * 37) % 150);
+    const sizes = Array.from({ length: 300 }, (_, i) => (i * 37) % 150);
     const pieces = sizes.map((size, i) => Buffer.alloc(size, i + 1));
     const expected = Buffer.concat(pieces);
     const copier = new ChunkCopier(out, 64, true);
+    const buffers = new Set<ArrayBufferLike>();
     let writes = 0;
+    let done = 0;
     const write = out.write.bind(out);
-    out.write = ((...args: Parameters<typeof write>) => {
+    out.write = ((chunk: Buffer, callback?: (error?: Error | null) => void) => {
       writes++;
-      return write(...args);
+      buffers.add(chunk.buffer);
+      return write(chunk, (error) => {
+        done++;
+        callback?.(error);
+      });
     }) as typeof out.write;
 
-    // As the assembler does: every piece copied in when handed over, chunks written in order after.
-    const filled = pieces.map((piece) => {
+    // As the assembler does: each piece copied in when handed over, while the chunks before it are
+    // being written (handed to the stream, not yet written), and now and then all written.
+    for (const [i, piece] of pieces.entries()) {
       const chunks = copier.fill(piece);
       piece.fill(0); // the piece may change or die before its chunk is written
-      return chunks;
-    });
-    for (const chunks of filled) await copier.write(chunks);
+      await copier.write(chunks);
+      if (i % 25 === 24) await vi.waitFor(() => expect(done).toBe(writes));
+    }
     await copier.flush();
     await endStream(out);
 
     expect((await readFile(path)).equals(expected)).toBe(true);
     expect(writes).toBe(Math.ceil(expected.length / 64));
+    // Written chunks were filled again: far fewer buffers than writes.
+    expect(buffers.size).toBeLessThan(writes / 4);
   });
 });

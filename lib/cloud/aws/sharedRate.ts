@@ -1,6 +1,11 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { BETA, RateLimitedError, type SharedRate, START_RATE } from "../../http";
+import {
+  BETA,
+  RateLimitedError,
+  type SharedRate,
+  START_RATE,
+  sleepUnlessAborted,
+} from "../../http";
 import { awsClients } from "./clients";
 import { isConditionFailure } from "./instances";
 
@@ -94,7 +99,7 @@ export function sharedRate(
             throw new RateLimitedError(SHARED_RATE, MAX_PERMIT_WAIT_MS);
           }
           // Spread the waiters over the first part of the next second.
-          await sleep((second + 1) * 1000 - now + Math.random() * 100, undefined, { signal });
+          await sleepUnlessAborted((second + 1) * 1000 - now + Math.random() * 100, signal);
         }
       }
     },
