@@ -9,13 +9,6 @@
  * Once the cap has been full for a while with no refusal, one more is tried; a refusal at that
  * level takes it back and doubles the wait before the next try (a cap that was right costs one
  * refusal per try, ever fewer). The decisions only, with the clock passed in.
- *
- * A rate limit can pass for a cap: its refusals come when the pace overshoots, which is also when
- * most requests are in flight. The cap learned is then about the rate times the latency, so it
- * binds near the rate, and at long latencies it is what keeps the pace from overshooting again:
- * dropping such a cap at the first refusal under it (a true cap never refuses there) took a
- * token bucket of 50/s at 200 ms a request from about 50 refusals in 15 s to up to 350, on the
- * fake clock of test/http/limiterKinds.test.ts. So a cap, once learned, stays.
  */
 
 /** Answers weighed: those of the last this long (their level at start, whether refused). */
