@@ -39,7 +39,8 @@ interface Waiter {
 export interface RateChange {
   /**
    * What moved, comma-joined: `pace cut`, `edge learned` (or `edge dropped`: a cap just learned
-   * explained the 429s the edge came from), `cap learned`, `blocked`, `block over`.
+   * explained the 429s the edge came from), `cap learned` (or `cap dropped`: a 429 it cannot
+   * explain), `blocked`, `block over`.
    */
   moved: string;
   /**
@@ -112,7 +113,7 @@ export class RateLimiter {
     const moved = [
       state.pace < 0.99 * seen.pace && "pace cut",
       state.edge !== seen.edge && (Number.isFinite(state.edge) ? "edge learned" : "edge dropped"),
-      state.cap !== seen.cap && "cap learned",
+      state.cap !== seen.cap && (Number.isFinite(state.cap) ? "cap learned" : "cap dropped"),
       state.blocked !== seen.blocked && (state.blocked ? "blocked" : "block over"),
     ].filter((what) => what !== false);
     if (moved.length === 0) return undefined;

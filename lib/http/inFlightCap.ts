@@ -8,7 +8,11 @@
  *
  * Once the cap has been full for a while with no refusal, one more is tried; a refusal at that
  * level takes it back and doubles the wait before the next try (a cap that was right costs one
- * refusal per try, ever fewer). The decisions only, with the clock passed in.
+ * refusal per try, ever fewer). A refusal at or under the cap, which a cap never makes, drops
+ * it: a rate limit can pass for a cap when its refusals come as the pace overshoots, which is when
+ * most requests are in flight, and a cap misread that way went down with each later refusal (8,
+ * then 2 in flight, below the rate, for a token bucket of 50/s at 40 ms). The decisions only, with
+ * the clock passed in.
  */
 
 /** Answers weighed: those of the last this long (their level at start, whether refused). */
@@ -83,6 +87,15 @@ export class InFlightCap {
       return true;
     }
     if (level > this.#cap) return true;
+    if (Number.isFinite(this.#cap)) {
+      // A cap of n never refuses a request that started with n or fewer in flight (fewer still
+      // reach the upstream: answers are on their way back): this one was refused for something
+      // else, a rate, whose overshoot brought more requests in flight, and the cap was misread.
+      this.#cap = Number.POSITIVE_INFINITY;
+      this.#tryAfterMs = CAP_PROBE_MS;
+      this.#changed(now);
+      return false;
+    }
     if (level >= 2 && this.#refusedByLevel(level, now)) {
       this.#cap = level - 1;
       this.#trying = false;

@@ -189,3 +189,25 @@ describe("AdaptiveRate against refusals that do not depend on the rate", () => {
     expect(sent).toBeGreaterThanOrEqual(0.7 * demand * 30);
   });
 });
+
+describe("AdaptiveRate against a rate limit that looks like a cap in flight", () => {
+  it("keeps no cap from a token bucket's overshoot, whose 429s come when most are in flight", async () => {
+    // A bucket of 50 with stalls: 2 of these 4 seeds ended with a cap of 3 or 5 before the fix.
+    for (const seed of [1, 2, 3, 4]) {
+      vi.useRealTimers();
+      startFakeClock();
+      const rate = new AdaptiveRate();
+      const bucket = catalogue({ kind: "token_bucket", ratePerSecond: 50, burst: 50 });
+
+      const run = await runModel(rate, bucket({ retryAfter: "none" }), {
+        seconds: 10,
+        seed,
+        stallsPerSecond: 2,
+        stallMs: 30,
+      });
+
+      expect(rate.concurrency).toBe(Number.POSITIVE_INFINITY);
+      expect(acceptedRate(run, 5000, 10_000)).toBeGreaterThanOrEqual(0.95 * 50);
+    }
+  });
+});
