@@ -126,7 +126,7 @@ function limiterMatrix(): Scenario[] {
     ({ kind: "token_bucket", ratePerSecond: 50, burst }) as const satisfies LimiterSettings;
   const window = (seconds: number) =>
     ({ kind: "fixed_window", limit: 50 * seconds, windowSeconds: seconds }) as const;
-  const kinds: [string, LimiterSettings, string][] = [
+  const kinds: [string, LimiterSettings, string, number?][] = [
     ["bucket-1", bucket(1), "token bucket 50/s, burst 1"],
     ["bucket-5", bucket(5), "token bucket 50/s, burst 5"],
     ["bucket-50", bucket(50), "token bucket 50/s, burst 50"],
@@ -154,8 +154,15 @@ function limiterMatrix(): Scenario[] {
       "sliding log of 50 per 1 s (refusals count)",
     ],
     ["in-flight-2", { kind: "in_flight", maxInFlight: 2 }, "at most 2 requests in flight"],
+    // Answers that take long: the controller hears of an overshoot 200 ms late.
+    [
+      "bucket-50-200ms",
+      { ...bucket(50), retryAfter: "none" },
+      "token bucket 50/s, burst 50, 429 without Retry-After",
+      200,
+    ],
   ];
-  return kinds.map(([name, limiter, text]) => ({
+  return kinds.map(([name, limiter, text, latencyMs = 40]) => ({
     name: `limiter-${name}`,
     quick: false,
     runtime: "cli",
@@ -163,9 +170,9 @@ function limiterMatrix(): Scenario[] {
     simulator: {
       connector: "blackline",
       size: BLACKLINE_10K,
-      upstream: { latencyMs: 40, limiter, maxPageSize: 137 },
+      upstream: { latencyMs, limiter, maxPageSize: 137 },
     },
     tenantText: "as blackline-10k",
-    upstreamText: `40 ms, page cap 137, ${text}`,
+    upstreamText: `${latencyMs} ms, page cap 137, ${text}`,
   }));
 }

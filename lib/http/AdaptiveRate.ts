@@ -30,10 +30,10 @@
  *   a quota) stops every start; one request probes alone, first after `FIRST_PROBE_MS`, then ever
  *   further apart with the block's age.
  * - Refusals that keep coming whatever the pace (a server that refuses every fifth request, with
- *   no `Retry-After`) are noise, not a rate: each refusal-driven cut is a trial, and once
- *   `EPISODE_ANSWERS` answers of requests sent after it show a refused share nearer the share
- *   before it than the one a rate limit would leave at the lower pace (none below a bucket's
- *   rate, `1 - accepted / pace` above it), the pace goes back to where the trial began and
+ *   no `Retry-After`) are noise, not a rate: each refusal-driven cut is a trial (no other cut
+ *   meanwhile), and once `NOISE_TRIAL_ANSWERS` answers of those sent after it show a share nearer
+ *   the share before it than the one a rate limit would leave at the lower pace (none below
+ *   a bucket's rate, `1 - accepted / pace` above it), the pace goes back to where it began and
  *   refusals at up to `NOISE_MARGIN` times that share (counted since) no longer cut it or move
  *   the edge. Shares below `NOISE_SHARE_MIN` are too rare to tell; `NOISE_SHARE_MAX` or more is
  *   never noise. Without this a client whose demand is below its pace (pages read one after

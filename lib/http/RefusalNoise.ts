@@ -2,7 +2,13 @@
  * Refusals that keep coming whatever the pace (`AdaptiveRate.ts`, its header): the answers counted
  * since the last cut, the cut on trial, and the refused share shown not to fall with the pace.
  */
-import { EPISODE_ANSWERS, NOISE_MARGIN, NOISE_SHARE_MAX, NOISE_SHARE_MIN } from "./rateConstants";
+import {
+  EPISODE_ANSWERS,
+  NOISE_MARGIN,
+  NOISE_SHARE_MAX,
+  NOISE_SHARE_MIN,
+  NOISE_TRIAL_ANSWERS,
+} from "./rateConstants";
 import type { StartTicket } from "./rateTypes";
 
 /** A refusal-driven cut on trial: the pace and edge before it, and the refused share that led to it. */
@@ -29,18 +35,20 @@ export class RefusalNoise {
 
   /**
    * Whether refusals call for a cut at pace `rate` and edge `maxRate`: not while their share is
-   * noise. A cut follows, and is on trial until `EPISODE_ANSWERS` answers of requests sent after
-   * it: if the share refused did not fall as a limit's would at the lower pace, `revertTo` is the
-   * trial's pace and edge to go back to.
+   * noise, nor while a cut is on trial. A cut follows, and is on trial until `NOISE_TRIAL_ANSWERS`
+   * answers of requests sent after it: if the share refused did not fall as a limit's would at the
+   * lower pace, `revertTo` is the trial's pace and edge to go back to.
    */
   judge(now: number, rate: number, maxRate: number): { follows: boolean; revertTo?: CutTrial } {
     const tally = this.#tally;
     const answered = tally.accepted + tally.refused;
     const share = tally.refused / Math.max(1, answered);
     const judged =
-      answered >= EPISODE_ANSWERS && share >= NOISE_SHARE_MIN && share < NOISE_SHARE_MAX;
+      answered >= NOISE_TRIAL_ANSWERS && share >= NOISE_SHARE_MIN && share < NOISE_SHARE_MAX;
     if (this.noise()) return { follows: false };
     const trial = this.#trial;
+    const onTrial = trial !== undefined && trial.share >= NOISE_SHARE_MIN;
+    if (onTrial && answered < NOISE_TRIAL_ANSWERS) return { follows: false };
     if (trial && judged && trial.share >= NOISE_SHARE_MIN) {
       const limited = Math.max(0, 1 - ((1 - trial.share) * trial.pace) / rate);
       if (share >= (trial.share + limited) / 2) {
@@ -50,7 +58,7 @@ export class RefusalNoise {
         return { follows: false, revertTo: trial };
       }
     }
-    if (!trial || answered >= EPISODE_ANSWERS) {
+    if (!trial || answered >= NOISE_TRIAL_ANSWERS) {
       this.#trial = { pace: rate, maxRate, share };
       this.#tally = { from: now, accepted: 0, refused: 0 };
     }
