@@ -121,9 +121,9 @@ export class RateLimiter {
     return {
       moved: moved.join(", "),
       atMs: now - this.#madeAt,
-      ...optional("pace", rounded(state.pace)),
-      ...optional("edge", rounded(state.edge)),
-      ...optional("inFlightCap", rounded(state.cap)),
+      pace: rounded(state.pace),
+      edge: rounded(state.edge),
+      inFlightCap: rounded(state.cap),
     };
   }
 
@@ -245,10 +245,6 @@ export class RateLimiter {
       this.#listeners.delete(wake);
     }
   }
-}
-
-function optional<K extends string>(key: K, value: number | undefined) {
-  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
 }
 
 function goesBefore(a: Waiter, b: Waiter): boolean {

@@ -43,15 +43,14 @@ export class RefusalNoise {
     const tally = this.#tally;
     const answered = tally.accepted + tally.refused;
     const share = tally.refused / Math.max(1, answered);
-    const judged =
-      answered >= NOISE_TRIAL_ANSWERS && share >= NOISE_SHARE_MIN && share < NOISE_SHARE_MAX;
+    const telling = share >= NOISE_SHARE_MIN && share < NOISE_SHARE_MAX;
     if (this.noise()) return { follows: false };
     const trial = this.#trial;
-    const onTrial = trial !== undefined && trial.share >= NOISE_SHARE_MIN;
-    if (onTrial && answered < NOISE_TRIAL_ANSWERS) return { follows: false };
-    if (trial && judged && trial.share >= NOISE_SHARE_MIN) {
+    if (trial && trial.share >= NOISE_SHARE_MIN) {
+      // On trial: no other cut until it is judged.
+      if (answered < NOISE_TRIAL_ANSWERS) return { follows: false };
       const limited = Math.max(0, 1 - ((1 - trial.share) * trial.pace) / rate);
-      if (share >= (trial.share + limited) / 2) {
+      if (telling && share >= (trial.share + limited) / 2) {
         this.#noiseShare = Math.max(this.#noiseShare, share);
         this.#trial = undefined;
         this.#tally = { from: now, accepted: 0, refused: 0 };

@@ -56,7 +56,7 @@ export function abortableWait(
     const timer = Number.isFinite(ms) ? setTimeout(wake, Math.max(0, ms)) : undefined;
     const unlink = signal && onAbort(signal, () => settle(aborted(signal)));
   });
-  return { done, wake: () => wake() };
+  return { done, wake };
 }
 
 /** Sleeps `ms`, or until `signal` aborts (then rejects with its reason): `abortableWait`. */

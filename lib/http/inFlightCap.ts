@@ -91,19 +91,22 @@ export class InFlightCap {
       // A cap of n never refuses a request that started with n or fewer in flight (fewer still
       // reach the upstream: answers are on their way back): this one was refused for something
       // else, a rate, whose overshoot brought more requests in flight, and the cap was misread.
-      this.#cap = Number.POSITIVE_INFINITY;
-      this.#tryAfterMs = CAP_PROBE_MS;
-      this.#changed(now);
+      this.#setCap(Number.POSITIVE_INFINITY, now);
       return false;
     }
     if (level >= 2 && this.#refusedByLevel(level, now)) {
-      this.#cap = level - 1;
-      this.#trying = false;
-      this.#tryAfterMs = CAP_PROBE_MS;
-      this.#changed(now);
+      this.#setCap(level - 1, now);
       return true;
     }
     return false;
+  }
+
+  /** A cap learned (or `Infinity`: none), its raises starting over. */
+  #setCap(cap: number, now: number): void {
+    this.#cap = cap;
+    this.#trying = false;
+    this.#tryAfterMs = CAP_PROBE_MS;
+    this.#changed(now);
   }
 
   #refusedByLevel(level: number, now: number): boolean {

@@ -169,11 +169,7 @@ export class SnapshotAssembler {
     let failed: { error: unknown } | undefined;
     if (this.#streamError === undefined) {
       try {
-        const page = this.#serialisePage(records);
-        filled = {
-          spool: page.frame ? this.#spoolChunks.fill(page.frame) : [],
-          out: page.lines ? this.#outChunks.fill(page.lines) : [],
-        };
+        filled = this.#serialisePage(records);
       } catch (error) {
         failed = { error };
       }
@@ -257,11 +253,12 @@ export class SnapshotAssembler {
   }
 
   /**
-   * A page's new records as bytes: its resources, entitlements and resource types as snapshot
-   * lines (one `jsonLinesBytes`), its grants as one spool frame. Records already written are left
-   * out, and the counts and the digest take the rest, as the page is handed in.
+   * A page's new records as bytes, copied into the chunks in hand: its resources, entitlements and
+   * resource types as snapshot lines (one `jsonLinesBytes`), its grants as one spool frame. Records
+   * already written are left out, and the counts and the digest take the rest, as the page is
+   * handed in. Returns the chunks the page filled.
    */
-  #serialisePage(records: readonly SnapshotRecord[]): PageBytes {
+  #serialisePage(records: readonly SnapshotRecord[]): FilledChunks {
     const out: SnapshotRecord[] = [];
     const grants: GrantRecord[] = [];
     for (const record of records) {
@@ -292,8 +289,8 @@ export class SnapshotAssembler {
       out.push(record);
     }
     return {
-      lines: out.length > 0 ? jsonLinesBytes(out) : undefined,
-      frame: grants.length > 0 ? spoolFrame(grants, this.#pageHashes) : undefined,
+      spool: grants.length > 0 ? this.#spoolChunks.fill(spoolFrame(grants, this.#pageHashes)) : [],
+      out: out.length > 0 ? this.#outChunks.fill(jsonLinesBytes(out)) : [],
     };
   }
 
@@ -362,12 +359,6 @@ export class SnapshotAssembler {
 }
 
 const scratch = new Uint32Array(WORDS);
-
-/** A page's records as `#serialisePage` makes them: snapshot lines, and a spool frame of grants. */
-interface PageBytes {
-  lines: Buffer | undefined;
-  frame: Buffer | undefined;
-}
 
 /** The chunks a page's bytes filled, to write in order: the spool's, then the snapshot's. */
 interface FilledChunks {

@@ -190,21 +190,27 @@ describe("AdaptiveRate against refusals that do not depend on the rate", () => {
   });
 });
 
+/** A token bucket of 50/s, burst 50, no `Retry-After`, with upstream stalls, afresh on the fake clock. */
+async function bucketOf50(seed: number, options: Partial<ModelOptions>) {
+  vi.useRealTimers();
+  startFakeClock();
+  const rate = new AdaptiveRate();
+  const bucket = catalogue({ kind: "token_bucket", ratePerSecond: 50, burst: 50 });
+  const run = await runModel(rate, bucket({ retryAfter: "none" }), {
+    seconds: 10,
+    seed,
+    stallsPerSecond: 2,
+    stallMs: 30,
+    ...options,
+  });
+  return { rate, run };
+}
+
 describe("AdaptiveRate against a rate limit that looks like a cap in flight", () => {
   it("keeps no cap from a token bucket's overshoot, whose 429s come when most are in flight", async () => {
     // A bucket of 50 with stalls: 2 of these 4 seeds ended with a cap of 3 or 5 before the fix.
     for (const seed of [1, 2, 3, 4]) {
-      vi.useRealTimers();
-      startFakeClock();
-      const rate = new AdaptiveRate();
-      const bucket = catalogue({ kind: "token_bucket", ratePerSecond: 50, burst: 50 });
-
-      const run = await runModel(rate, bucket({ retryAfter: "none" }), {
-        seconds: 10,
-        seed,
-        stallsPerSecond: 2,
-        stallMs: 30,
-      });
+      const { rate, run } = await bucketOf50(seed, {});
 
       expect(rate.concurrency).toBe(Number.POSITIVE_INFINITY);
       expect(acceptedRate(run, 5000, 10_000)).toBeGreaterThanOrEqual(0.95 * 50);
@@ -216,18 +222,7 @@ describe("AdaptiveRate when answers take long", () => {
   it("keeps a token bucket of 50/s to few 429s at 200 ms a request, no Retry-After", async () => {
     // Two seeds whose runs took 329 and 349 429s in 15 s before: cuts judged from 8 answers.
     for (const seed of [2, 6]) {
-      vi.useRealTimers();
-      startFakeClock();
-      const rate = new AdaptiveRate();
-      const bucket = catalogue({ kind: "token_bucket", ratePerSecond: 50, burst: 50 });
-
-      const run = await runModel(rate, bucket({ retryAfter: "none" }), {
-        seconds: 15,
-        seed,
-        latencyMs: 200,
-        stallsPerSecond: 2,
-        stallMs: 30,
-      });
+      const { run } = await bucketOf50(seed, { seconds: 15, latencyMs: 200 });
 
       expect(run.refused.length).toBeLessThanOrEqual(40);
       expect(acceptedRate(run, 5000, 15_000)).toBeGreaterThanOrEqual(0.95 * 50);
