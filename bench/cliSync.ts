@@ -57,7 +57,7 @@ function cleanEnv(): NodeJS.ProcessEnv {
 export async function runCliSync(
   scenario: Scenario,
   paths: BenchPaths,
-  options: { concurrencyOne: boolean; tag: string },
+  options: { concurrencyOne: boolean; tag: string; settings?: Record<string, string> | undefined },
 ): Promise<SyncRun> {
   const { connector } = scenario.simulator;
   const simulator = await startHostedSimulator(paths.simulatorHost, scenario.simulator);
@@ -76,6 +76,7 @@ export async function runCliSync(
           ...cleanEnv(),
           ...simulator.ready.env,
           ...(options.concurrencyOne ? { [CONCURRENCY_VARIABLE[connector]]: "1" } : {}),
+          ...options.settings,
           NODE_OPTIONS: `--import=${pathToFileURL(paths.processProbe).href}`,
           BENCH_PROCESS_FILE: probeFile,
         },

@@ -16,7 +16,13 @@ import { type BenchPaths, runCliSync } from "./cliSync";
 import { runCloudSync } from "./cloudSync";
 import { writeDiffSection } from "./diffBench";
 import { renderReport, thisMachine } from "./report";
-import { checkTargets, failedResult, type ScenarioResult, scenarioResult } from "./results";
+import {
+  checkTargets,
+  failedResult,
+  type ScenarioResult,
+  scenarioResult,
+  toldResult,
+} from "./results";
 import { SCENARIOS, type Scenario } from "./scenarios";
 
 const { values } = parseArgs({
@@ -69,6 +75,15 @@ async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   if (scenario.runtime === "cloud")
     return scenarioResult(scenario, await runCloudSync(scenario, paths));
   const run = await runCliSync(scenario, paths, { concurrencyOne: false, tag: scenario.name });
+  if (scenario.told) {
+    process.stderr.write(`bench: ${scenario.name} told ${scenario.told.text}\n`);
+    const told = await runCliSync(scenario, paths, {
+      concurrencyOne: false,
+      tag: `${scenario.name}-told`,
+      settings: scenario.told.env,
+    });
+    return { ...scenarioResult(scenario, run), told: toldResult(scenario, told) };
+  }
   if (values.quick || scenario.matrix) return scenarioResult(scenario, run);
   process.stderr.write(`bench: ${scenario.name} at concurrency 1\n`);
   const sequential = await runCliSync(scenario, paths, {
@@ -87,7 +102,7 @@ try {
     );
     results.push(result);
     process.stdout.write(`${JSON.stringify(result)}\n`);
-    for (const tag of [scenario.name, `${scenario.name}-c1`]) {
+    for (const tag of [scenario.name, `${scenario.name}-c1`, `${scenario.name}-told`]) {
       await rm(join(work, `${tag}.jsonl`), { force: true });
     }
   }

@@ -21,7 +21,8 @@ export function rateTrace(stderr: string): RateChange[] {
 
 /**
  * A trace in a few words: the last edge and cap learned and when (seconds from the client's
- * start), the pace's cuts, and the time every start was held by blocks. `–` for no move at all.
+ * start; a cap dropped later says so), the pace's cuts, and the time every start was held by
+ * blocks. `–` for no move at all.
  */
 export function describeTrace(moves: readonly RateChange[]): string {
   if (moves.length === 0) return "–";
@@ -31,7 +32,10 @@ export function describeTrace(moves: readonly RateChange[]): string {
   if (edge?.edge !== undefined) parts.push(`edge ${edge.edge} at ${seconds(edge.atMs)} s`);
   const cap = moves.findLast((m) => m.moved.includes("cap learned"));
   if (cap?.inFlightCap !== undefined) {
-    parts.push(`cap ${cap.inFlightCap} in flight at ${seconds(cap.atMs)} s`);
+    const dropped = moves.findLast((m) => m.moved.includes("cap dropped"));
+    const after =
+      dropped && dropped.atMs >= cap.atMs ? `, dropped at ${seconds(dropped.atMs)} s` : "";
+    parts.push(`cap ${cap.inFlightCap} in flight at ${seconds(cap.atMs)} s${after}`);
   }
   const cuts = moves.filter((m) => m.moved.includes("pace cut")).length;
   if (cuts > 0) parts.push(`${cuts} cut${cuts === 1 ? "" : "s"}`);

@@ -197,6 +197,14 @@ export function renderReport(options: {
 
 const yesNo = (met: boolean) => (met ? "yes" : "**no**");
 
+/** The told run of a matrix row: its settings, its wall against the same floor, its 429s. */
+function toldCell(r: ScenarioResult): string {
+  const told = r.told;
+  if (!told) return "–";
+  if (!told.ok) return `${told.settings}: failed`;
+  return `${told.settings}: ${fixed(told.wallPerFloor, 2)} (${told.throttled})`;
+}
+
 /** Issue 16's limiter matrix: each kind's wall against its own floor, and its requests. */
 function limiterMatrix(rows: ScenarioResult[]): string[] {
   return [
@@ -220,7 +228,12 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
     "bench/floors.ts. *Learned rate* sums up the trace of the rate controller's moves that the sync",
     "logs with `--verbose` (`learned rate moved`): the last edge and cap learned and when (seconds",
     "from the connector's client's start, a few hundred ms after the process's), the pace's cuts, and",
-    "the time every start was held by blocks (bench/rateTrace.ts).",
+    "the time every start was held by blocks (bench/rateTrace.ts). *Told* is the same sync once more",
+    "with the limiter told in settings, as an administrator who knew it would (`..._REQUESTS_PER_SECOND`",
+    "at its rate; 0, no ceiling, for the windows of 10 s and a minute, whose allowance the floor",
+    "spends at once; `MAX_CONCURRENCY` at the cap): where told misses the floor by as much as learned,",
+    "the miss is the client's own cost (its start, each answer's way back, the chains of pages), not",
+    "the rate control's.",
     "",
     table(
       [
@@ -234,6 +247,7 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
         "req / min",
         "upstream span s (req/s)",
         "learned rate",
+        "told: wall / floor (429s)",
         `wall / floor <= ${MATRIX_TARGETS.wallPerFloor.toFixed(2)}`,
         `req / min <= ${MATRIX_TARGETS.requestsPerMinimum}`,
       ],
@@ -252,6 +266,7 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
             ? "–"
             : `${fixed(r.upstreamSpanSeconds)} (${fixed(r.upstreamRate)})`,
           r.learnedRate ?? "–",
+          toldCell(r),
           yesNo(met.wall),
           yesNo(met.requests),
         ];

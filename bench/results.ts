@@ -52,6 +52,8 @@ export interface ScenarioResult {
   /** In the limiter matrix: the learned rate's moves, and in a few words (bench/rateTrace.ts). */
   rateTrace?: RateChange[];
   learnedRate?: string;
+  /** In the limiter matrix: the same sync with the limiter told in settings (`Scenario.told`). */
+  told?: ToldResult;
   cloud?: Omit<CloudRun, "ok" | "syncMs" | "requests" | "server" | "minimum" | "records" | "error">;
 }
 
@@ -141,6 +143,28 @@ export function scenarioResult(
     result.cloud = cloud;
   }
   return result;
+}
+
+export interface ToldResult {
+  settings: string;
+  ok: boolean;
+  wallSeconds: number;
+  wallPerFloor: number;
+  requests: number;
+  throttled: number;
+}
+
+/** The told run of a matrix kind, against the same floor. */
+export function toldResult(scenario: Scenario, run: SyncRun): ToldResult {
+  const wallSeconds = run.processMs / 1000;
+  return {
+    settings: scenario.told?.text ?? "",
+    ok: run.ok,
+    wallSeconds: round(wallSeconds),
+    wallPerFloor: round(wallSeconds / floorSeconds(scenario, run.minimum)),
+    requests: run.server.requests,
+    throttled: run.server.throttled,
+  };
 }
 
 /** A scenario that could not run at all (no moto_server on PATH, say): a row saying why. */
