@@ -73,6 +73,7 @@ import {
 import type { AdaptiveRateSettings, RefusalVerdict, StartTicket } from "./rateTypes";
 import { parseRateLimitState, type RateLimitState } from "./retryPolicy";
 import { StartLog } from "./StartLog";
+import type { AnswerHeaders } from "./types";
 
 export * from "./rateConstants";
 export type { AdaptiveRateSettings, RefusalVerdict, StartTicket } from "./rateTypes";
@@ -169,7 +170,7 @@ export class AdaptiveRate {
   }
 
   /** An answer other than 429 (any status: the upstream processed the request). */
-  accepted(ticket: StartTicket, now: number, headers?: Headers): void {
+  accepted(ticket: StartTicket, now: number, headers?: AnswerHeaders): void {
     this.#log.forget(now, this.#headerLimit);
     this.#inFlight.answered(ticket.level, false, now);
     this.#log.accepted(now);
@@ -208,7 +209,7 @@ export class AdaptiveRate {
     ticket: StartTicket,
     now: number,
     retryAfterMs: number | undefined,
-    headers?: Headers,
+    headers?: AnswerHeaders,
     hold = true,
   ): RefusalVerdict {
     ticket.refused = true;

@@ -13,7 +13,7 @@ import {
   type RequestSummary,
   ResponseTooLargeError,
 } from "./errors";
-import { getRequest } from "./getRequest";
+import { nodeRequest } from "./nodeRequest";
 import type { Permit } from "./RateLimiter";
 import {
   backoffDelayMs,
@@ -25,7 +25,7 @@ import {
   type RetrySettings,
 } from "./retryPolicy";
 import type { AccessToken } from "./TokenCache";
-import type { HttpClientOptions, HttpRequest, HttpResponse } from "./types";
+import type { AnswerHeaders, HttpClientOptions, HttpRequest, HttpResponse } from "./types";
 import { describeErrorBody, isJson, readJsonAnswer } from "./upstreamText";
 
 /** An answer as the retry loop sees it: a 429 carries when this request may try again. */
@@ -291,12 +291,13 @@ export class HttpClient {
     const maxBytes = this.#options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const variables = this.#options.boundVariables;
     const tooLarge = () => new ResponseTooLargeError(summary, maxBytes, variables);
-    let response: { status: number; headers: Headers };
+    let response: { status: number; headers: AnswerHeaders };
     let bytes: Buffer;
     try {
       [response, bytes] = await withDeadline(timeoutMs, ctx.signal, async (signal) => {
-        if (request.method === "GET" && body === undefined && !request.stream) {
-          const answer = await getRequest(url, headers, signal, maxBytes, tooLarge);
+        if (!request.stream) {
+          const sent = { method: request.method, headers, body };
+          const answer = await nodeRequest(url, sent, signal, maxBytes, tooLarge);
           return [answer, answer.body] as const;
         }
         const stream = request.stream?.();
@@ -367,7 +368,7 @@ function throwIfAborted(ctx: RequestContext, summary: RequestSummary): void {
  */
 function readAnswer(
   request: HttpRequest,
-  response: { status: number; headers: Headers },
+  response: { status: number; headers: AnswerHeaders },
   bytes: Buffer,
 ): unknown {
   if (request.readJson && response.status < 400 && isJson(response)) {

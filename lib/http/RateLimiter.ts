@@ -1,5 +1,6 @@
 import { AdaptiveRate, type RefusalVerdict, type StartTicket } from "./AdaptiveRate";
 import { abortableWait } from "./abortListeners";
+import type { AnswerHeaders } from "./types";
 
 export interface RateLimiterSettings {
   /** Requests in flight at once. */
@@ -59,9 +60,13 @@ export interface RateChange {
 /** One request's place: report its answer exactly once, which frees its concurrency slot. */
 export interface Permit {
   /** Any answer but 429: the upstream processed the request. */
-  accepted(headers?: Headers): void;
+  accepted(headers?: AnswerHeaders): void;
   /** A 429: when this request may try again, and whether everyone is held (never if not `hold`). */
-  refused(retryAfterMs: number | undefined, headers?: Headers, hold?: boolean): RefusalVerdict;
+  refused(
+    retryAfterMs: number | undefined,
+    headers?: AnswerHeaders,
+    hold?: boolean,
+  ): RefusalVerdict;
   /** No answer at all. */
   unanswered(): void;
 }

@@ -6,6 +6,7 @@
  * `maxAttempts` times.
  */
 import { HttpStatusError, NetworkError, RateLimitedError } from "./errors";
+import type { AnswerHeaders } from "./types";
 
 export interface RetrySettings {
   /** Attempts in all, the first included, for 5xx and network errors (429 has its own budget). */
@@ -92,7 +93,7 @@ export interface RateLimitState {
  * when none is sent or none reads as a number.
  */
 export function parseRateLimitState(
-  headers: Headers,
+  headers: AnswerHeaders,
   now = Date.now(),
 ): RateLimitState | undefined {
   const read = (name: string): number | undefined => {

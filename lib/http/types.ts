@@ -62,9 +62,18 @@ export interface HttpRequest {
   readJson?: (bytes: Buffer) => unknown;
 }
 
+/**
+ * An answer's headers as the client reads them: by name, case-insensitive, repeated values joined
+ * by ", " (`Headers.get`). Answers over node:http carry a plain map, not undici's `Headers`, whose
+ * first use loads undici (about 40 ms, before a command's first page); a `Headers` fits.
+ */
+export interface AnswerHeaders {
+  get(name: string): string | null;
+}
+
 export interface HttpResponse {
   status: number;
-  headers: Headers;
+  headers: AnswerHeaders;
   /** Parsed JSON when the server sent JSON, the text otherwise or if `rawBody`; undefined when empty. */
   body: unknown;
 }

@@ -1,12 +1,13 @@
 /** What an upstream sent, read: its body, a short reading of an error body, text safe to quote. */
 import { redact } from "../redact";
 import { parseLargeJson } from "./largeJson";
+import type { AnswerHeaders } from "./types";
 
 /**
  * An answer's body from its bytes: parsed JSON when the answer says it is JSON and parses (a large
  * one in pieces, `parseLargeJson`), else the text; undefined when empty.
  */
-export function readJsonAnswer(bytes: Buffer, response: { headers: Headers }): unknown {
+export function readJsonAnswer(bytes: Buffer, response: { headers: AnswerHeaders }): unknown {
   return (
     (isJson(response) ? parseLargeJson(bytes) : undefined) ??
     parseBody(bytes.toString("utf8"), response)
@@ -14,7 +15,7 @@ export function readJsonAnswer(bytes: Buffer, response: { headers: Headers }): u
 }
 
 /** Parsed JSON when the answer says it is JSON and parses, else the text; undefined when empty. */
-export function parseBody(text: string, response: { headers: Headers }): unknown {
+export function parseBody(text: string, response: { headers: AnswerHeaders }): unknown {
   if (text === "") return undefined;
   if (isJson(response)) {
     try {
@@ -27,7 +28,7 @@ export function parseBody(text: string, response: { headers: Headers }): unknown
 }
 
 /** Whether an answer says it is JSON (`application/json`, `application/scim+json` and the like). */
-export function isJson(response: { headers: Headers }): boolean {
+export function isJson(response: { headers: AnswerHeaders }): boolean {
   return /json/i.test(response.headers.get("content-type") ?? "");
 }
 

@@ -1,4 +1,7 @@
 /** The BlackLine token client follows RFC 6749: sections 2.3.1, 5.1, 5.2 and 7.1. */
+import { once } from "node:events";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadBlacklineConfig } from "../../../lib/connectors/blackline";
 import { BlacklineApi } from "../../../lib/connectors/blackline/BlacklineApi";
@@ -16,6 +19,43 @@ let sim: BlacklineSimulator;
 afterEach(() => sim.close());
 
 const SMALL = { users: 3, teams: 1, roles: 1 };
+
+/**
+ * A loopback server that passes each request on to `target` unchanged and its answer back, and
+ * keeps each request's `Authorization` and body in `seen`.
+ */
+async function recordingFront(
+  target: string,
+  seen: Array<{ authorization: string | undefined; body: string }>,
+) {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      seen.push({ authorization: req.headers.authorization, body: body.toString("utf8") });
+      const onward = request(new URL(req.url ?? "/", target), {
+        method: req.method,
+        headers: { ...req.headers, host: new URL(target).host },
+      });
+      onward.on("response", (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      onward.end(body);
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, "close");
+    },
+  };
+}
 
 async function tokenFrom(options: BlacklineSimulatorOptions, env: Record<string, string> = {}) {
   sim = await startBlacklineSimulator({ seed: 3, size: SMALL, ...options });
@@ -74,22 +114,19 @@ describe("client authentication (RFC 6749 section 2.3.1)", () => {
   it("basic sends the pair form-urlencoded, then base64, and leaves it out of the form", async () => {
     const seen: Array<{ authorization: string | undefined; body: string }> = [];
     sim = await startBlacklineSimulator({ seed: 3, size: SMALL, credentials: special });
+    // A loopback server in front of the simulator keeps what the token request carried.
+    const front = await recordingFront(sim.url, seen);
     const api = new BlacklineApi(
-      loadBlacklineConfig({ ...sim.env(), CONNECTOR_ACCOUNTING_CLIENT_AUTH: "basic" }),
+      loadBlacklineConfig({
+        ...sim.env(),
+        CONNECTOR_ACCOUNTING_BASE_URL: front.url,
+        CONNECTOR_ACCOUNTING_CLIENT_AUTH: "basic",
+      }),
     );
-    const original = globalThis.fetch;
-    globalThis.fetch = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
-      const headers = new Headers(init?.headers);
-      seen.push({
-        authorization: headers.get("authorization") ?? undefined,
-        body: String(init?.body),
-      });
-      return original(input, init);
-    }) as typeof fetch;
     try {
       await api.token(newRequestContext());
     } finally {
-      globalThis.fetch = original;
+      await front.close();
     }
 
     const expected = `${encodeURIComponent("client +/=%& id ü").replace(/%20/g, "+")}:${encodeURIComponent("s3cr:t +/=%& ß€ 日本").replace(/%20/g, "+")}`;

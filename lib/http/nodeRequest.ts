@@ -1,18 +1,21 @@
 /**
- * GET requests over `node:http` and `node:https` with keep-alive agents, the way `HttpClient` sends
- * them; other methods go through `fetch`. A sync is thousands of GETs of large pages, and fetch's
- * web streams and `Request`/`Response` objects cost about 0.5 ms of CPU an answer (4,000 pages of
- * 1 to 250 KB at 16 in flight: 3.7-4.2 s of CPU through fetch, 2.1-2.3 s this way).
+ * Requests over `node:http` and `node:https` with keep-alive agents, the way `HttpClient` sends
+ * them; only a body streamed from a file (the platform's upload) goes through `fetch`. A sync is
+ * thousands of GETs of large pages, and fetch's web streams and `Request`/`Response` objects cost
+ * about 0.5 ms of CPU an answer (4,000 pages of 1 to 250 KB at 16 in flight: 3.7-4.2 s of CPU
+ * through fetch, 2.1-2.3 s this way). A body sent as a string (a token request's form, SCIM's
+ * JSON) goes this way too: a command's first `fetch` loads undici, 75 to 105 ms here before its
+ * first request, which every BlackLine sync paid for its token request before its first page.
  *
  * What fetch did for these requests is kept: the same request headers when the caller sets none
- * (`accept-encoding`, `accept-language`, `user-agent`), answers decoded as fetch decodes them (gzip,
- * deflate, br; an unknown coding is left as sent), a redirect answered as a failure ("unexpected
- * redirect"; no client here follows one), a failure carrying the socket's error as its `cause` (the
- * reason `noAnswerReason` names), and a connection dropped, not reused, when an answer is not read
- * whole. `signal` ends the request at any point, headers or body (the deadline of `withDeadline`):
- * the socket is destroyed and the promise rejects with the signal's reason. The body is counted
- * after decoding and given up past `maxBytes` (`tooLarge()`), so a compression bomb costs at most
- * `maxBytes` of memory.
+ * (`accept`, `accept-encoding`, `accept-language`, `user-agent`; `content-length` for a body), answers
+ * decoded as fetch decodes them (gzip, deflate, br; an unknown coding is left as sent), a redirect
+ * answered as a failure ("unexpected redirect"; no client here follows one), a failure carrying
+ * the socket's error as its `cause` (the reason `noAnswerReason` names), and a connection dropped,
+ * not reused, when an answer is not read whole. `signal` ends the request at any point, headers or
+ * body (the deadline of `withDeadline`): the socket is destroyed and the promise rejects with the
+ * signal's reason. The body is counted after decoding and given up past `maxBytes` (`tooLarge()`),
+ * so a compression bomb costs at most `maxBytes` of memory.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
@@ -24,10 +27,18 @@ import {
   createInflate,
   createInflateRaw,
 } from "node:zlib";
+import type { AnswerHeaders } from "./types";
 
-export interface GetAnswer {
+/** What is sent: a method, headers, and a body as a string, if any. */
+export interface NodeRequest {
+  method: string;
+  headers: Record<string, string>;
+  body?: string | undefined;
+}
+
+export interface NodeAnswer {
   status: number;
-  headers: Headers;
+  headers: AnswerHeaders;
   /** The body, decoded. */
   body: Buffer;
 }
@@ -42,6 +53,9 @@ const agents = {
   "https:": new HttpsAgent({ keepAlive: true, timeout: IDLE_MS }),
 };
 
+/** Methods fetch sends with `content-length: 0` when they have no body (Fetch, HTTP-network fetch). */
+const ZERO_LENGTH = new Set(["POST", "PUT"]);
+
 /** Statuses fetch follows as redirects (and fails with `redirect: "error"`). */
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
@@ -50,24 +64,24 @@ function noAnswer(cause: unknown): Error {
   return new Error("no answer", { cause });
 }
 
-export function getRequest(
+export function nodeRequest(
   url: URL,
-  headers: Record<string, string>,
+  request: NodeRequest,
   signal: AbortSignal,
   maxBytes: number,
   tooLarge: () => Error,
-): Promise<GetAnswer> {
+): Promise<NodeAnswer> {
   signal.throwIfAborted();
   const secure = url.protocol === "https:";
   if (!secure && url.protocol !== "http:") {
     return Promise.reject(noAnswer(new Error(`unsupported protocol ${url.protocol}`)));
   }
-  const sent = withFetchDefaults(headers, secure);
-  return new Promise<GetAnswer>((resolve, reject) => {
+  const sent = withFetchDefaults(request, secure);
+  return new Promise<NodeAnswer>((resolve, reject) => {
     let settled = false;
     let response: IncomingMessage | undefined;
     let decoders: Transform[] = [];
-    const finish = (error: unknown, answer?: GetAnswer) => {
+    const finish = (error: unknown, answer?: NodeAnswer) => {
       if (settled) return;
       settled = true;
       signal.removeEventListener("abort", onAbort);
@@ -85,7 +99,7 @@ export function getRequest(
     signal.addEventListener("abort", onAbort, { once: true });
 
     const req = (secure ? httpsRequest : httpRequest)(url, {
-      method: "GET",
+      method: request.method,
       headers: sent,
       agent: agents[secure ? "https:" : "http:"],
     });
@@ -128,26 +142,34 @@ export function getRequest(
         });
       });
     });
-    req.end();
+    req.end(request.body);
   });
 }
 
 /** The headers fetch adds when the caller sets none of them. */
-function withFetchDefaults(headers: Record<string, string>, secure: boolean) {
+function withFetchDefaults(request: NodeRequest, secure: boolean) {
   const sent: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) sent[name.toLowerCase()] = value;
+  for (const [name, value] of Object.entries(request.headers)) sent[name.toLowerCase()] = value;
+  if (request.body !== undefined || ZERO_LENGTH.has(request.method)) {
+    sent["content-length"] = String(Buffer.byteLength(request.body ?? ""));
+  }
+  sent.accept ??= "*/*";
   sent["accept-encoding"] ??= secure ? "br, gzip, deflate" : "gzip, deflate";
   sent["accept-language"] ??= "*";
   sent["user-agent"] ??= "node";
   return sent;
 }
 
-function headersOf(raw: string[]): Headers {
-  const headers = new Headers();
+/** The answer's headers by lower-case name, repeated ones joined by ", " as `Headers` joins them. */
+function headersOf(raw: string[]): AnswerHeaders {
+  const byName = new Map<string, string>();
   for (let at = 0; at + 1 < raw.length; at += 2) {
-    headers.append(raw[at] as string, raw[at + 1] as string);
+    const name = (raw[at] as string).toLowerCase();
+    const value = raw[at + 1] as string;
+    const earlier = byName.get(name);
+    byName.set(name, earlier === undefined ? value : `${earlier}, ${value}`);
   }
-  return headers;
+  return { get: (name) => byName.get(name.toLowerCase()) ?? null };
 }
 
 /** Statuses whose answers have no body, so no decoding. */
