@@ -4,18 +4,19 @@
  * thousands of GETs of large pages, and fetch's web streams and `Request`/`Response` objects cost
  * about 0.5 ms of CPU an answer (4,000 pages of 1 to 250 KB at 16 in flight: 3.7-4.2 s of CPU
  * through fetch, 2.1-2.3 s this way). A body sent as a string (a token request's form, SCIM's
- * JSON) goes this way too: a command's first `fetch` loads undici, 75 to 105 ms here before its
- * first request, which every BlackLine sync paid for its token request before its first page.
+ * JSON) goes this way too, and answers carry a plain map of their headers (`AnswerHeaders`), not
+ * undici's `Headers`: a command's first `fetch` took 75 to 105 ms here and the first `Headers`
+ * 41 ms (each loads undici), before a BlackLine sync's first page; now a sync loads none of it.
  *
  * What fetch did for these requests is kept: the same request headers when the caller sets none
- * (`accept`, `accept-encoding`, `accept-language`, `user-agent`; `content-length` for a body), answers
- * decoded as fetch decodes them (gzip, deflate, br; an unknown coding is left as sent), a redirect
- * answered as a failure ("unexpected redirect"; no client here follows one), a failure carrying
- * the socket's error as its `cause` (the reason `noAnswerReason` names), and a connection dropped,
- * not reused, when an answer is not read whole. `signal` ends the request at any point, headers or
- * body (the deadline of `withDeadline`): the socket is destroyed and the promise rejects with the
- * signal's reason. The body is counted after decoding and given up past `maxBytes` (`tooLarge()`),
- * so a compression bomb costs at most `maxBytes` of memory.
+ * (`accept`, `accept-encoding`, `accept-language`, `user-agent`; `content-length` for a body),
+ * answers decoded as fetch decodes them (gzip, deflate, br; an unknown coding is left as sent), a
+ * redirect answered as a failure ("unexpected redirect"; no client here follows one), a failure
+ * carrying the socket's error as its `cause` (the reason `noAnswerReason` names), and a connection
+ * dropped, not reused, when an answer is not read whole. `signal` ends the request at any point,
+ * headers or body (the deadline of `withDeadline`): the socket is destroyed and the promise
+ * rejects with the signal's reason. The body is counted after decoding and given up past
+ * `maxBytes` (`tooLarge()`), so a compression bomb costs at most `maxBytes` of memory.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
@@ -53,7 +54,7 @@ const agents = {
   "https:": new HttpsAgent({ keepAlive: true, timeout: IDLE_MS }),
 };
 
-/** Methods fetch sends with `content-length: 0` when they have no body (Fetch, HTTP-network fetch). */
+/** Methods sent with `content-length: 0` when they have no body, as fetch sends them. */
 const ZERO_LENGTH = new Set(["POST", "PUT"]);
 
 /** Statuses fetch follows as redirects (and fails with `redirect: "error"`). */
@@ -160,7 +161,7 @@ function withFetchDefaults(request: NodeRequest, secure: boolean) {
   return sent;
 }
 
-/** The answer's headers by lower-case name, repeated ones joined by ", " as `Headers` joins them. */
+/** The answer's headers by lower-case name, repeats joined by ", " as `Headers` joins them. */
 function headersOf(raw: string[]): AnswerHeaders {
   const byName = new Map<string, string>();
   for (let at = 0; at + 1 < raw.length; at += 2) {
