@@ -18,7 +18,7 @@ const AWS_TESTS = ["test/aws/**/*.test.ts", "test/**/*.aws.test.ts"];
 const SLOW_FILES: Readonly<Record<string, number>> = {
   // 86 s, and the removal guard's cases (39 s as guard.test.ts) less a deploy of their own.
   "test/aws/cloud.test.ts": 120,
-  "test/faults/matrix.test.ts": 42,
+  "test/faults/matrix.test.ts": 31,
   "test/service/container.test.ts": 38,
   "test/faults/matrix.aws.test.ts": 35,
   "test/secrets/service.test.ts": 20,
