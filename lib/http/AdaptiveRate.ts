@@ -9,7 +9,10 @@
  * learned the upstream sustains; the pace stays `EDGE_SHARE` below the edge.
  * - Slow start: from `START_RATE` the pace doubles every `SLOW_START_DOUBLING_MS` until a 429,
  *   which drops it to `EDGE_SHARE` of what was accepted over the last second (a window's limit;
- *   more than a bucket's rate, whose burst it includes).
+ *   more than a bucket's rate, whose burst it includes). From a quarter second after it, what was
+ *   accepted is counted from that 429 on, unless a block has begun since: counted over the last
+ *   second, a burst spent in slow start held the pace above a bucket's rate a second more, cut in
+ *   steps (97, 94, 74, then 49 a second for a bucket of 50/s), each step refusing a few more.
  * - Each later 429 opens an episode that weighs the answers of the requests sent after it. A
  *   share refused of `SATURATED_SHARE` or more means the upstream is saturated: what it accepted
  *   per second meanwhile is its rate (a bucket refills at its rate however fast it is asked), and
@@ -248,11 +251,16 @@ export class AdaptiveRate {
     }
     const longWait = retryAfterMs !== undefined && retryAfterMs >= BLOCKING_RETRY_AFTER_MS;
     if (hold && (longWait || refusingAll)) {
-      this.#block.begin(now);
+      this.#beginBlock(now);
       this.#block.hold(now, longWait ? retryAfterMs : FIRST_PROBE_MS);
       return { retryAt: this.#block.heldUntil, blocked: true };
     }
     return { retryAt: now + (retryAfterMs ?? 0), blocked: false };
+  }
+
+  #beginBlock(now: number): void {
+    this.#block.begin(now);
+    this.#log.measureAcceptedFrom(undefined);
   }
 
   /** The first refusal of an episode. */
@@ -278,6 +286,7 @@ export class AdaptiveRate {
     if (this.#slowStart) {
       // Past the edge: back to what was accepted while finding out how far past.
       this.#slowStart = false;
+      this.#log.measureAcceptedFrom(now);
       if (this.#followsPace(now)) {
         this.#maxRate = sent;
         this.#cut(now, EDGE_SHARE * acceptedRate);
@@ -393,7 +402,7 @@ export class AdaptiveRate {
       }
     }
     if (remaining === 0 && resetMs !== undefined && resetMs >= BLOCKING_RETRY_AFTER_MS) {
-      if (!this.#block.active) this.#block.begin(now);
+      if (!this.#block.active) this.#beginBlock(now);
       this.#block.hold(now, resetMs);
     }
   }

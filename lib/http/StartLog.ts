@@ -12,6 +12,7 @@ export class StartLog {
   readonly #starts: StartTicket[] = [];
   readonly #accepted: number[] = [];
   #firstStart: number | undefined;
+  #acceptedFrom: number | undefined;
 
   /** Records a start (`forget` first). */
   started(ticket: StartTicket): void {
@@ -59,11 +60,25 @@ export class StartLog {
     return Math.min(ticket.pace, Math.max(sent, ticket.pace / GROWTH_OVER_SENT));
   }
 
-  /** Accepted per second over the last window (at least a quarter window of the run). */
+  /**
+   * Accepted per second over the last window (at least a quarter window of the run), or only since
+   * `measureAcceptedFrom`'s time once that is a quarter window ago.
+   */
   acceptedRate(now: number): number {
-    const elapsed = now - (this.#firstStart ?? now);
-    const span = Math.min(WINDOW_MS, Math.max(elapsed, WINDOW_MS / 4));
+    const since = this.#acceptedFrom;
+    const from =
+      since !== undefined && now - since >= WINDOW_MS / 4 ? since : (this.#firstStart ?? now);
+    const span = Math.min(WINDOW_MS, Math.max(now - from, WINDOW_MS / 4));
     return (this.acceptedWithin(now, span) * 1000) / span;
+  }
+
+  /**
+   * `acceptedRate` counts from `at` (slow start's end: a token bucket's burst, spent in slow start,
+   * is no rate), or over the whole window again for `undefined` (a block began: counted from slow
+   * start's end, the time it held every start would lower the rate).
+   */
+  measureAcceptedFrom(at: number | undefined): void {
+    this.#acceptedFrom = at;
   }
 
   acceptedWithin(now: number, spanMs: number): number {
