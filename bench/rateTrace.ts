@@ -30,11 +30,11 @@ export function describeTrace(moves: readonly RateChange[]): string {
   const parts: string[] = [];
   const edge = moves.findLast((m) => m.moved.includes("edge learned"));
   if (edge?.edge !== undefined) parts.push(`edge ${edge.edge} at ${seconds(edge.atMs)} s`);
-  const cap = moves.findLast((m) => m.moved.includes("cap learned"));
+  const learned = moves.findLastIndex((m) => m.moved.includes("cap learned"));
+  const cap = moves[learned];
   if (cap?.inFlightCap !== undefined) {
-    const dropped = moves.findLast((m) => m.moved.includes("cap dropped"));
-    const after =
-      dropped && dropped.atMs >= cap.atMs ? `, dropped at ${seconds(dropped.atMs)} s` : "";
+    const dropped = moves.slice(learned + 1).find((m) => m.moved.includes("cap dropped"));
+    const after = dropped ? `, dropped at ${seconds(dropped.atMs)} s` : "";
     parts.push(`cap ${cap.inFlightCap} in flight at ${seconds(cap.atMs)} s${after}`);
   }
   const cuts = moves.filter((m) => m.moved.includes("pace cut")).length;

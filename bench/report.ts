@@ -214,7 +214,7 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
     "(lib/simulators/README.md) at 50 requests/s and 40 ms, nothing configured on the connector's",
     "side; each scenario runs once (no concurrency-1 run). Targets (issue 16): wall / floor <=",
     `${MATRIX_TARGETS.wallPerFloor.toFixed(2)}, requests <= ${MATRIX_TARGETS.requestsPerMinimum} x minimum, 429s counted in requests. Wall`,
-    "includes the process's start, 0.45 to 0.7 s here before the first list request (Node's own start",
+    "includes the process's start, 0.43 to 0.7 s here before the first list request (Node's own start",
     "0.12 to 0.19 s, loading the command, the token request), and the removal guard's check, which",
     "weigh most where the floor is short (the window of a minute).",
     "",

@@ -12,7 +12,8 @@
  *   more than a bucket's rate, whose burst it includes). From a quarter second after it, what was
  *   accepted is counted from that 429 on, unless a block has begun since: counted over the last
  *   second, a burst spent in slow start held the pace above a bucket's rate a second more, cut in
- *   steps (97, 94, 74, then 49 a second for a bucket of 50/s), each step refusing a few more.
+ *   steps (97, 94, 74, then 49 a second for a bucket of 50/s on the fake clock of
+ *   `limiterKinds.test.ts`), each step refusing a few more.
  * - Each later 429 opens an episode that weighs the answers of the requests sent after it. A
  *   share refused of `SATURATED_SHARE` or more means the upstream is saturated: what it accepted
  *   per second meanwhile is its rate (a bucket refills at its rate however fast it is asked), and

@@ -300,19 +300,20 @@ export class HttpClient {
           const answer = await nodeRequest(url, sent, signal, maxBytes, tooLarge);
           return [answer, answer.body] as const;
         }
-        const stream = request.stream?.();
+        // A body streamed from a file (the platform's upload): fetch sends it.
+        const stream = request.stream();
         try {
           const answer = await fetch(url, {
             method: request.method,
             headers,
-            body: stream ?? body,
+            body: stream,
             signal,
             redirect: "error",
-            ...(stream ? { duplex: "half" } : {}),
+            duplex: "half",
           });
           return [answer, await readCapped(answer.body, signal, maxBytes, tooLarge)] as const;
         } finally {
-          stream?.destroy();
+          stream.destroy();
         }
       });
     } catch (error) {

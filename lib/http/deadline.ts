@@ -9,7 +9,8 @@
  * the body drops the link and the timeout fires into nothing. A body trickling in a byte every
  * 2 s was read for ever (undici's own `bodyTimeout` starts again with every chunk). So the
  * deadline is a timer owned here, cleared when the attempt ends, aborting a controller whose
- * signal goes to `fetch` (headers) and to `readCapped`, which cancels its own reader (body). A
+ * signal goes to the request (`nodeRequest`, which destroys its socket at any point; `fetch`, for
+ * the headers of a streamed upload) and to `readCapped`, which cancels its own reader (body). A
  * caller's signal (a Lambda about to run out of time, a service stopping) aborts the same
  * controller, and is unlinked when the attempt ends.
  */

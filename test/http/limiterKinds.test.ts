@@ -236,18 +236,8 @@ describe("AdaptiveRate after a burst spent in slow start", () => {
     // spends the burst at up to 200 a second. Measured over the last second, what was accepted
     // included the burst (99 a second), and the pace came down in steps (97, 94, 74, 49), each
     // above the rate refusing a few more: 16 to 19 429s in these six runs before, 11 to 13 now.
-    const bucket = catalogue({ kind: "token_bucket", ratePerSecond: 50, burst: 50 });
     for (const seed of [1, 2, 3, 4, 5, 6]) {
-      vi.useRealTimers();
-      startFakeClock();
-      const rate = new AdaptiveRate();
-
-      const run = await runModel(rate, bucket({ retryAfter: "none" }), {
-        seconds: 12,
-        seed,
-        stallsPerSecond: 1,
-        stallMs: 10,
-      });
+      const { run } = await bucketOf50(seed, { seconds: 12, stallsPerSecond: 1, stallMs: 10 });
 
       expect(run.refused.length, `seed ${seed}`).toBeLessThanOrEqual(14);
       expect(acceptedRate(run, 3000, 12_000)).toBeGreaterThanOrEqual(0.95 * 50);

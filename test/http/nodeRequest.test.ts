@@ -124,6 +124,28 @@ describe("requests over node:http", () => {
     }
   });
 
+  it("reads an answer's headers as fetch's Headers.get did: any case, repeats joined", async () => {
+    const { url } = await start((_req, res) => {
+      // Raw headers as sent: a name in mixed case, one sent twice.
+      res.writeHead(429, [
+        ["Retry-After", "2"],
+        ["RateLimit-Remaining", "5"],
+        ["ratelimit-remaining", "4"],
+        ["Content-Type", "application/json"],
+      ]);
+      res.end(TEXT);
+    });
+
+    const viaFetch = await fetch(url);
+    await viaFetch.text();
+    const ours = await nodeRequest(new URL(url), GET, never, 1_000_000, tooLarge);
+
+    for (const name of ["retry-after", "Retry-After", "RATELIMIT-REMAINING", "x-absent"]) {
+      expect(ours.headers.get(name), name).toBe(viaFetch.headers.get(name));
+    }
+    expect(ours.headers.get("ratelimit-remaining")).toBe("5, 4");
+  });
+
   it("fails a redirect as fetch's redirect: error did, and follows none", async () => {
     let requests = 0;
     const { url } = await start((_req, res) => {
