@@ -21,6 +21,7 @@ import {
   failedResult,
   type ScenarioResult,
   scenarioResult,
+  settingsText,
   toldResult,
 } from "./results";
 import { SCENARIOS, type Scenario } from "./scenarios";
@@ -76,11 +77,11 @@ async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     return scenarioResult(scenario, await runCloudSync(scenario, paths));
   const run = await runCliSync(scenario, paths, { concurrencyOne: false, tag: scenario.name });
   if (scenario.told) {
-    process.stderr.write(`bench: ${scenario.name} told ${scenario.told.text}\n`);
+    process.stderr.write(`bench: ${scenario.name} told ${settingsText(scenario.told)}\n`);
     const told = await runCliSync(scenario, paths, {
       concurrencyOne: false,
       tag: `${scenario.name}-told`,
-      settings: scenario.told.env,
+      settings: scenario.told,
     });
     return { ...scenarioResult(scenario, run), told: toldResult(scenario, told) };
   }

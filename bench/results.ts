@@ -154,11 +154,18 @@ export interface ToldResult {
   throttled: number;
 }
 
+/** Settings as the table names them: `MAX_CONCURRENCY=2, REQUESTS_PER_SECOND=0`. */
+export function settingsText(settings: Record<string, string>): string {
+  return Object.entries(settings)
+    .map(([name, value]) => `${name.replace(/^CONNECTOR_[A-Z]+_/, "")}=${value}`)
+    .join(", ");
+}
+
 /** The told run of a matrix kind, against the same floor. */
 export function toldResult(scenario: Scenario, run: SyncRun): ToldResult {
   const wallSeconds = run.processMs / 1000;
   return {
-    settings: scenario.told?.text ?? "",
+    settings: settingsText(scenario.told ?? {}),
     ok: run.ok,
     wallSeconds: round(wallSeconds),
     wallPerFloor: round(wallSeconds / floorSeconds(scenario, run.minimum)),

@@ -41,7 +41,7 @@ export interface Scenario {
    * more beside the learned run, so a miss is split between rate control and the client's own
    * costs (its start, each answer's way back, the chains of pages).
    */
-  told?: { env: Record<string, string>; text: string };
+  told?: Record<string, string>;
 }
 
 /** 10,000 users, 500 teams, 50 roles; each user in 0 to 6 teams, about 3 on average. */
@@ -132,10 +132,7 @@ function limiterMatrix(): Scenario[] {
     ({ kind: "token_bucket", ratePerSecond: 50, burst }) as const satisfies LimiterSettings;
   const window = (seconds: number) =>
     ({ kind: "fixed_window", limit: 50 * seconds, windowSeconds: seconds }) as const;
-  const rate = (n: number) => ({
-    env: { CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: String(n) },
-    text: `REQUESTS_PER_SECOND=${n}`,
-  });
+  const rate = (n: number) => ({ CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: String(n) });
   // A window longer than a second: no client ceiling, so its allowance goes at once (as the floor).
   const unpaced = rate(0);
   const kinds: [string, LimiterSettings, string, Scenario["told"], number?][] = [
@@ -174,11 +171,8 @@ function limiterMatrix(): Scenario[] {
       { kind: "in_flight", maxInFlight: 2 },
       "at most 2 requests in flight",
       {
-        env: {
-          CONNECTOR_ACCOUNTING_MAX_CONCURRENCY: "2",
-          CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
-        },
-        text: "MAX_CONCURRENCY=2, REQUESTS_PER_SECOND=0",
+        CONNECTOR_ACCOUNTING_MAX_CONCURRENCY: "2",
+        CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
       },
     ],
     // Answers that take long: the controller hears of an overshoot 200 ms late.
