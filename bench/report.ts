@@ -226,7 +226,11 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
     "seconds, fixed or sliding, (ceil(N / W) - 1) x s + ceil(R / C) x L with R = N - (ceil(N / W) - 1)",
     "x W the last window's share (a window of 3,000 per minute never binds; one of 500 per 10 s makes",
     "the last 79 wait for the second window); for a cap of k in flight, ceil(N / k) x L. See",
-    "bench/floors.ts. *Learned rate* sums up the trace of the rate controller's moves that the sync",
+    "bench/floors.ts. L is the latency setting, 40 ms; *answer ms* is the simulator's own time per",
+    "answer in the learned run, from a request's arrival to its answer's last byte, on average (its",
+    "timers' slack and its handler on top of the setting): no client gets its answers sooner, so",
+    "where a chain or a cap binds, the floor at that L is that much lower than any client reaches.",
+    "*Learned rate* sums up the trace of the rate controller's moves that the sync",
     "logs with `--verbose` (`learned rate moved`): the last edge and cap learned and when (seconds",
     "from the connector's client's start, a few hundred ms after the process's), the pace's cuts, and",
     "the time every start was held by blocks (bench/rateTrace.ts). *Told* is the same sync once more",
@@ -247,6 +251,7 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
         "minimum",
         "req / min",
         "upstream span s (req/s)",
+        "answer ms",
         "learned rate",
         "told: wall / floor (429s)",
         `wall / floor <= ${MATRIX_TARGETS.wallPerFloor.toFixed(2)}`,
@@ -266,6 +271,7 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
           r.upstreamSpanSeconds === undefined
             ? "–"
             : `${fixed(r.upstreamSpanSeconds)} (${fixed(r.upstreamRate)})`,
+          r.upstreamAnswerMs === undefined ? "–" : fixed(r.upstreamAnswerMs, 1),
           r.learnedRate ?? "–",
           toldCell(r),
           yesNo(met.wall),

@@ -47,6 +47,8 @@ export interface ScenarioResult {
   /** From the first upstream request to the last, and the rate kept over that span. */
   upstreamSpanSeconds?: number;
   upstreamRate?: number;
+  /** The simulator's own time per answer, on average (`SimulatorStats.meanAnswerMs`). */
+  upstreamAnswerMs?: number;
   records: number;
   recordsPerSecond: number;
   /** In the limiter matrix: the learned rate's moves, and in a few words (bench/rateTrace.ts). */
@@ -133,6 +135,9 @@ export function scenarioResult(
   if (run.server.spanMs) {
     result.upstreamSpanSeconds = round(run.server.spanMs / 1000);
     result.upstreamRate = round(run.server.requests / (run.server.spanMs / 1000), 1);
+  }
+  if (run.server.meanAnswerMs !== undefined) {
+    result.upstreamAnswerMs = round(run.server.meanAnswerMs, 1);
   }
   if (concurrencyOne) {
     result.concurrencyOneWallSeconds = round(concurrencyOne.processMs / 1000);

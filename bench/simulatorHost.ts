@@ -37,6 +37,8 @@ export interface SimulatorStats {
   byRoute: Record<string, number>;
   /** From the first request's arrival to the last's (BlackLine; the Valimail simulator keeps no arrivals). */
   spanMs?: number;
+  /** The simulator's own time per answer, arrival to last byte, on average (BlackLine). */
+  meanAnswerMs?: number;
 }
 
 /** The simulators' largest page when none is set. */
@@ -116,6 +118,9 @@ const stats: SimulatorStats = {
   byRoute: sim.stats.byRoute,
   ...("arrivals" in sim.stats
     ? { spanMs: (sim.stats.arrivals.at(-1) ?? 0) - (sim.stats.arrivals[0] ?? 0) }
+    : {}),
+  ...("meanAnswerMs" in sim.stats && sim.stats.meanAnswerMs !== undefined
+    ? { meanAnswerMs: sim.stats.meanAnswerMs }
     : {}),
 };
 process.stdout.write(`${JSON.stringify(stats)}\n`);

@@ -42,6 +42,12 @@ export interface RunningSimulator {
   countFault(): void;
   /** When each request arrived (epoch ms), in order: how tests see the rate a client kept. */
   readonly arrivals: readonly number[];
+  /**
+   * Milliseconds from a request's arrival to its answer's last byte handed to the socket, on
+   * average over the answers sent (`undefined` before the first): the upstream's own time, its
+   * latency setting plus its timers' slack and its handler, which no client can shorten.
+   */
+  readonly meanAnswerMs: number | undefined;
   close(): Promise<void>;
 }
 
@@ -56,6 +62,8 @@ export async function startSimServer(
   const throttle = new Throttle();
   const limiters = limiterCache();
   let limiterRefused = 0;
+  let answered = 0;
+  let answeringMs = 0;
   const attempts = new Map<string, number>();
   /** The request's key (`METHOD /path?query`) and its attempt number (from 1). */
   const attemptOf = (req: IncomingMessage) => {
@@ -71,6 +79,11 @@ export async function startSimServer(
     const n = ++requests;
     const arrivedAt = Date.now();
     arrivals.push(arrivedAt);
+    const since = performance.now();
+    res.once("finish", () => {
+      answered++;
+      answeringMs += performance.now() - since;
+    });
     try {
       const settings = faults();
       const throttled = throttle.check(settings.limit, settings.quota, arrivedAt);
@@ -157,6 +170,9 @@ export async function startSimServer(
       return throttle.refused + limiterRefused;
     },
     arrivals,
+    get meanAnswerMs() {
+      return answered === 0 ? undefined : answeringMs / answered;
+    },
     async close() {
       server.closeAllConnections();
       server.close();

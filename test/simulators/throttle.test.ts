@@ -1,7 +1,7 @@
 /**
  * The simulators' enforced limits: a sliding one-second window and a quota block. The window is
  * checked with explicit clock values; over HTTP only what does not depend on timing (the quota's
- * count, the headers on an accepted answer).
+ * count, the headers on an accepted answer, its own time per answer).
  */
 import { describe, expect, it } from "vitest";
 import { startBlacklineSimulator } from "../../lib/simulators/blackline";
@@ -84,6 +84,22 @@ describe("a simulator with limits", () => {
       expect(statuses.slice(2)).toEqual([429, 429]);
       expect(statuses.slice(0, 2)).not.toContain(429);
       expect(sim.stats.throttled).toBe(2);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it("measures its own time per answer: its latency at least, as the bench reports it", async () => {
+    const sim = await startBlacklineSimulator({ faults: { latencyMs: 30 } });
+    try {
+      expect(sim.stats.meanAnswerMs).toBeUndefined();
+      for (let i = 0; i < 3; i++) {
+        const response = await fetch(`${sim.url}/authorize/connect/token`, { method: "POST" });
+        await response.arrayBuffer();
+      }
+      // From each arrival to its answer's last byte: the 30 ms slept, plus the handler.
+      expect(sim.stats.meanAnswerMs).toBeGreaterThanOrEqual(30);
+      expect(sim.stats.meanAnswerMs).toBeLessThan(30_000);
     } finally {
       await sim.close();
     }

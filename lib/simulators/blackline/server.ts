@@ -62,6 +62,8 @@ export interface BlacklineSimulator {
     byRoute: Record<string, number>;
     /** When each request arrived (epoch ms). */
     arrivals: readonly number[];
+    /** The upstream's own time per answer, on average (`RunningSimulator.meanAnswerMs`). */
+    readonly meanAnswerMs: number | undefined;
   };
   /** Every access token issued so far (tests search outputs for them). */
   issuedTokens(): string[];
@@ -265,6 +267,9 @@ export async function startBlacklineSimulator(
       },
       byRoute,
       arrivals: server.arrivals,
+      get meanAnswerMs() {
+        return server.meanAnswerMs;
+      },
     },
     faults: options.faults ?? {},
     issuedTokens: () => tokens.issued(),
