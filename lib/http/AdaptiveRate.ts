@@ -163,7 +163,14 @@ export class AdaptiveRate {
   start(now: number): StartTicket {
     const probe = this.#block.started();
     const level = this.#inFlight.started();
-    const ticket: StartTicket = { startedAt: now, pace: this.#rate, level, probe, refused: false };
+    const ticket: StartTicket = {
+      startedAt: now,
+      pace: this.#rate,
+      level,
+      probe,
+      refused: false,
+      slowStart: this.#slowStart,
+    };
     this.#log.forget(now, this.#headerLimit);
     this.#log.started(ticket);
     if (Number.isFinite(this.#rate)) {
@@ -219,7 +226,7 @@ export class AdaptiveRate {
     ticket.refused = true;
     this.#log.forget(now, this.#headerLimit);
     const capBefore = this.#inFlight.cap;
-    const byCap = this.#inFlight.answered(ticket.level, true, now);
+    const byCap = this.#inFlight.answered(ticket.level, true, now, ticket.slowStart);
     if (this.#inFlight.cap < capBefore && !Number.isFinite(capBefore)) {
       // A cap on requests in flight, just learned: its refusals said nothing of a rate.
       this.#maxRate = Number.POSITIVE_INFINITY;

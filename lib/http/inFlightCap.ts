@@ -11,8 +11,12 @@
  * refusal per try, ever fewer). A refusal at or under the cap, which a cap never makes, drops
  * it: a rate limit can pass for a cap when its refusals come as the pace overshoots, which is when
  * most requests are in flight, and a cap misread that way went down with each later refusal (8,
- * then 2 in flight, below the rate, for a token bucket of 50/s at 40 ms). The decisions only, with
- * the clock passed in.
+ * then 2 in flight, below the rate, for a token bucket of 50/s at 40 ms). Nor is slow start's
+ * overshoot evidence of a cap: every kind of limit refuses it, and it comes when the most requests
+ * are in flight, so its refusals are at the run's highest levels. Counted, they made a cap of a
+ * fixed window of 50/s at 200 ms a request (13 in flight, then 11, then 10: 39 429s in 15 s on the
+ * fake clock of `limiterKinds.test.ts`, 24 without). They still show a level not to be one (a
+ * refusal below it). The decisions only, with the clock passed in.
  */
 
 /** Answers weighed: those of the last this long (their level at start, whether refused). */
@@ -31,6 +35,8 @@ interface Answer {
   level: number;
   refused: boolean;
   at: number;
+  /** Started in slow start (refused: its overshoot). */
+  overshoot: boolean;
 }
 
 export class InFlightCap {
@@ -67,12 +73,13 @@ export class InFlightCap {
   }
 
   /**
-   * An answer to a request that started at `level`. For a refusal, whether the cap explains it
-   * (a cap just learned, a raise refused, or a level the cap would not allow now).
+   * An answer to a request that started at `level` (in slow start: `overshoot`). For a refusal,
+   * whether the cap explains it (a cap just learned, a raise refused, or a level the cap would not
+   * allow now).
    */
-  answered(level: number, refused: boolean, now: number): boolean {
+  answered(level: number, refused: boolean, now: number, overshoot = false): boolean {
     this.#inFlight--;
-    this.#answers.push({ level, refused, at: now });
+    this.#answers.push({ level, refused, at: now, overshoot });
     while ((this.#answers[0] as Answer).at <= now - LEVEL_HISTORY_MS) this.#answers.shift();
     if (!refused) {
       this.#tryRaise(now);
@@ -118,7 +125,7 @@ export class InFlightCap {
       if (answer.level < level) {
         if (answer.refused) return false;
         below++;
-      } else {
+      } else if (!(answer.refused && answer.overshoot)) {
         above++;
         if (answer.refused) {
           refusedAbove++;

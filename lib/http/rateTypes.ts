@@ -17,6 +17,8 @@ export interface StartTicket {
   readonly level: number;
   /** The request sent alone to find out whether a block is over. */
   readonly probe: boolean;
+  /** Started in slow start: refused, it is the overshoot that ends slow start. */
+  readonly slowStart: boolean;
   /** Answered 429: no longer counted as accepted. */
   refused: boolean;
 }

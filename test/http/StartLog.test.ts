@@ -5,7 +5,7 @@ import { StartLog } from "../../lib/http/StartLog";
 /** A burst: 100 accepted in the first second; then one every 40 ms (25 a second) to 1.5 s. */
 function logOfBurstThenRate(): StartLog {
   const log = new StartLog();
-  log.started({ startedAt: 0, pace: 200, level: 1, probe: false, refused: false });
+  log.started({ startedAt: 0, pace: 200, level: 1, probe: false, refused: false, slowStart: true });
   for (let t = 0; t < 1000; t += 10) log.accepted(t);
   for (let t = 1040; t <= 1500; t += 40) log.accepted(t);
   return log;
