@@ -20,10 +20,13 @@
  *   the edge. Fewer means the pace just crossed the edge: the pace goes back below the rate it was
  *   sent at and what was accepted over the last second, which is the edge (a window's limit).
  * - A 429 while the pace probes above the edge sends it back to the edge, which stands; each such
- *   probe doubles the wait before the next. A 429 at a rate held a whole second, after
- *   `NOISE_QUIET_MS` without one, is taken as noise (a stalled server or a late packet, which is
- *   enough for a bucket of one to refuse) unless another follows in the episode. 429s within a
- *   second of a block's end are its tail (a log full of the requests it refused).
+ *   probe doubles the wait before the next, and the wait is at least long enough for the refusals
+ *   it cost to be `PROBE_REFUSAL_SHARE` of the requests meanwhile (a probe of a sliding log at 200
+ *   ms a request cost 11 or 12: 55 429s in 20 s on the fake clock before, 28 now). A 429 at a
+ *   rate held a whole second, after `NOISE_QUIET_MS` without one, is taken as noise (a stalled
+ *   server or a late packet, which is enough for a bucket of one to refuse) unless another
+ *   follows in the episode. 429s within a second of a block's end are its tail (a log full of
+ *   the requests it refused).
  * - Between episodes the pace regains the edge by `REGROW_GAIN` a second, holds `PLATEAU_MS`,
  *   then probes above along a cubic, never more than `GROWTH_OVER_SENT` of what it actually sent
  *   (a client that cannot keep up does not pile up a pace it never used).
@@ -93,6 +96,9 @@ export class AdaptiveRate {
   #plateauFrom = 0;
   /** Probes above the edge refused since it was learned: each doubles the plateau before the next. */
   #failedProbes = 0;
+  /** When the last probe was refused, and the 429s within a window of then (what it cost). */
+  #probeFailedAt = Number.NEGATIVE_INFINITY;
+  #probeCost = 0;
   #lastUpdate: number | undefined;
   /** The pace's theoretical next start (GCRA). */
   #nextStartAt = Number.NEGATIVE_INFINITY;
@@ -234,6 +240,7 @@ export class AdaptiveRate {
     }
     const previousRefusal = this.#lastRefusal;
     this.#lastRefusal = now;
+    if (now - this.#probeFailedAt <= WINDOW_MS) this.#probeCost++;
     this.#noise.refused(ticket, byCap);
     if (headers) this.#learnFromHeaders(parseRateLimitState(headers, now), now);
     if (ticket.probe) {
@@ -304,6 +311,8 @@ export class AdaptiveRate {
       // too low (from a transient) rises halfway to what was accepted over the window, if higher
       // (a bucket's, refilled while below its rate, includes its burst).
       this.#failedProbes++;
+      this.#probeFailedAt = now;
+      this.#probeCost = 1;
       const seen = Math.min(sent, acceptedRate);
       if (seen > this.#maxRate) this.#maxRate = (this.#maxRate + seen) / 2;
       this.#cut(now, EDGE_SHARE * this.#maxRate);
@@ -375,6 +384,7 @@ export class AdaptiveRate {
       cutAt: this.#cutAt,
       plateauFrom: this.#plateauFrom,
       failedProbes: this.#failedProbes,
+      probeCost: this.#probeCost,
     });
     const plateau = EDGE_SHARE * this.#maxRate;
     if (!this.#slowStart && this.#rate < plateau && next >= plateau) this.#plateauFrom = now;

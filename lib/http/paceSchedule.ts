@@ -11,6 +11,7 @@ import {
   MAX_PROBE_BACKOFF,
   MAX_PROBE_INTERVAL_MS,
   PLATEAU_MS,
+  PROBE_REFUSAL_SHARE,
   PROBE_SHARE_OF_BLOCK,
   REGROW_AFTER_MS,
   REGROW_GAIN,
@@ -24,6 +25,8 @@ export interface GrowthState {
   cutAt: number;
   plateauFrom: number;
   failedProbes: number;
+  /** 429s the last failed probe cost (those within a window of its first). */
+  probeCost: number;
 }
 
 /**
@@ -35,7 +38,11 @@ export function grownPace(rate: number, now: number, last: number, s: GrowthStat
   const plateau = EDGE_SHARE * s.maxRate;
   if (now - s.cutAt < REGROW_AFTER_MS) return rate;
   if (rate < plateau) return Math.min(plateau, rate * REGROW_GAIN ** ((now - last) / 1000));
-  const plateauMs = PLATEAU_MS * 2 ** Math.min(s.failedProbes, MAX_PROBE_BACKOFF);
+  const backoffMs = PLATEAU_MS * 2 ** Math.min(s.failedProbes, MAX_PROBE_BACKOFF);
+  // Failed probes cost no more than PROBE_REFUSAL_SHARE of what the edge lets through meanwhile.
+  const budgetMs =
+    s.failedProbes > 0 ? (s.probeCost * 1000) / (PROBE_REFUSAL_SHARE * s.maxRate) : 0;
+  const plateauMs = Math.max(backoffMs, budgetMs);
   const t = Math.max(0, (now - s.plateauFrom - plateauMs) / 1000);
   return plateau + CUBIC_SCALE * t ** 3;
 }

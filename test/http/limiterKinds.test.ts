@@ -244,6 +244,28 @@ describe("AdaptiveRate against a rate limit that looks like a cap in flight, whe
 });
 
 describe("AdaptiveRate when answers take long", () => {
+  it("spends few 429s probing a sliding log at 200 ms a request, where each probe costs a dozen", async () => {
+    // A probe above the log's limit is refused for every request in flight when its first 429
+    // comes back, 11 or 12 at 50/s, and the log counts them: probes a few seconds apart took 55
+    // 429s in 20 s and kept 41 a second (seed 1); waiting until they are 2% of the requests, 28
+    // and 46 a second in each run.
+    for (const seed of [1, 2]) {
+      vi.useRealTimers();
+      startFakeClock();
+      const rate = new AdaptiveRate();
+      const run = await runModel(rate, slidingLog(50, 1000, { retryAfter: "seconds" }), {
+        seconds: 20,
+        seed,
+        latencyMs: 200,
+        stallsPerSecond: 1,
+        stallMs: 10,
+      });
+
+      expect(run.refused.length, `seed ${seed}`).toBeLessThanOrEqual(32);
+      expect(acceptedRate(run, 5000, 20_000)).toBeGreaterThanOrEqual(0.9 * 50);
+    }
+  });
+
   it("keeps a token bucket of 50/s to few 429s at 200 ms a request, no Retry-After", async () => {
     // Two seeds whose runs took 329 and 349 429s in 15 s before: cuts judged from 8 answers.
     for (const seed of [2, 6]) {
