@@ -6,9 +6,9 @@
  *
  * The client sends `requests` = the minimum plus the token request, which goes first (the lists
  * wait for its answer) and passes the limiter like any other. With N requests, latency L,
- * concurrency C and the longest chain of pages P (a list read page after page, as the connector
- * reads them; the token request before it):
- * - any kind: at least (1 + P) x L (the chain) and ceil(N / C) x L (C at a time);
+ * concurrency C and the longest chain of R round trips (a list's pages as the connector reads
+ * them: its first, then `PAGES_AHEAD` a round trip; the token request before it):
+ * - any kind: at least (1 + R) x L (the chain) and ceil(N / C) x L (C at a time);
  * - token bucket of rate r and burst b, full at the start: by time t at most b + r x t requests
  *   are let through, so the last goes at (N - b) / r at the earliest, and is answered L later;
  * - fixed window of W per s seconds (a window opens at the first request after the last one
@@ -28,8 +28,8 @@ export interface FloorInput {
   requests: number;
   latencyMs: number;
   concurrency: number;
-  /** The longest chain of pages (the token request not counted). */
-  chainPages: number;
+  /** The longest chain of round trips (the token request not counted). */
+  chainRoundTrips: number;
 }
 
 /** Seconds: the floor of `input`'s run. */
@@ -37,7 +37,7 @@ export function limiterFloorSeconds(input: FloorInput): number {
   const { limiter, requests: n, concurrency: c } = input;
   const latency = input.latencyMs / 1000;
   const rounds = (count: number, width: number) => Math.ceil(count / width) * latency;
-  const byChain = (1 + input.chainPages) * latency;
+  const byChain = (1 + input.chainRoundTrips) * latency;
   const byConcurrency = rounds(n, c);
   return Math.max(byChain, byConcurrency, byLimiter());
 

@@ -1,5 +1,6 @@
 /** BENCHMARKS.md: the machine, the date, the scenarios' table, the cloud run, the bundles, the targets. */
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
+import { PAGES_AHEAD } from "../lib/sync/paging";
 import type { Artifacts } from "./artifacts";
 import { MATRIX_TARGETS, matrixTargetsMet, type ScenarioResult, type TargetCheck } from "./results";
 
@@ -220,8 +221,9 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
     "",
     "*Floor* is the earliest a client that knows the limiter exactly could have every answer: of N",
     "requests (the minimum and the token request, which goes first), latency L, the default",
-    "concurrency C and the longest chain of pages P (a list read page after page, the token request",
-    "before it), the largest of (1 + P) x L, ceil(N / C) x L and the limiter's own bound: for a token",
+    "concurrency C and the longest chain of R round trips (a list's pages as the connector reads",
+    `them: its first, which gives the total, then ${PAGES_AHEAD} a round trip, read ahead; the token request`,
+    "before it), the largest of (1 + R) x L, ceil(N / C) x L and the limiter's own bound: for a token",
     "bucket of rate r and burst b (full at the start), (N - b) / r + L; for a window of W per s",
     "seconds, fixed or sliding, (ceil(N / W) - 1) x s + ceil(R / C) x L with R = N - (ceil(N / W) - 1)",
     "x W the last window's share (a window of 3,000 per minute never binds; one of 500 per 10 s makes",

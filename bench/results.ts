@@ -79,7 +79,7 @@ export function floorSeconds(scenario: Scenario, minimum: MinimumRequests): numb
       requests: minimum.total + 1,
       latencyMs: upstream.latencyMs,
       concurrency: defaultConcurrency(scenario),
-      chainPages: minimum.chainPages,
+      chainRoundTrips: minimum.chainRoundTrips,
     });
   }
   const byRate = upstream.limit ? minimum.total / upstream.limit.requestsPerSecond : 0;

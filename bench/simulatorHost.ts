@@ -11,6 +11,7 @@ import {
 } from "../lib/simulators/blackline";
 import { parseLimiterSettings } from "../lib/simulators/limiters/settings";
 import { startValimailSimulator } from "../lib/simulators/valimail";
+import { PAGES_AHEAD } from "../lib/sync/paging";
 import type { SimulatorSpec, UpstreamSpec } from "./scenarios";
 
 export interface MinimumRequests {
@@ -18,10 +19,11 @@ export interface MinimumRequests {
   total: number;
   parts: Record<string, number>;
   /**
-   * The longest chain of pages read one after another: a list's pages, or a list's pages up to an
-   * item's and then that item's membership pages.
+   * The longest chain of round trips, one after another: a list's pages (its first, then the rest
+   * `PAGES_AHEAD` a round trip, read ahead once the first gave the total), or a list's pages up to
+   * an item's and then that item's membership pages (one a round trip: not read ahead).
    */
-  chainPages: number;
+  chainRoundTrips: number;
 }
 
 export interface SimulatorReady {
@@ -44,6 +46,9 @@ export interface SimulatorStats {
 /** The simulators' largest page when none is set. */
 const DEFAULT_MAX_PAGE = 1000;
 
+/** Round trips to read a BlackLine list's first `pages` pages: the first, then `PAGES_AHEAD` at a time. */
+const listRoundTrips = (pages: number) => 1 + Math.ceil((pages - 1) / PAGES_AHEAD);
+
 /** Pages to read `items` at `pageSize` a page; an empty list still takes one request. */
 const pages = (items: number, pageSize: number) => Math.max(1, Math.ceil(items / pageSize));
 
@@ -59,7 +64,7 @@ function blacklineMinimum(tenant: Tenant, upstream: UpstreamSpec): MinimumReques
   let membershipChain = 0;
   sideIds.forEach((id, i) => {
     const own = pages(sides.get(id)?.length ?? 0, cap);
-    membershipChain = Math.max(membershipChain, Math.floor(i / cap) + 1 + own);
+    membershipChain = Math.max(membershipChain, listRoundTrips(Math.floor(i / cap) + 1) + own);
   });
   const parts = {
     users: pages(tenant.users.length, cap),
@@ -70,7 +75,12 @@ function blacklineMinimum(tenant: Tenant, upstream: UpstreamSpec): MinimumReques
   return {
     total: Object.values(parts).reduce((a, b) => a + b, 0),
     parts,
-    chainPages: Math.max(parts.users, parts.teams, parts.roles, membershipChain),
+    chainRoundTrips: Math.max(
+      listRoundTrips(parts.users),
+      listRoundTrips(parts.teams),
+      listRoundTrips(parts.roles),
+      membershipChain,
+    ),
   };
 }
 
@@ -103,7 +113,8 @@ async function start(spec: SimulatorSpec) {
     ...(spec.upstream.maxPageSize ? { maxCount: spec.upstream.maxPageSize } : {}),
   });
   const list = pages(spec.users, spec.upstream.maxPageSize ?? DEFAULT_MAX_PAGE);
-  return { sim, minimum: { total: list, parts: { users: list }, chainPages: list } };
+  // Valimail's list is read page after page (no pages ahead).
+  return { sim, minimum: { total: list, parts: { users: list }, chainRoundTrips: list } };
 }
 
 const spec = JSON.parse(process.argv[2] ?? "") as SimulatorSpec;

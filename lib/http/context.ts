@@ -1,5 +1,7 @@
 import { type Logger, silentLogger } from "../logging";
 import { type HttpCounters, newCounters } from "./counters";
+import type { Prefetched } from "./Prefetched";
+import type { HttpResponse } from "./types";
 
 /**
  * Per-call state of the HTTP layer: what one run (a CLI sync, one Lambda invocation, one service
@@ -23,6 +25,12 @@ export interface RequestContext {
   sharedRate?: SharedRate;
   /** Of this call's requests in the client's limiter: higher starts first (`AcquireOptions`). */
   priority?: number;
+  /**
+   * Answers asked for ahead of the jobs that read them (a list's next pages), in a run whose jobs
+   * all run in this process; absent, nothing is asked ahead (the cloud's workers, where each page
+   * is another queue message, maybe another worker's).
+   */
+  prefetched?: Prefetched<HttpResponse>;
 }
 
 /** A request rate shared beyond this process. */

@@ -12,6 +12,7 @@ export {
 } from "./errors";
 export { HttpClient } from "./HttpClient";
 export { type ElementVisitor, readJsonObject } from "./largeJson";
+export { Prefetched } from "./Prefetched";
 export { parseEach, parseResponse } from "./parseResponse";
 export {
   RateLimiter,

@@ -23,11 +23,13 @@ export {
   ListChangedError,
   ListShortOfTotalError,
   nextPageCursor,
+  PAGES_AHEAD,
   type PageCursor,
   type PageSize,
   pageCursor,
   pageFingerprint,
   pageQuery,
+  pagesAhead,
   RepeatedPageError,
   TooManyPagesError,
 } from "./paging";

@@ -259,6 +259,31 @@ export function pageQuery(
   return { page: cursor.page, pageSize: cursor.size ?? pageSize };
 }
 
+/**
+ * Pages read ahead of a list's current one, besides it: the list then has this many and one
+ * requests on their way at once, instead of one round trip a page.
+ */
+export const PAGES_AHEAD = 2;
+
+/**
+ * The pages after `query`'s that the list's total says exist, at most `PAGES_AHEAD`: none
+ * without a total (the pages alone prove the end). Asked for ahead, they are still judged one
+ * after another, in order, by the jobs that take them.
+ */
+export function pagesAhead(
+  cursor: PageCursor,
+  query: { page: number; pageSize: number },
+): Array<{ page: number; pageSize: number }> {
+  const { total } = cursor;
+  if (total === undefined) return [];
+  const ahead: Array<{ page: number; pageSize: number }> = [];
+  for (let step = 1; step <= PAGES_AHEAD; step++) {
+    if (cursor.seen + step * query.pageSize >= total) break;
+    ahead.push({ page: query.page + step, pageSize: query.pageSize });
+  }
+  return ahead;
+}
+
 /** After a page-number page: the next cursor, or undefined once the list is proven complete. */
 export function nextPageCursor(options: {
   cursor: PageCursor;

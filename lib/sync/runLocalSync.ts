@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { dirname } from "node:path";
 import type { SnapshotDigest } from "../guard/SnapshotDigest";
-import { newRequestContext, type RequestContext } from "../http";
+import { newRequestContext, Prefetched, type RequestContext } from "../http";
 import { SyncDeadlineError } from "./errors";
 import { type Job, makeJob, type RecordSink } from "./job";
 import type { SyncEndRecord } from "./records";
@@ -74,6 +74,8 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<LocalSync
   const ctx: RequestContext = {
     ...outer,
     signal: outer.signal ? AbortSignal.any([outer.signal, stop.signal]) : stop.signal,
+    // Every job runs here: a list's next pages can be asked for while its current one is read.
+    prefetched: new Prefetched(),
   };
   const listCtx: RequestContext = { ...ctx, priority: 1 };
   const startedAt = new Date();

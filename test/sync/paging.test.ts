@@ -5,8 +5,10 @@ import {
   ListShortOfTotalError,
   nextIndexCursor,
   nextPageCursor,
+  PAGES_AHEAD,
   type PageCursor,
   pageQuery,
+  pagesAhead,
   RepeatedPageError,
 } from "../../lib/sync";
 
@@ -125,5 +127,26 @@ describe("a page-number list is complete only when proven", () => {
     expect(() => next(full, [], 25)).toThrow(
       "BlackLine users: the pages ended after 10 of the 25 items its totalItems announced (page 2 is empty), so the server's pages skip items or its totalItems counts items it does not serve; stopped rather than publish a list that may miss 15",
     );
+  });
+});
+
+describe("the pages asked for ahead of a list's current one", () => {
+  it("are the next PAGES_AHEAD the list's total says exist, at the page size it is read at", () => {
+    const query = { page: 3, pageSize: 100 };
+
+    // 200 items before page 3 (pages 1 and 2): page 4 starts at item 301, page 5 at 401.
+    expect(PAGES_AHEAD).toBe(2);
+    expect(pagesAhead({ page: 3, seen: 200, total: 1000 }, query)).toEqual([
+      { page: 4, pageSize: 100 },
+      { page: 5, pageSize: 100 },
+    ]);
+    expect(pagesAhead({ page: 3, seen: 200, total: 301 }, query)).toEqual([
+      { page: 4, pageSize: 100 },
+    ]);
+    expect(pagesAhead({ page: 3, seen: 200, total: 300 }, query)).toEqual([]);
+  });
+
+  it("are none without a total: only the pages themselves show where such a list ends", () => {
+    expect(pagesAhead({ page: 3, seen: 200 }, { page: 3, pageSize: 100 })).toEqual([]);
   });
 });

@@ -141,7 +141,12 @@ export class BlacklineApi {
     ctx: RequestContext,
     sink?: RecordSink,
   ): Promise<RecordsPage> {
-    const response = await this.#get(list, query, ctx, keepListBody);
+    const ahead = ctx.prefetched?.take(recordsKey(list, query));
+    const response = ahead
+      ? await ahead.catch((error: unknown) => {
+          throw resourceError(error);
+        })
+      : await this.#get(list, query, ctx, keepListBody);
     const bytes = response.body instanceof ListBody ? response.body.bytes : undefined;
     const read = bytes && readRecordsPage(bytes, item, toRecords, pageNames(list, query), sink);
     if (read) return read;
@@ -152,6 +157,25 @@ export class BlacklineApi {
       records: page.items.flatMap(toRecords),
       totalItems: page.totalItems,
     };
+  }
+
+  /**
+   * Asks for pages of a list ahead of the jobs that read them (`pagesAhead`), when the run keeps
+   * answers for them (`RequestContext.prefetched`): `listRecords` of the same page takes the
+   * answer instead of asking again.
+   */
+  askAhead(
+    list: ListEndpoint,
+    queries: ReadonlyArray<{ page: number; pageSize: number }>,
+    ctx: RequestContext,
+  ): void {
+    const { prefetched } = ctx;
+    if (!prefetched) return;
+    for (const query of queries) {
+      prefetched.start(recordsKey(list, query), () =>
+        this.#request(list, query, ctx, keepListBody),
+      );
+    }
   }
 
   /**
@@ -177,18 +201,27 @@ export class BlacklineApi {
     readJson?: (bytes: Buffer) => unknown,
   ): Promise<HttpResponse> {
     try {
-      return await this.#http.request(
-        {
-          method: "GET",
-          path: list.path,
-          query: { [PAGE_PARAM]: query.page, [PAGE_SIZE_PARAM]: query.pageSize },
-          ...(readJson ? { readJson } : {}),
-        },
-        ctx,
-      );
+      return await this.#request(list, query, ctx, readJson);
     } catch (error) {
       throw resourceError(error);
     }
+  }
+
+  #request(
+    list: ListEndpoint,
+    query: { page: number; pageSize: number },
+    ctx: RequestContext,
+    readJson?: (bytes: Buffer) => unknown,
+  ): Promise<HttpResponse> {
+    return this.#http.request(
+      {
+        method: "GET",
+        path: list.path,
+        query: { [PAGE_PARAM]: query.page, [PAGE_SIZE_PARAM]: query.pageSize },
+        ...(readJson ? { readJson } : {}),
+      },
+      ctx,
+    );
   }
 
   #parsePage<Item extends z.ZodType>(
@@ -204,6 +237,11 @@ export class BlacklineApi {
       totalItems: body.totalItems,
     };
   }
+}
+
+/** A page of a list as `listRecords` reads it: the key of its answer asked for ahead. */
+function recordsKey(list: ListEndpoint, query: { page: number; pageSize: number }): string {
+  return `${list.path} ${query.page} ${query.pageSize}`;
 }
 
 /**

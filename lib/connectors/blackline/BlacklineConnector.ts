@@ -12,6 +12,7 @@ import {
   type PageCursor,
   pageCursor,
   pageQuery,
+  pagesAhead,
   parseCursor,
   type RecordSink,
   unknownJob,
@@ -48,6 +49,10 @@ const LISTS = {
   team: { path: TEAMS_PATH, name: "BlackLine teams" },
   role: { path: ROLES_PATH, name: "BlackLine roles" },
 } as const satisfies Record<string, ListEndpoint>;
+
+function isList(type: string): type is keyof typeof LISTS {
+  return Object.hasOwn(LISTS, type);
+}
 
 /** The members of a team, or the teams of a user, whichever side is walked. */
 function membershipList(side: MembershipSide, id: string): ListEndpoint {
@@ -146,27 +151,27 @@ export class BlacklineConnector extends PagedConnector {
   async #list(job: Job, ctx: RequestContext, sink?: RecordSink): Promise<Page> {
     const cursor = parseCursor(listCursor, job);
     const query = pageQuery(cursor, this.pageSize.value);
-    switch (job.resourceType) {
+    const type = job.resourceType;
+    if (!isList(type)) throw unknownJob(this.name, job);
+    const reading = this.#readPage(type, query, ctx, sink);
+    // The list's next pages go out behind this one; each is still judged by its own job, in order.
+    this.#api.askAhead(LISTS[type], pagesAhead(cursor, query), ctx);
+    return this.#listPage(type, cursor, await reading);
+  }
+
+  #readPage(
+    type: keyof typeof LISTS,
+    query: { page: number; pageSize: number },
+    ctx: RequestContext,
+    sink: RecordSink | undefined,
+  ): Promise<RecordsPage> {
+    switch (type) {
       case "user":
-        return this.#listPage(
-          "user",
-          cursor,
-          await this.#api.listRecords(LISTS.user, user, userRecords, query, ctx, sink),
-        );
+        return this.#api.listRecords(LISTS.user, user, userRecords, query, ctx, sink);
       case "team":
-        return this.#listPage(
-          "team",
-          cursor,
-          await this.#api.listRecords(LISTS.team, team, teamRecords, query, ctx, sink),
-        );
+        return this.#api.listRecords(LISTS.team, team, teamRecords, query, ctx, sink);
       case "role":
-        return this.#listPage(
-          "role",
-          cursor,
-          await this.#api.listRecords(LISTS.role, role, roleRecords, query, ctx, sink),
-        );
-      default:
-        throw unknownJob(this.name, job);
+        return this.#api.listRecords(LISTS.role, role, roleRecords, query, ctx, sink);
     }
   }
 

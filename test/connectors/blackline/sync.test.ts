@@ -1,4 +1,6 @@
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { readdir } from "node:fs/promises";
+import type { ClientRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { BlacklineConnector, loadBlacklineConfig } from "../../../lib/connectors/blackline";
 import { newRequestContext } from "../../../lib/http";
@@ -6,7 +8,7 @@ import {
   type BlacklineSimulator,
   startBlacklineSimulator,
 } from "../../../lib/simulators/blackline";
-import { makeJob } from "../../../lib/sync";
+import { makeJob, PAGES_AHEAD } from "../../../lib/sync";
 import { expectedFromTenant, FAST_RETRY, syncBlackline } from "../../helpers/blackline";
 import type { Line } from "../../helpers/snapshot";
 import { makeTempDir } from "../../helpers/tempDir";
@@ -101,6 +103,49 @@ describe("BlackLine sync against the simulator", () => {
     expect(sim.stats.byRoute.users).toBe(5);
     expect(summary.requests).toBe(sim.stats.requests);
     expect(summary.requests).toBe(minimum + 1);
+  });
+
+  it("asks for a list's next pages while it reads the current one, and for no page more", async () => {
+    // Prepare: 2,000 users in pages of 100 (20 pages), 30 ms an answer; the client's own requests
+    // seen through Node's HTTP diagnostics channels.
+    sim = await startBlacklineSimulator({
+      seed: 5,
+      size: { users: 2000, teams: 20, roles: 3 },
+      maxPageSize: 100,
+      faults: { latencyMs: 30 },
+    });
+    const inFlight = { now: 0, most: 0 };
+    const isUsersPage = (request: ClientRequest) => request.path.startsWith("/v1/users?");
+    const started = ({ request }: { request: ClientRequest }) => {
+      if (!isUsersPage(request)) return;
+      inFlight.now++;
+      inFlight.most = Math.max(inFlight.most, inFlight.now);
+    };
+    const finished = ({ request }: { request: ClientRequest }) => {
+      if (isUsersPage(request)) inFlight.now--;
+    };
+    subscribe("http.client.request.start", started as (message: unknown) => void);
+    subscribe("http.client.response.finish", finished as (message: unknown) => void);
+
+    // Act
+    let synced: Awaited<ReturnType<typeof syncBlackline>>;
+    try {
+      synced = await syncBlackline(sim, await makeTempDir(), {
+        env: { CONNECTOR_ACCOUNTING_PAGE_SIZE: "100" },
+      });
+    } finally {
+      unsubscribe("http.client.request.start", started as (message: unknown) => void);
+      unsubscribe("http.client.response.finish", finished as (message: unknown) => void);
+    }
+
+    // Assess: the page read and the pages asked for ahead of it were on their way together (one
+    // at a time before), each page asked once, and the list whole.
+    expect(inFlight.most).toBe(1 + PAGES_AHEAD);
+    expect(sim.stats.byRoute.users).toBe(20);
+    const users = byKind(synced.lines, "resource").filter((r) => r.type === "user");
+    expect(new Set(users.map((u) => u.id))).toEqual(
+      new Set(sim.tenant.users.map((u) => String(u.id))),
+    );
   });
 
   it("plans from the first pages of users and teams: their records, their next pages first, then the smaller side's memberships", async () => {
@@ -280,7 +325,8 @@ describe("BlackLine sync against the simulator", () => {
     ).rejects.toThrow(
       /page 2 repeated page 1, so the server ignores the page parameter.*CONNECTOR_ACCOUNTING_PAGE_SIZE to at least 500/,
     );
-    expect(sim.stats.byRoute.users).toBeLessThanOrEqual(3);
+    // Page 1, page 2 and the pages asked for ahead of it (the total says five pages).
+    expect(sim.stats.byRoute.users).toBeLessThanOrEqual(2 + PAGES_AHEAD);
     expect(sim.stats.requests).toBeLessThan(30);
   });
 

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { Prefetched } from "../../lib/http";
+
+describe("Prefetched", () => {
+  it("starts each key once and hands its answer over once", async () => {
+    const prefetched = new Prefetched<string>();
+    let asked = 0;
+    const ask = async () => `answer ${++asked}`;
+
+    prefetched.start("page 2", ask);
+    prefetched.start("page 2", ask);
+
+    expect(asked).toBe(1);
+    expect(prefetched.size).toBe(1);
+    await expect(prefetched.take("page 2")).resolves.toBe("answer 1");
+    expect(prefetched.take("page 2")).toBeUndefined();
+    expect(prefetched.take("page 3")).toBeUndefined();
+    expect(prefetched.size).toBe(0);
+  });
+
+  it("hands a failure to whoever takes it, and one nobody takes goes unreported", async () => {
+    const prefetched = new Prefetched<string>();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      prefetched.start("taken", async () => {
+        throw new Error("503 from the upstream");
+      });
+      prefetched.start("never taken", async () => {
+        throw new Error("the list failed before this page");
+      });
+      await expect(prefetched.take("taken")).rejects.toThrow("503 from the upstream");
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+  });
+});
