@@ -1,14 +1,15 @@
 /**
  * Answers asked for ahead of the job that reads them, in a run whose jobs share this process: a
  * list's next pages, sent while its current page is read, so a list read page after page is not
- * one round trip a page (`pagesAhead`). A key is started once and taken once; the decisions on
- * each page stay with the job that takes it, in the list's order.
+ * one round trip a page (`pagesAhead`, `indexPagesAhead`). A key is started once and taken once;
+ * the decisions on each page stay with the job that takes it, in the list's order. Each caller
+ * takes only keys of its own making, which say what they hold (`BlackLine users page 3 of 137`).
  */
-export class Prefetched<Answer> {
-  readonly #answers = new Map<string, Promise<Answer>>();
+export class Prefetched {
+  readonly #answers = new Map<string, Promise<unknown>>();
 
   /** Starts `ask` under `key`, unless an answer is already there or on its way. */
-  start(key: string, ask: () => Promise<Answer>): void {
+  start<Answer>(key: string, ask: () => Promise<Answer>): void {
     if (this.#answers.has(key)) return;
     const answer = ask();
     // Whoever takes it sees the failure; an answer nobody takes (a list that failed) is dropped.
@@ -16,11 +17,11 @@ export class Prefetched<Answer> {
     this.#answers.set(key, answer);
   }
 
-  /** The answer started under `key`, handed over once; `undefined` when none was. */
-  take(key: string): Promise<Answer> | undefined {
+  /** The answer started under `key` (by `start` with the same `Answer`), handed over once. */
+  take<Answer>(key: string): Promise<Answer> | undefined {
     const answer = this.#answers.get(key);
     this.#answers.delete(key);
-    return answer;
+    return answer as Promise<Answer> | undefined;
   }
 
   /** Answers started and not yet taken. */

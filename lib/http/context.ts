@@ -1,7 +1,6 @@
 import { type Logger, silentLogger } from "../logging";
 import { type HttpCounters, newCounters } from "./counters";
 import type { Prefetched } from "./Prefetched";
-import type { HttpResponse } from "./types";
 
 /**
  * Per-call state of the HTTP layer: what one run (a CLI sync, one Lambda invocation, one service
@@ -30,7 +29,7 @@ export interface RequestContext {
    * all run in this process; absent, nothing is asked ahead (the cloud's workers, where each page
    * is another queue message, maybe another worker's).
    */
-  prefetched?: Prefetched<HttpResponse>;
+  prefetched?: Prefetched;
 }
 
 /** A request rate shared beyond this process. */

@@ -3,6 +3,7 @@ export {
   firstIndexCursor,
   type IndexCursor,
   indexCursor,
+  indexPagesAhead,
   indexQuery,
   nextIndexCursor,
 } from "./indexPaging";

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Bound } from "../config";
 import {
   judge,
+  PAGES_AHEAD,
   type PageSize,
   pageFingerprint,
   RepeatedPageError,
@@ -62,6 +63,25 @@ export function indexQuery(
   return cursor.probe
     ? { startIndex: cursor.startIndex, count, exclude: cursor.probe.exclude }
     : { startIndex: cursor.startIndex, count };
+}
+
+/**
+ * The pages after `query`'s that the list's total says exist, at most `PAGES_AHEAD`, each where
+ * the one before it ends if it is served whole: none for a probe or without a total. A page
+ * served short moves the ones after it, which are then asked again where they really start.
+ */
+export function indexPagesAhead(
+  cursor: IndexCursor,
+  query: { startIndex: number; count: number; exclude?: string },
+): Array<{ startIndex: number; count: number }> {
+  const { total } = cursor;
+  if (total === undefined || cursor.probe !== undefined) return [];
+  const ahead: Array<{ startIndex: number; count: number }> = [];
+  for (let step = 1; step <= PAGES_AHEAD; step++) {
+    if (cursor.seen + step * query.count >= total) break;
+    ahead.push({ startIndex: query.startIndex + step * query.count, count: query.count });
+  }
+  return ahead;
 }
 
 /** After an index page: the next cursor (or probe), or undefined once the list is proven complete. */

@@ -3,7 +3,7 @@ import { Prefetched } from "../../lib/http";
 
 describe("Prefetched", () => {
   it("starts each key once and hands its answer over once", async () => {
-    const prefetched = new Prefetched<string>();
+    const prefetched = new Prefetched();
     let asked = 0;
     const ask = async () => `answer ${++asked}`;
 
@@ -12,14 +12,14 @@ describe("Prefetched", () => {
 
     expect(asked).toBe(1);
     expect(prefetched.size).toBe(1);
-    await expect(prefetched.take("page 2")).resolves.toBe("answer 1");
+    await expect(prefetched.take<string>("page 2")).resolves.toBe("answer 1");
     expect(prefetched.take("page 2")).toBeUndefined();
     expect(prefetched.take("page 3")).toBeUndefined();
     expect(prefetched.size).toBe(0);
   });
 
   it("hands a failure to whoever takes it, and one nobody takes goes unreported", async () => {
-    const prefetched = new Prefetched<string>();
+    const prefetched = new Prefetched();
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on("unhandledRejection", onUnhandled);

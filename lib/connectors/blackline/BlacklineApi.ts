@@ -141,7 +141,7 @@ export class BlacklineApi {
     ctx: RequestContext,
     sink?: RecordSink,
   ): Promise<RecordsPage> {
-    const ahead = ctx.prefetched?.take(recordsKey(list, query));
+    const ahead = ctx.prefetched?.take<HttpResponse>(recordsKey(list, query));
     const response = ahead
       ? await ahead.catch((error: unknown) => {
           throw resourceError(error);
@@ -241,7 +241,7 @@ export class BlacklineApi {
 
 /** A page of a list as `listRecords` reads it: the key of its answer asked for ahead. */
 function recordsKey(list: ListEndpoint, query: { page: number; pageSize: number }): string {
-  return `${list.path} ${query.page} ${query.pageSize}`;
+  return `${list.name} page ${query.page} of ${query.pageSize}, as records`;
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   type UpstreamOptions,
   upstreamClient,
 } from "../../http";
-import { eq, ne, type PatchOp, SCHEMA, ScimClient } from "../../scim";
+import { eq, type ListPage, ne, type PatchOp, SCHEMA, ScimClient } from "../../scim";
 import type { ValimailConfig } from "./config";
 import { AUTH_PATH, scimBasePath, USER_EXTENSION, USERS } from "./constants";
 import { authError, authResponse, type ScimUser, scimUser } from "./models";
@@ -61,12 +61,16 @@ export class ValimailApi {
    */
   async listUsers(query: UsersQuery, ctx: RequestContext) {
     const { startIndex, count, exclude } = query;
-    const page = await this.#guard(() =>
-      this.#scim.list(
-        USERS,
-        { startIndex, count, ...(exclude === undefined ? {} : { filter: ne("id", exclude) }) },
-        ctx,
-      ),
+    const ahead =
+      exclude === undefined ? ctx.prefetched?.take<ListPage>(pageKey(query)) : undefined;
+    const page = await this.#guard(
+      () =>
+        ahead ??
+        this.#scim.list(
+          USERS,
+          { startIndex, count, ...(exclude === undefined ? {} : { filter: ne("id", exclude) }) },
+          ctx,
+        ),
     );
     return {
       users: parseEach(
@@ -76,6 +80,19 @@ export class ValimailApi {
       ),
       totalResults: page.totalResults,
     };
+  }
+
+  /**
+   * Asks for pages of users ahead of the jobs that read them (`indexPagesAhead`), when the run
+   * keeps answers for them (`RequestContext.prefetched`): `listUsers` of the same page takes the
+   * answer instead of asking again.
+   */
+  askAhead(queries: ReadonlyArray<{ startIndex: number; count: number }>, ctx: RequestContext) {
+    const { prefetched } = ctx;
+    if (!prefetched) return;
+    for (const query of queries) {
+      prefetched.start(pageKey(query), () => this.#scim.list(USERS, query, ctx));
+    }
   }
 
   async getUser(id: string, ctx: RequestContext): Promise<ScimUser | undefined> {
@@ -163,4 +180,9 @@ export class ValimailApi {
       throw error;
     }
   }
+}
+
+/** A page of users: the key of its answer asked for ahead. */
+function pageKey(query: { startIndex: number; count: number }): string {
+  return `Valimail users from ${query.startIndex}, ${query.count} of them`;
 }

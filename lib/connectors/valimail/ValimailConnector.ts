@@ -4,6 +4,7 @@ import {
   firstIndexCursor,
   idOf,
   indexCursor,
+  indexPagesAhead,
   indexQuery,
   type Job,
   type JobSpec,
@@ -44,7 +45,10 @@ export class ValimailConnector extends PagedConnector {
     if (job.resourceType !== "user" || job.op !== "list") throw unknownJob(this.name, job);
     const cursor = parseCursor(indexCursor, job);
     const query = indexQuery(cursor, this.pageSize.value);
-    const { users, totalResults } = await this.#api.listUsers(query, ctx);
+    const reading = this.#api.listUsers(query, ctx);
+    // The list's next pages go out behind this one; each is still judged by its own job, in order.
+    this.#api.askAhead(indexPagesAhead(cursor, query), ctx);
+    const { users, totalResults } = await reading;
     const memberTypes = new Set<string>(
       cursor.startIndex === firstPage.startIndex ? BASE_MEMBER_TYPES : [],
     );

@@ -1,6 +1,4 @@
-import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { readdir } from "node:fs/promises";
-import type { ClientRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { BlacklineConnector, loadBlacklineConfig } from "../../../lib/connectors/blackline";
 import { newRequestContext } from "../../../lib/http";
@@ -10,6 +8,7 @@ import {
 } from "../../../lib/simulators/blackline";
 import { makeJob, PAGES_AHEAD } from "../../../lib/sync";
 import { expectedFromTenant, FAST_RETRY, syncBlackline } from "../../helpers/blackline";
+import { watchRequestsInFlight } from "../../helpers/requestsInFlight";
 import type { Line } from "../../helpers/snapshot";
 import { makeTempDir } from "../../helpers/tempDir";
 
@@ -106,26 +105,14 @@ describe("BlackLine sync against the simulator", () => {
   });
 
   it("asks for a list's next pages while it reads the current one, and for no page more", async () => {
-    // Prepare: 2,000 users in pages of 100 (20 pages), 30 ms an answer; the client's own requests
-    // seen through Node's HTTP diagnostics channels.
+    // Prepare: 2,000 users in pages of 100 (20 pages), 30 ms an answer.
     sim = await startBlacklineSimulator({
       seed: 5,
       size: { users: 2000, teams: 20, roles: 3 },
       maxPageSize: 100,
       faults: { latencyMs: 30 },
     });
-    const inFlight = { now: 0, most: 0 };
-    const isUsersPage = (request: ClientRequest) => request.path.startsWith("/v1/users?");
-    const started = ({ request }: { request: ClientRequest }) => {
-      if (!isUsersPage(request)) return;
-      inFlight.now++;
-      inFlight.most = Math.max(inFlight.most, inFlight.now);
-    };
-    const finished = ({ request }: { request: ClientRequest }) => {
-      if (isUsersPage(request)) inFlight.now--;
-    };
-    subscribe("http.client.request.start", started as (message: unknown) => void);
-    subscribe("http.client.response.finish", finished as (message: unknown) => void);
+    const users = watchRequestsInFlight((path) => path.startsWith("/v1/users?"));
 
     // Act
     let synced: Awaited<ReturnType<typeof syncBlackline>>;
@@ -134,16 +121,15 @@ describe("BlackLine sync against the simulator", () => {
         env: { CONNECTOR_ACCOUNTING_PAGE_SIZE: "100" },
       });
     } finally {
-      unsubscribe("http.client.request.start", started as (message: unknown) => void);
-      unsubscribe("http.client.response.finish", finished as (message: unknown) => void);
+      users.stop();
     }
 
     // Assess: the page read and the pages asked for ahead of it were on their way together (one
     // at a time before), each page asked once, and the list whole.
-    expect(inFlight.most).toBe(1 + PAGES_AHEAD);
+    expect(users.most).toBe(1 + PAGES_AHEAD);
     expect(sim.stats.byRoute.users).toBe(20);
-    const users = byKind(synced.lines, "resource").filter((r) => r.type === "user");
-    expect(new Set(users.map((u) => u.id))).toEqual(
+    const written = byKind(synced.lines, "resource").filter((r) => r.type === "user");
+    expect(new Set(written.map((u) => u.id))).toEqual(
       new Set(sim.tenant.users.map((u) => String(u.id))),
     );
   });

@@ -1,7 +1,8 @@
 import { readdir } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { startValimailSimulator, type ValimailSimulator } from "../../../lib/simulators/valimail";
-import { RepeatedPageError } from "../../../lib/sync";
+import { PAGES_AHEAD, RepeatedPageError } from "../../../lib/sync";
+import { watchRequestsInFlight } from "../../helpers/requestsInFlight";
 import type { Line } from "../../helpers/snapshot";
 import { makeTempDir } from "../../helpers/tempDir";
 import { syncValimail } from "../../helpers/valimail";
@@ -101,6 +102,28 @@ describe("Valimail sync against the simulator", () => {
     expect(sim.stats.byRoute.list).toBe(Math.ceil(450 / 40));
   });
 
+  it("asks for the next pages of users while it reads the current one, and for no page more", async () => {
+    // Prepare: 1,000 users in pages of 50 (20 pages), 30 ms an answer.
+    sim = await startValimailSimulator({ seed: 4, users: 1000, faults: { latencyMs: 30 } });
+    const pages = watchRequestsInFlight((path) => path.includes("/Users?"));
+
+    // Act
+    let synced: Awaited<ReturnType<typeof syncValimail>>;
+    try {
+      synced = await syncValimail(sim, await makeTempDir(), {
+        env: { CONNECTOR_EMAILAUTH_PAGE_SIZE: "50" },
+      });
+    } finally {
+      pages.stop();
+    }
+
+    // Assess: one at a time before; each page asked once, and the list whole.
+    expect(pages.most).toBe(1 + PAGES_AHEAD);
+    expect(sim.stats.byRoute.list).toBe(20);
+    const users = byKind(synced.lines, "resource").filter((r) => r.type === "user");
+    expect(users).toHaveLength(1000);
+  });
+
   it("fails, rather than writing a partial snapshot, when the server ignores startIndex", async () => {
     sim = await startValimailSimulator({ seed: 4, users: 300, ignoreStartIndex: true });
     const env = { CONNECTOR_EMAILAUTH_PAGE_SIZE: "100" };
@@ -108,7 +131,8 @@ describe("Valimail sync against the simulator", () => {
     await expect(syncValimail(sim, await makeTempDir(), { env })).rejects.toThrow(
       /the page at startIndex 101 repeated the previous one after 100 of 300 resources/,
     );
-    expect(sim.stats.byRoute.list).toBe(2);
+    // The first page, the second, and the one page ahead of it that the total says exists.
+    expect(sim.stats.byRoute.list).toBe(3);
   });
 
   it("fails, naming the server's paging, when it ignores startIndex, caps count silently and sends no totalResults", async () => {
