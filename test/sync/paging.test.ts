@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   firstIndexCursor,
   firstPageCursor,
+  indexPagesAhead,
   ListShortOfTotalError,
   nextIndexCursor,
   nextPageCursor,
@@ -148,5 +149,26 @@ describe("the pages asked for ahead of a list's current one", () => {
 
   it("are none without a total: only the pages themselves show where such a list ends", () => {
     expect(pagesAhead({ page: 3, seen: 200 }, { page: 3, pageSize: 100 })).toEqual([]);
+  });
+});
+
+describe("the index pages asked for ahead of a list's current one", () => {
+  it("start where the one before ends if served whole, as far as the total goes, and never for a probe", () => {
+    const query = { startIndex: 201, count: 100 };
+
+    expect(indexPagesAhead({ startIndex: 201, seen: 200, total: 1000 }, query)).toEqual([
+      { startIndex: 301, count: 100 },
+      { startIndex: 401, count: 100 },
+    ]);
+    expect(indexPagesAhead({ startIndex: 201, seen: 200, total: 350 }, query)).toEqual([
+      { startIndex: 301, count: 100 },
+    ]);
+    expect(indexPagesAhead({ startIndex: 201, seen: 200 }, query)).toEqual([]);
+    expect(
+      indexPagesAhead(
+        { startIndex: 0, seen: 200, total: 1000, probe: "zero" },
+        { startIndex: 0, count: 1 },
+      ),
+    ).toEqual([]);
   });
 });
