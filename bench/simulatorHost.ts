@@ -46,7 +46,7 @@ export interface SimulatorStats {
 /** The simulators' largest page when none is set. */
 const DEFAULT_MAX_PAGE = 1000;
 
-/** Round trips to read a BlackLine list's first `pages` pages: the first, then `PAGES_AHEAD` at a time. */
+/** Round trips to read a list's first `pages` pages: the first, then `PAGES_AHEAD` at a time. */
 const listRoundTrips = (pages: number) => 1 + Math.ceil((pages - 1) / PAGES_AHEAD);
 
 /** Pages to read `items` at `pageSize` a page; an empty list still takes one request. */
@@ -113,8 +113,10 @@ async function start(spec: SimulatorSpec) {
     ...(spec.upstream.maxPageSize ? { maxCount: spec.upstream.maxPageSize } : {}),
   });
   const list = pages(spec.users, spec.upstream.maxPageSize ?? DEFAULT_MAX_PAGE);
-  // Valimail's list is read page after page (no pages ahead).
-  return { sim, minimum: { total: list, parts: { users: list }, chainRoundTrips: list } };
+  return {
+    sim,
+    minimum: { total: list, parts: { users: list }, chainRoundTrips: listRoundTrips(list) },
+  };
 }
 
 const spec = JSON.parse(process.argv[2] ?? "") as SimulatorSpec;

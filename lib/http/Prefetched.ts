@@ -23,9 +23,4 @@ export class Prefetched {
     this.#answers.delete(key);
     return answer as Promise<Answer> | undefined;
   }
-
-  /** Answers started and not yet taken. */
-  get size(): number {
-    return this.#answers.size;
-  }
 }
