@@ -222,7 +222,7 @@ function limiterMatrix(rows: ScenarioResult[]): string[] {
     "*Floor* is the earliest a client that knows the limiter exactly could have every answer: of N",
     "requests (the minimum and the token request, which goes first), latency L, the default",
     "concurrency C and the longest chain of R round trips (a list's pages as the connector reads",
-    `them: its first, which gives the total, then ${PAGES_AHEAD} a round trip, read ahead; the token request`,
+    `them: its first, which gives the total, then ${PAGES_AHEAD + 1} a round trip, asked for ahead; the token request`,
     "before it), the largest of (1 + R) x L, ceil(N / C) x L and the limiter's own bound: for a token",
     "bucket of rate r and burst b (full at the start), (N - b) / r + L; for a window of W per s",
     "seconds, fixed or sliding, (ceil(N / W) - 1) x s + ceil(R / C) x L with R = N - (ceil(N / W) - 1)",

@@ -20,8 +20,8 @@ export interface MinimumRequests {
   parts: Record<string, number>;
   /**
    * The longest chain of round trips, one after another: a list's pages (its first, then the rest
-   * `PAGES_AHEAD` a round trip, read ahead once the first gave the total), or a list's pages up to
-   * an item's and then that item's membership pages (one a round trip: not read ahead).
+   * `PAGES_AHEAD` + 1 a round trip, asked for ahead once the first gave the total), or a list's
+   * pages up to an item's and then that item's membership pages (one a round trip).
    */
   chainRoundTrips: number;
 }
@@ -46,8 +46,11 @@ export interface SimulatorStats {
 /** The simulators' largest page when none is set. */
 const DEFAULT_MAX_PAGE = 1000;
 
-/** Round trips to read a list's first `pages` pages: the first, then `PAGES_AHEAD` at a time. */
-const listRoundTrips = (pages: number) => 1 + Math.ceil((pages - 1) / PAGES_AHEAD);
+/**
+ * Round trips to read a list's first `pages` pages: the first, then `PAGES_AHEAD` and one at a
+ * time (each page's job asks for the next `PAGES_AHEAD` as it starts).
+ */
+const listRoundTrips = (pages: number) => 1 + Math.ceil((pages - 1) / (PAGES_AHEAD + 1));
 
 /** Pages to read `items` at `pageSize` a page; an empty list still takes one request. */
 const pages = (items: number, pageSize: number) => Math.max(1, Math.ceil(items / pageSize));

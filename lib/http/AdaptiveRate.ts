@@ -96,7 +96,7 @@ export class AdaptiveRate {
   #plateauFrom = 0;
   /** Probes above the edge refused since it was learned: each doubles the plateau before the next. */
   #failedProbes = 0;
-  /** When the last probe was refused, and the 429s within a window of then (what it cost). */
+  /** When the last probe was refused, and the 429s it cost (`PROBE_REFUSAL_SHARE`). */
   #probeFailedAt = Number.NEGATIVE_INFINITY;
   #probeCost = 0;
   #lastUpdate: number | undefined;
@@ -240,7 +240,9 @@ export class AdaptiveRate {
     }
     const previousRefusal = this.#lastRefusal;
     this.#lastRefusal = now;
-    if (now - this.#probeFailedAt <= WINDOW_MS) this.#probeCost++;
+    // What a refused probe cost: the requests in flight when it was refused (not a cap's, nor
+    // a block's probe), refused after it.
+    if (!byCap && !ticket.probe && ticket.startedAt < this.#probeFailedAt) this.#probeCost++;
     this.#noise.refused(ticket, byCap);
     if (headers) this.#learnFromHeaders(parseRateLimitState(headers, now), now);
     if (ticket.probe) {

@@ -40,6 +40,15 @@ export interface SharedRate {
   refused(): Promise<void>;
 }
 
+/**
+ * The context of requests asked for ahead of the jobs that read them: half a step behind the one
+ * they are asked from, so a list's pages ahead go after every list's current page, and before the
+ * requests of the step below (memberships).
+ */
+export function askingAhead(ctx: RequestContext): RequestContext {
+  return { ...ctx, priority: (ctx.priority ?? 0) - 0.5 };
+}
+
 export function newRequestContext(options: Partial<RequestContext> = {}): RequestContext {
   return { counters: newCounters(), logger: silentLogger, ...options };
 }

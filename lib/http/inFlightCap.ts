@@ -36,7 +36,7 @@ interface Answer {
   refused: boolean;
   at: number;
   /** Started in slow start (refused: its overshoot). */
-  overshoot: boolean;
+  slowStart: boolean;
 }
 
 export class InFlightCap {
@@ -73,13 +73,13 @@ export class InFlightCap {
   }
 
   /**
-   * An answer to a request that started at `level` (in slow start: `overshoot`). For a refusal,
+   * An answer to a request that started at `level` (in slow start: `slowStart`). For a refusal,
    * whether the cap explains it (a cap just learned, a raise refused, or a level the cap would not
    * allow now).
    */
-  answered(level: number, refused: boolean, now: number, overshoot = false): boolean {
+  answered(level: number, refused: boolean, now: number, slowStart = false): boolean {
     this.#inFlight--;
-    this.#answers.push({ level, refused, at: now, overshoot });
+    this.#answers.push({ level, refused, at: now, slowStart });
     while ((this.#answers[0] as Answer).at <= now - LEVEL_HISTORY_MS) this.#answers.shift();
     if (!refused) {
       this.#tryRaise(now);
@@ -125,7 +125,7 @@ export class InFlightCap {
       if (answer.level < level) {
         if (answer.refused) return false;
         below++;
-      } else if (!(answer.refused && answer.overshoot)) {
+      } else if (!(answer.refused && answer.slowStart)) {
         above++;
         if (answer.refused) {
           refusedAbove++;

@@ -1,5 +1,10 @@
 export { sleepUnlessAborted } from "./abortListeners";
-export { newRequestContext, type RequestContext, type SharedRate } from "./context";
+export {
+  askingAhead,
+  newRequestContext,
+  type RequestContext,
+  type SharedRate,
+} from "./context";
 export { type HttpCounters, type NoAnswer, newCounters } from "./counters";
 export {
   AbortedError,

@@ -25,7 +25,7 @@ export interface GrowthState {
   cutAt: number;
   plateauFrom: number;
   failedProbes: number;
-  /** 429s the last failed probe cost (those within a window of its first). */
+  /** 429s the last failed probe cost: its own and those of the requests then in flight. */
   probeCost: number;
 }
 
@@ -38,11 +38,13 @@ export function grownPace(rate: number, now: number, last: number, s: GrowthStat
   const plateau = EDGE_SHARE * s.maxRate;
   if (now - s.cutAt < REGROW_AFTER_MS) return rate;
   if (rate < plateau) return Math.min(plateau, rate * REGROW_GAIN ** ((now - last) / 1000));
+  const longestMs = PLATEAU_MS * 2 ** MAX_PROBE_BACKOFF;
   const backoffMs = PLATEAU_MS * 2 ** Math.min(s.failedProbes, MAX_PROBE_BACKOFF);
-  // Failed probes cost no more than PROBE_REFUSAL_SHARE of what the edge lets through meanwhile.
+  // Failed probes cost no more than PROBE_REFUSAL_SHARE of what the edge lets through meanwhile,
+  // within the longest wait (a slow edge would otherwise wait minutes to find a limit raised).
   const budgetMs =
     s.failedProbes > 0 ? (s.probeCost * 1000) / (PROBE_REFUSAL_SHARE * s.maxRate) : 0;
-  const plateauMs = Math.max(backoffMs, budgetMs);
+  const plateauMs = Math.max(backoffMs, Math.min(budgetMs, longestMs));
   const t = Math.max(0, (now - s.plateauFrom - plateauMs) / 1000);
   return plateau + CUBIC_SCALE * t ** 3;
 }

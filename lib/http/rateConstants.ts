@@ -36,7 +36,7 @@ export const PLATEAU_MS = 1000;
 export const MAX_PROBE_BACKOFF = 4;
 /**
  * After a probe refused, the next waits until this share of the requests the edge lets through
- * meanwhile pays for what the last one cost: a probe is refused for every request in flight when
+ * meanwhile pays for what the last one cost (within the longest wait above): a probe is refused for every request in flight when
  * its first 429 comes back, a pace x latency of them (11 or 12 at 50/s and 200 ms a request, 2 or
  * 3 at 40 ms), and a sliding log that counts refusals refuses them all.
  */

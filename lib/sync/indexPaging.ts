@@ -2,13 +2,13 @@ import { z } from "zod";
 import type { Bound } from "../config";
 import {
   judge,
-  PAGES_AHEAD,
   type PageSize,
   pageFingerprint,
   RepeatedPageError,
   type Style,
   seenSoFar,
   shortOfTotal,
+  stepsAhead,
   wholeListHint,
 } from "./paging";
 
@@ -66,22 +66,19 @@ export function indexQuery(
 }
 
 /**
- * The pages after `query`'s that the list's total says exist, at most `PAGES_AHEAD`, each where
- * the one before it ends if it is served whole: none for a probe or without a total. A page
- * served short moves the ones after it, which are then asked again where they really start.
+ * The pages after `query`'s to ask for ahead (`stepsAhead`), each where the one before it ends if
+ * served whole; none for a probe. A page served short moves the ones after it, which are then
+ * asked again where they really start.
  */
 export function indexPagesAhead(
   cursor: IndexCursor,
   query: { startIndex: number; count: number; exclude?: string },
 ): Array<{ startIndex: number; count: number }> {
-  const { total } = cursor;
-  if (total === undefined || cursor.probe !== undefined) return [];
-  const ahead: Array<{ startIndex: number; count: number }> = [];
-  for (let step = 1; step <= PAGES_AHEAD; step++) {
-    if (cursor.seen + step * query.count >= total) break;
-    ahead.push({ startIndex: query.startIndex + step * query.count, count: query.count });
-  }
-  return ahead;
+  if (cursor.probe !== undefined) return [];
+  return stepsAhead(cursor.seen, query.count, cursor.total).map((step) => ({
+    startIndex: query.startIndex + step * query.count,
+    count: query.count,
+  }));
 }
 
 /** After an index page: the next cursor (or probe), or undefined once the list is proven complete. */

@@ -260,28 +260,35 @@ export function pageQuery(
 }
 
 /**
- * Pages read ahead of a list's current one, besides it: the list then has this many and one
- * requests on their way at once, instead of one round trip a page.
+ * Pages asked for ahead of a list's current one: each job asks for the next ones as it starts,
+ * so the list has this many and one on their way at once, and its pages come that many a round
+ * trip instead of one.
  */
 export const PAGES_AHEAD = 2;
 
 /**
- * The pages after `query`'s that the list's total says exist, at most `PAGES_AHEAD`: none
- * without a total (the pages alone prove the end). Asked for ahead, they are still judged one
- * after another, in order, by the jobs that take them.
+ * How many pages after the current one the list's total says exist, at most `PAGES_AHEAD`: with
+ * `seen` items before it, at `pageSize` a page. None without a total: the pages alone prove the
+ * end. Asked for ahead, pages are still judged one after another, in order, by their own jobs.
  */
+export function stepsAhead(seen: number, pageSize: number, total: number | undefined): number[] {
+  const steps: number[] = [];
+  for (let step = 1; step <= PAGES_AHEAD && total !== undefined; step++) {
+    if (seen + step * pageSize >= total) break;
+    steps.push(step);
+  }
+  return steps;
+}
+
+/** The pages after `query`'s to ask for ahead (`stepsAhead`). */
 export function pagesAhead(
   cursor: PageCursor,
   query: { page: number; pageSize: number },
 ): Array<{ page: number; pageSize: number }> {
-  const { total } = cursor;
-  if (total === undefined) return [];
-  const ahead: Array<{ page: number; pageSize: number }> = [];
-  for (let step = 1; step <= PAGES_AHEAD; step++) {
-    if (cursor.seen + step * query.pageSize >= total) break;
-    ahead.push({ page: query.page + step, pageSize: query.pageSize });
-  }
-  return ahead;
+  return stepsAhead(cursor.seen, query.pageSize, cursor.total).map((step) => ({
+    page: query.page + step,
+    pageSize: query.pageSize,
+  }));
 }
 
 /** After a page-number page: the next cursor, or undefined once the list is proven complete. */

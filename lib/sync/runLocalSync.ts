@@ -179,12 +179,12 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<LocalSync
             else queue.push(child);
           }
           if (next) {
-            // A list's next page is the critical path (its pages are read one after another):
+            // A list's next page is the critical path (its pages are judged one after another):
             // it starts at once, in the slot of this page, whose request is done, rather than
-            // wait for a free slot and for this page's records to be written. Requests in flight
-            // stay within the concurrency. It waits for the page before this one to be written,
-            // so that a list whose pages come faster than they are written has at most two in
-            // hand: one being asked for, one waiting for its write.
+            // wait for a free slot and for this page's records to be written (the limiter keeps
+            // requests in flight within the concurrency). It waits for the page before this one
+            // to be written, so that a list whose pages come faster than they are written has
+            // at most two pages in hand, besides the pages asked for ahead (`Prefetched`).
             await before?.catch(() => {});
             if (!failure) start(next, written);
           }
@@ -222,5 +222,8 @@ export async function runLocalSync(options: LocalSyncOptions): Promise<LocalSync
     throw expired ?? error;
   } finally {
     clearTimeout(timer);
+    // What is still on its way (a page asked for ahead of a list that failed or ended short)
+    // belongs to this sync: it must not hold the limiter, shared with the next sync, or count.
+    stop.abort();
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Prefetched } from "../../lib/http";
+import { askingAhead, newRequestContext, Prefetched } from "../../lib/http";
 
 describe("Prefetched", () => {
   it("starts each key once and hands its answer over once", async () => {
@@ -34,5 +34,16 @@ describe("Prefetched", () => {
       process.off("unhandledRejection", onUnhandled);
     }
     expect(unhandled).toEqual([]);
+  });
+});
+
+describe("askingAhead", () => {
+  it("puts pages asked for ahead after every list's current page and before memberships", () => {
+    // A list's page jobs run at priority 1, memberships at the default 0 (runLocalSync).
+    const list = newRequestContext({ priority: 1 });
+
+    expect(askingAhead(list).priority).toBe(0.5);
+    expect(askingAhead(list).counters).toBe(list.counters);
+    expect(askingAhead(newRequestContext()).priority).toBe(-0.5);
   });
 });

@@ -1,4 +1,7 @@
-/** runLocalSync's deadline, on a fake clock: what happens when it passes, decided without waiting. */
+/**
+ * runLocalSync's deadline, on a fake clock: what happens when it passes, decided without waiting;
+ * and what is still on its way when a sync ends.
+ */
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -104,5 +107,35 @@ describe("the sync deadline", () => {
     expect(error).not.toBeInstanceOf(SyncDeadlineError);
     expect(seen.aborted).toBe(2);
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("the end of a sync", () => {
+  it("stops what its jobs left on their way: a page asked for ahead that no job took", async () => {
+    // A job asks for a page ahead (as a list's page jobs do) and the list ends without it.
+    let orphan: "on its way" | "stopped" | undefined;
+    const connector: SyncConnector = {
+      name: "blackline",
+      resourceTypes: () => [],
+      rootJobs: () => [{ resourceType: "user", op: "list", cursor: 1 }],
+      async runJob(_job: Job, ctx): Promise<Page> {
+        ctx.prefetched?.start("page 2", async () => {
+          orphan = "on its way";
+          await new Promise((resolve) => ctx.signal?.addEventListener("abort", resolve));
+          orphan = "stopped";
+        });
+        return { records: [] };
+      },
+      validate: async () => ({ checks: [] }),
+    };
+
+    await runLocalSync({
+      connector,
+      outFile: join(await makeTempDir(), "s.jsonl"),
+      concurrency: 4,
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+
+    expect(orphan).toBe("stopped");
   });
 });

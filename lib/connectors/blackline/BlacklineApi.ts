@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { CredentialsRejectedError } from "../../errors";
 import {
   type AccessToken,
+  askingAhead,
   type HttpClient,
   type HttpResponse,
   HttpStatusError,
@@ -171,9 +172,10 @@ export class BlacklineApi {
   ): void {
     const { prefetched } = ctx;
     if (!prefetched) return;
+    const behind = askingAhead(ctx);
     for (const query of queries) {
       prefetched.start(recordsKey(list, query), () =>
-        this.#request(list, query, ctx, keepListBody),
+        this.#request(list, query, behind, keepListBody),
       );
     }
   }
@@ -241,7 +243,7 @@ export class BlacklineApi {
 
 /** A page of a list as `listRecords` reads it: the key of its answer asked for ahead. */
 function recordsKey(list: ListEndpoint, query: { page: number; pageSize: number }): string {
-  return `${list.name} page ${query.page} of ${query.pageSize}, as records`;
+  return `BlackLine records of ${list.path}?page=${query.page}&pageSize=${query.pageSize}`;
 }
 
 /**

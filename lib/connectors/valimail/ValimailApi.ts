@@ -1,6 +1,7 @@
 import { CredentialsRejectedError } from "../../errors";
 import {
   type AccessToken,
+  askingAhead,
   type HttpClient,
   HttpStatusError,
   parseEach,
@@ -90,8 +91,9 @@ export class ValimailApi {
   askAhead(queries: ReadonlyArray<{ startIndex: number; count: number }>, ctx: RequestContext) {
     const { prefetched } = ctx;
     if (!prefetched) return;
+    const behind = askingAhead(ctx);
     for (const query of queries) {
-      prefetched.start(pageKey(query), () => this.#scim.list(USERS, query, ctx));
+      prefetched.start(pageKey(query), () => this.#scim.list(USERS, query, behind));
     }
   }
 
