@@ -143,11 +143,7 @@ export class BlacklineApi {
     sink?: RecordSink,
   ): Promise<RecordsPage> {
     const ahead = ctx.prefetched?.take<HttpResponse>(recordsKey(list, query));
-    const response = ahead
-      ? await ahead.catch((error: unknown) => {
-          throw resourceError(error);
-        })
-      : await this.#get(list, query, ctx, keepListBody);
+    const response = await this.#get(list, query, ctx, keepListBody, ahead);
     const bytes = response.body instanceof ListBody ? response.body.bytes : undefined;
     const read = bytes && readRecordsPage(bytes, item, toRecords, pageNames(list, query), sink);
     if (read) return read;
@@ -201,9 +197,11 @@ export class BlacklineApi {
     query: { page: number; pageSize: number },
     ctx: RequestContext,
     readJson?: (bytes: Buffer) => unknown,
+    /** The answer asked for ahead, when there is one (`askAhead`). */
+    ahead?: Promise<HttpResponse>,
   ): Promise<HttpResponse> {
     try {
-      return await this.#request(list, query, ctx, readJson);
+      return await (ahead ?? this.#request(list, query, ctx, readJson));
     } catch (error) {
       throw resourceError(error);
     }
