@@ -6,9 +6,9 @@
  *
  * The client sends `requests` = the minimum plus the token request, which goes first (the lists
  * wait for its answer) and passes the limiter like any other. With N requests, latency L,
- * concurrency C and the longest chain of R round trips (a list's pages as the connector reads
+ * concurrency C and the longest chain of T round trips (a list's pages as the connector reads
  * them: its first, then `PAGES_AHEAD` + 1 a round trip; the token request before it):
- * - any kind: at least (1 + R) x L (the chain) and ceil(N / C) x L (C at a time);
+ * - any kind: at least (1 + T) x L (the chain) and ceil(N / C) x L (C at a time);
  * - token bucket of rate r and burst b, full at the start: by time t at most b + r x t requests
  *   are let through, so the last goes at (N - b) / r at the earliest, and is answered L later;
  * - fixed window of W per s seconds (a window opens at the first request after the last one

@@ -273,7 +273,8 @@ export const PAGES_AHEAD = 2;
  */
 export function stepsAhead(seen: number, pageSize: number, total: number | undefined): number[] {
   const steps: number[] = [];
-  for (let step = 1; step <= PAGES_AHEAD && total !== undefined; step++) {
+  if (total === undefined) return steps;
+  for (let step = 1; step <= PAGES_AHEAD; step++) {
     if (seen + step * pageSize >= total) break;
     steps.push(step);
   }

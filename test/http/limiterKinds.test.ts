@@ -190,21 +190,29 @@ describe("AdaptiveRate against refusals that do not depend on the rate", () => {
   });
 });
 
-/** A token bucket of 50/s, burst 50, no `Retry-After`, with upstream stalls, afresh on the fake clock. */
-async function bucketOf50(seed: number, options: Partial<ModelOptions>) {
+/** A seeded run against `upstream` with a fresh rate, afresh on the fake clock. */
+async function freshRun(upstream: Upstream, options: ModelOptions) {
   vi.useRealTimers();
   startFakeClock();
   const rate = new AdaptiveRate();
+  const run = await runModel(rate, upstream, options);
+  return { rate, run };
+}
+
+/** A token bucket of 50/s, burst 50, no `Retry-After`, with upstream stalls. */
+function bucketOf50(seed: number, options: Partial<ModelOptions>) {
   const bucket = catalogue({ kind: "token_bucket", ratePerSecond: 50, burst: 50 });
-  const run = await runModel(rate, bucket({ retryAfter: "none" }), {
+  return freshRun(bucket({ retryAfter: "none" }), {
     seconds: 10,
     seed,
     stallsPerSecond: 2,
     stallMs: 30,
     ...options,
   });
-  return { rate, run };
 }
+
+/** Answers of 200 ms, with small upstream stalls. */
+const SLOW_ANSWERS = { latencyMs: 200, stallsPerSecond: 1, stallMs: 10 };
 
 describe("AdaptiveRate against a rate limit that looks like a cap in flight", () => {
   it("keeps no cap from a token bucket's overshoot, whose 429s come when most are in flight", async () => {
@@ -216,24 +224,17 @@ describe("AdaptiveRate against a rate limit that looks like a cap in flight", ()
       expect(acceptedRate(run, 5000, 10_000)).toBeGreaterThanOrEqual(0.95 * 50);
     }
   });
-});
 
-describe("AdaptiveRate against a rate limit that looks like a cap in flight, when answers take long", () => {
   it("keeps no cap from a fixed window's refusals at 200 ms a request: slow start's overshoot is no evidence", async () => {
     // A window of 50 a second: slow start's overshoot took 16 429s at 16 in flight; counted as
     // evidence, the window's later refusals at 14 in flight made a cap of 13, then 11, then 10,
     // and 39 429s in 15 s (seed 1); without, no cap and 24 429s in each run.
+    const window = catalogue({ kind: "fixed_window", limit: 50, windowSeconds: 1 });
     for (const seed of [1, 3]) {
-      vi.useRealTimers();
-      startFakeClock();
-      const rate = new AdaptiveRate();
-      const window = catalogue({ kind: "fixed_window", limit: 50, windowSeconds: 1 });
-      const run = await runModel(rate, window({ retryAfter: "seconds" }), {
+      const { rate, run } = await freshRun(window({ retryAfter: "seconds" }), {
         seconds: 15,
         seed,
-        latencyMs: 200,
-        stallsPerSecond: 1,
-        stallMs: 10,
+        ...SLOW_ANSWERS,
       });
 
       expect(rate.concurrency, `seed ${seed}`).toBe(Number.POSITIVE_INFINITY);
@@ -250,15 +251,10 @@ describe("AdaptiveRate when answers take long", () => {
     // 429s in 20 s and kept 41 a second (seed 1); waiting until they are 2% of the requests, 28
     // and 46 a second in each run.
     for (const seed of [1, 2]) {
-      vi.useRealTimers();
-      startFakeClock();
-      const rate = new AdaptiveRate();
-      const run = await runModel(rate, slidingLog(50, 1000, { retryAfter: "seconds" }), {
+      const { run } = await freshRun(slidingLog(50, 1000, { retryAfter: "seconds" }), {
         seconds: 20,
         seed,
-        latencyMs: 200,
-        stallsPerSecond: 1,
-        stallMs: 10,
+        ...SLOW_ANSWERS,
       });
 
       expect(run.refused.length, `seed ${seed}`).toBeLessThanOrEqual(32);

@@ -8,7 +8,7 @@ import {
 } from "../../../lib/simulators/blackline";
 import { makeJob, PAGES_AHEAD } from "../../../lib/sync";
 import { expectedFromTenant, FAST_RETRY, syncBlackline } from "../../helpers/blackline";
-import { watchRequestsInFlight } from "../../helpers/requestsInFlight";
+import { mostInFlightDuring } from "../../helpers/requestsInFlight";
 import type { Line } from "../../helpers/snapshot";
 import { makeTempDir } from "../../helpers/tempDir";
 
@@ -106,27 +106,27 @@ describe("BlackLine sync against the simulator", () => {
 
   it("asks for a list's next pages while it reads the current one, and for no page more", async () => {
     // Prepare: 2,000 users in pages of 100 (20 pages), 30 ms an answer.
-    sim = await startBlacklineSimulator({
+    const upstream = await startBlacklineSimulator({
       seed: 5,
       size: { users: 2000, teams: 20, roles: 3 },
       maxPageSize: 100,
       faults: { latencyMs: 30 },
     });
-    const users = watchRequestsInFlight((path) => path.startsWith("/v1/users?"));
+    sim = upstream;
+    const dir = await makeTempDir();
 
     // Act
-    let synced: Awaited<ReturnType<typeof syncBlackline>>;
-    try {
-      synced = await syncBlackline(sim, await makeTempDir(), {
-        env: { CONNECTOR_ACCOUNTING_PAGE_SIZE: "100" },
-      });
-    } finally {
-      users.stop();
-    }
+    const { most, result: synced } = await mostInFlightDuring(
+      (path) => path.startsWith("/v1/users?"),
+      () =>
+        syncBlackline(upstream, dir, {
+          env: { CONNECTOR_ACCOUNTING_PAGE_SIZE: "100" },
+        }),
+    );
 
     // Assess: the page read and the pages asked for ahead of it were on their way together (one
     // at a time before), each page asked once, and the list whole.
-    expect(users.most).toBe(1 + PAGES_AHEAD);
+    expect(most).toBe(1 + PAGES_AHEAD);
     expect(sim.stats.byRoute.users).toBe(20);
     const written = byKind(synced.lines, "resource").filter((r) => r.type === "user");
     expect(new Set(written.map((u) => u.id))).toEqual(

@@ -2,7 +2,7 @@ import { readdir } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { startValimailSimulator, type ValimailSimulator } from "../../../lib/simulators/valimail";
 import { PAGES_AHEAD, RepeatedPageError } from "../../../lib/sync";
-import { watchRequestsInFlight } from "../../helpers/requestsInFlight";
+import { mostInFlightDuring } from "../../helpers/requestsInFlight";
 import type { Line } from "../../helpers/snapshot";
 import { makeTempDir } from "../../helpers/tempDir";
 import { syncValimail } from "../../helpers/valimail";
@@ -104,21 +104,25 @@ describe("Valimail sync against the simulator", () => {
 
   it("asks for the next pages of users while it reads the current one, and for no page more", async () => {
     // Prepare: 1,000 users in pages of 50 (20 pages), 30 ms an answer.
-    sim = await startValimailSimulator({ seed: 4, users: 1000, faults: { latencyMs: 30 } });
-    const pages = watchRequestsInFlight((path) => path.includes("/Users?"));
+    const upstream = await startValimailSimulator({
+      seed: 4,
+      users: 1000,
+      faults: { latencyMs: 30 },
+    });
+    sim = upstream;
+    const dir = await makeTempDir();
 
     // Act
-    let synced: Awaited<ReturnType<typeof syncValimail>>;
-    try {
-      synced = await syncValimail(sim, await makeTempDir(), {
-        env: { CONNECTOR_EMAILAUTH_PAGE_SIZE: "50" },
-      });
-    } finally {
-      pages.stop();
-    }
+    const { most, result: synced } = await mostInFlightDuring(
+      (path) => path.includes("/Users?"),
+      () =>
+        syncValimail(upstream, dir, {
+          env: { CONNECTOR_EMAILAUTH_PAGE_SIZE: "50" },
+        }),
+    );
 
     // Assess: one at a time before; each page asked once, and the list whole.
-    expect(pages.most).toBe(1 + PAGES_AHEAD);
+    expect(most).toBe(1 + PAGES_AHEAD);
     expect(sim.stats.byRoute.list).toBe(20);
     const users = byKind(synced.lines, "resource").filter((r) => r.type === "user");
     expect(users).toHaveLength(1000);
