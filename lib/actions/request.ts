@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * The one action request shape (CONTRACTS.md section 4), for the cloud action function, the CLI

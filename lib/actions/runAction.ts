@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ConfigError, CredentialsRejectedError, describeIssues } from "../errors";
 import { HttpStatusError, RateLimitedError, type RequestContext } from "../http";
 import { redact } from "../redact";

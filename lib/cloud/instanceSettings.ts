@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { type Environment, resolveSecrets } from "../config";
 import { type ConnectorName, connectorNamed } from "../connectors";
 import { ConfigError } from "../errors";

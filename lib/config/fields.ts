@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(["127.0.0.1", "[::1]", "localhost"]);
 

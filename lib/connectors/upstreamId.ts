@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { printable } from "../http";
 
 /** An id as an error quotes it: JSON-quoted (control characters and lone surrogates escaped), cut short. */

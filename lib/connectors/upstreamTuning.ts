@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { boundSettings, integerSetting, type UpstreamBounds, upstreamBounds } from "../config";
 import { DEFAULT_RATE_LIMIT_WAIT_SECONDS } from "../http";
 

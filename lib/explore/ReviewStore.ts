@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { z } from "zod";
+import * as z from "zod";
 import { UsageError } from "../errors";
 import { writeWhole } from "../service/writeWhole";
 import { DECISIONS, type Decision } from "./apiSchemas";

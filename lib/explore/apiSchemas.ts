@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** The review page's requests (query strings and bodies), each parsed here before it is used. */
 

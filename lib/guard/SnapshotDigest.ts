@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * What the guard keeps of a snapshot: its connector and sync id, and a 64-bit hash of each user

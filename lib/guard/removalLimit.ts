@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { blankToUndefined } from "../config/environment";
 import { ConfigError } from "../errors";
 import { DEFAULT_MAX_REMOVAL_PERCENT, GUARD_OFF } from "./constants";

@@ -1,5 +1,5 @@
 import { createReadStream } from "node:fs";
-import type { z } from "zod";
+import type * as z from "zod";
 import {
   type AccessToken,
   HttpClient,

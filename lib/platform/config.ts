@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { baseUrl, type Environment, parseDuration, parseSettings, resolveSecrets } from "../config";
 import { ConfigError } from "../errors";
 import { redact } from "../redact";

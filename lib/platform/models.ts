@@ -1,5 +1,5 @@
 /** The platform's answers (CONTRACTS.md section 5), parsed at the boundary. */
-import { z } from "zod";
+import * as z from "zod";
 
 /** OAuth client-credentials answer; `expires_in` is optional in RFC 6749 (one hour assumed). */
 export const tokenAnswer = z.object({

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { type HttpClient, HttpStatusError, parseResponse, type RequestContext } from "../http";
 import { SCIM_MEDIA_TYPE } from "./constants";
 import { ScimError } from "./errors";

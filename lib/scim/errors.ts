@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { describeErrorBody, HttpStatusError } from "../http";
 
 /** The SCIM error body (RFC 7644 section 3.12); `status` is a string on the wire. */

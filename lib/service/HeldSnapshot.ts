@@ -1,6 +1,6 @@
 import { mkdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { decodeDigest, encodeDigest, type SnapshotDigest } from "../guard";
 import type { GuardStore } from "../publish";
 import { writeFailure } from "../sync/errors";

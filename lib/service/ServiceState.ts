@@ -1,5 +1,5 @@
 import { readFile, rename } from "node:fs/promises";
-import { z } from "zod";
+import * as z from "zod";
 import type { ActionReply, ReplyStore } from "../actions";
 import type { Logger } from "../logging";
 import type { StatusLabel, TaskOutcome } from "../platform";

@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { z } from "zod";
+import * as z from "zod";
 import { type Environment, integerSetting, parseSettings } from "../config";
 
 /** Where the service's monitoring endpoint listens (CONTRACTS.md section 2; README "Monitor it"). */

@@ -2,7 +2,7 @@ import { readFile, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
-import { z } from "zod";
+import * as z from "zod";
 import { ConfigError } from "../errors";
 import { SERVICE_VARIABLES } from "./constants";
 import { STATE_DIR_ELSEWHERE, writeWhole } from "./writeWhole";

@@ -7,7 +7,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
-import { z } from "zod";
+import * as z from "zod";
 
 const selection = {
   /** Only request number n (from 1, or per request with `perRequest`) with n % every === 0. */

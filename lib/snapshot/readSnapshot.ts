@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
-import type { z } from "zod";
+import type * as z from "zod";
 import { countsMismatch, syncIdMismatch } from "./errors";
 import {
   type BodyLine,

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import { BOUND_DEFAULTS, type Bound } from "../config";
 import { ConnectorError } from "../errors";
 

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { ConnectorError, describeIssues } from "../errors";
 import type { RequestContext } from "../http";
 import {

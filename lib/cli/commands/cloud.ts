@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import type { ActionReply } from "../../actions";
 import {
   collectInstanceSettings,

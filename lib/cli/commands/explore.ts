@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
-import { z } from "zod";
+import * as z from "zod";
 import { UsageError } from "../../errors";
 import { loadAssets, openExplore, reviewPathOf, startExploreServer } from "../../explore";
 import type { CliIo } from "../io";

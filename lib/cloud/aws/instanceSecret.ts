@@ -5,7 +5,7 @@ import {
   PutSecretValueCommand,
   ResourceExistsException,
 } from "@aws-sdk/client-secrets-manager";
-import { z } from "zod";
+import * as z from "zod";
 import type { Environment } from "../../config";
 import { type ConnectorName, connectorNamed } from "../../connectors";
 import { ConfigError } from "../../errors";

@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, ScanCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
+import * as z from "zod";
 import { CONNECTOR_NAMES } from "../../connectors";
 import { awsClients } from "./clients";
 

@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
-import { z } from "zod";
+import * as z from "zod";
 import type { Job } from "../../sync";
 import { awsClients } from "./clients";
 

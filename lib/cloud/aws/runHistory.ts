@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { BatchGetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
+import * as z from "zod";
 import { ConnectorError } from "../../errors";
 import { awsClients } from "./clients";
 import { type RunItem, runItem } from "./runItem";

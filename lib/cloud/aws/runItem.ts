@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** A run's item in the runs table (`pk = run#<syncId>`, `sk = run`), as `RunStore` writes it. */
 export const runItem = z.object({

@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
-import { z } from "zod";
+import * as z from "zod";
 import { type Job, jobSchema, jsonLine, type SnapshotRecord } from "../../sync";
 import { awsClients } from "./clients";
 

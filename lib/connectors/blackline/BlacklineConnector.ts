@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { describeIssues } from "../../errors";
 import type { RequestContext, UpstreamOptions } from "../../http";
 import {

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { upstreamId } from "../upstreamId";
 
 /** The upstream's payloads, parsed at the boundary. Unknown fields are ignored. */

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { type ElementVisitor, parseResponse, readJsonObject } from "../../http";
 import type { RecordSink, SnapshotRecord } from "../../sync";
 import { listResponse } from "./models";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { baseUrl, type Environment, parseSettings, resolveSecrets } from "../../config";
 import { type UpstreamTuning, upstreamTuning } from "../upstreamTuning";
 import {

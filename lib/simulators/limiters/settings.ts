@@ -3,7 +3,7 @@
  * no. Parsed with zod wherever it comes from outside (a test, the bench's simulator host, JSON);
  * see README.md beside the simulators for what each kind does.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { LimiterSettingsError } from "./errors";
 
 /** How a 429 tells the client when to come back: whole seconds, an HTTP date, or not at all. */

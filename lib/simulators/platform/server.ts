@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { gunzipSync } from "node:zlib";
-import { z } from "zod";
+import * as z from "zod";
 import { SimTokens } from "../tokens";
 import { FaultQueue } from "./FaultQueue";
 import type {
