@@ -3,6 +3,7 @@
 import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { build } from "esbuild";
+import { assertNoZodLocales } from "./zodLocales.mjs";
 
 /**
  * zod and commander go into the bundle: loaded from node_modules they are some hundred files to
@@ -57,19 +58,7 @@ for (const file of written.filter((name) => name.endsWith(".js"))) {
     );
   }
 }
-// zod's locales (60 languages, 310 KB of source) come into a bundle with `import { z } from "zod"`,
-// whose z is an object of all zod exports; `import * as z` keeps only what is used (biome's
-// noRestrictedImports says so at the import). Caught here too, whatever the import's spelling.
-// Without them zod's chunk is 205 KB instead of 757: `--version` in 0.29 s instead of 0.33, a
-// sync's first request at 0.28-0.33 s from the process's start instead of 0.37-0.42.
-const locales = Object.values(cli.metafile.outputs)
-  .flatMap((output) => Object.keys(output.inputs))
-  .filter((file) => /zod\/v4\/locales\/(?!en\.js$|index\.js$)/.test(file));
-if (locales.length > 0) {
-  throw new Error(
-    `the command line bundles ${locales.length} of zod's locales (${locales[0]}, ...): import zod as \`import * as z from "zod"\``,
-  );
-}
+assertNoZodLocales(cli.metafile, "the command line");
 const previous = JSON.parse(await readFile(LIST, "utf8").catch(() => "[]"));
 const keep = new Set([...written, ...previous]);
 for (const entry of await readdir("dist", { withFileTypes: true })) {

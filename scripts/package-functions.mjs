@@ -16,6 +16,7 @@ import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { analyzeMetafile, build } from "esbuild";
 import yazl from "yazl";
+import { assertNoZodLocales } from "./zodLocales.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const outRoot = join(root, ".build", "functions");
@@ -43,26 +44,6 @@ const BANNER = [
 
 // 1980-01-01 plus a day: the earliest time a zip can carry in every time zone.
 const ZIP_TIME = new Date(Date.UTC(1980, 0, 2));
-
-/**
- * zod's root and core exports carry every locale (`z.locales`, about 260 KiB minified) for
- * switching the language of its messages; English, the only one used, is imported by zod's schemas
- * on its own. The namespace is left empty in the functions' bundles.
- */
-const withoutZodLocales = {
-  name: "without-zod-locales",
-  setup(esbuild) {
-    esbuild.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
-      /[\\/]zod[\\/]v4[\\/](?:classic|core)[\\/]/.test(args.importer)
-        ? { path: "zod-locales", namespace: "empty-module" }
-        : undefined,
-    );
-    esbuild.onLoad({ filter: /.*/, namespace: "empty-module" }, () => ({
-      contents: "export {};",
-      loader: "js",
-    }));
-  },
-};
 
 /**
  * Whether `binding`, in a dependency's source, is used only for the members `members` (besides
@@ -175,9 +156,10 @@ async function bundle(key, entry) {
     legalComments: "linked",
     banner: { js: BANNER },
     metafile: true,
-    plugins: [withoutZodLocales, semverGteOnly, packageJsonNameAndVersion],
+    plugins: [semverGteOnly, packageJsonNameAndVersion],
     logLevel: "warning",
   });
+  assertNoZodLocales(result.metafile, `the ${key} function`);
   return { outdir, metafile: result.metafile };
 }
 
