@@ -17,7 +17,7 @@ WORKDIR /build
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
-COPY scripts/build.mjs scripts/build.mjs
+COPY scripts/build.mjs scripts/zodLocales.mjs scripts/
 COPY bin bin
 COPY lib lib
 RUN npm run build

@@ -435,14 +435,10 @@ describe("serverless package from a fresh checkout", () => {
     // A checkout with no .build/: only what a clone holds, and the installed node_modules.
     const checkout = await mkdtemp(join(tmpdir(), "ac-fresh-package-"));
     try {
-      for (const path of ["serverless.yml", "package.json", "tsconfig.json", "infra", "lib"]) {
+      const files = ["serverless.yml", "package.json", "tsconfig.json", "infra", "lib"];
+      for (const path of [...files, "functions", "scripts"]) {
         await cp(join(ROOT, path), join(checkout, path), { recursive: true });
       }
-      await cp(join(ROOT, "functions"), join(checkout, "functions"), { recursive: true });
-      await cp(
-        join(ROOT, "scripts", "package-functions.mjs"),
-        join(checkout, "scripts", "package-functions.mjs"),
-      );
       await symlink(join(ROOT, "node_modules"), join(checkout, "node_modules"), "dir");
       const env = { ...process.env };
       delete env.ACCESS_CONNECTORS_PREBUNDLED;
