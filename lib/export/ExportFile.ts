@@ -1,10 +1,10 @@
 import { once } from "node:events";
-import { createWriteStream, type WriteStream } from "node:fs";
+import type { WriteStream } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { type SyncFile, writeFailure } from "../sync/errors";
 import { endStream, writeChunk } from "../sync/jsonLines";
-import { registerTempFile, unregisterTempFile } from "../sync/tempFiles";
+import { createTempFile, unregisterTempFile } from "../sync/tempFiles";
 
 /**
  * The file an export writes: a temporary file beside `path`, renamed onto it only by `commit`, so
@@ -27,7 +27,7 @@ export class ExportFile {
       elsewhere: "give another OUT",
       outcome: `nothing was exported and ${path} is as it was`,
     };
-    this.#stream = createWriteStream(this.tempPath, { flags: "wx" });
+    this.#stream = createTempFile(this.tempPath);
   }
 
   static async open(path: string): Promise<ExportFile> {
@@ -36,9 +36,9 @@ export class ExportFile {
       await once(file.#stream, "open");
     } catch (error) {
       file.#stream.destroy();
+      unregisterTempFile(file.tempPath);
       throw writeFailure(error, file.#file);
     }
-    registerTempFile(file.tempPath);
     return file;
   }
 

@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { createWriteStream, type WriteStream } from "node:fs";
+import type { WriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
@@ -31,7 +31,7 @@ import {
   type SyncEndRecord,
   type SyncStartRecord,
 } from "./records";
-import { registerTempFile, unregisterTempFile } from "./tempFiles";
+import { createTempFile, unregisterTempFile } from "./tempFiles";
 
 export interface AssembledSnapshot {
   counts: SyncEndRecord["counts"];
@@ -116,7 +116,7 @@ export class SnapshotAssembler {
     this.#syncId = options.syncId;
     this.#connector = options.connector;
     this.#spoolPath = join(options.spoolDir, `.grants.${options.syncId}.${process.pid}.spool`);
-    this.#spool = createWriteStream(this.#spoolPath, { flags: "wx" });
+    this.#spool = createTempFile(this.#spoolPath);
     this.#spoolChunks = new ChunkCopier(this.#spool, CHUNK_BYTES, true);
     const spoolFile: SyncFile = {
       what: "the grant spool",
@@ -137,9 +137,9 @@ export class SnapshotAssembler {
     try {
       await once(assembler.#spool, "open");
     } catch (error) {
+      unregisterTempFile(assembler.#spoolPath);
       throw assembler.#streamError ?? error;
     }
-    registerTempFile(assembler.#spoolPath);
     const start: SyncStartRecord = {
       kind: "sync_start",
       syncId: options.syncId,

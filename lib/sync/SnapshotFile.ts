@@ -1,11 +1,11 @@
 import { once } from "node:events";
-import { createWriteStream, type WriteStream } from "node:fs";
+import type { WriteStream } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Writable } from "node:stream";
 import { createGzip } from "node:zlib";
 import { type SyncFile, writeFailure } from "./errors";
-import { registerTempFile, unregisterTempFile } from "./tempFiles";
+import { createTempFile, unregisterTempFile } from "./tempFiles";
 
 /**
  * The file sink of a snapshot: a temporary file beside `path` (gzip when `path` ends in `.gz`),
@@ -29,7 +29,7 @@ export class SnapshotFile {
     this.path = path;
     this.tempPath = join(dirname(path), `.${basename(path)}.${tag}.partial`);
     this.file = { what: "the new snapshot", path: this.tempPath, elsewhere };
-    this.#file = createWriteStream(this.tempPath, { flags: "wx" });
+    this.#file = createTempFile(this.tempPath);
     if (path.endsWith(".gz")) {
       const gzip = createGzip();
       gzip.pipe(this.#file);
@@ -52,10 +52,9 @@ export class SnapshotFile {
       await once(file.#file, "open");
     } catch (error) {
       file.stream.destroy();
+      unregisterTempFile(file.tempPath);
       throw writeFailure(error, file.file);
     }
-    // Created by this open ("wx"), so ours to remove on any way out.
-    registerTempFile(file.tempPath);
     return file;
   }
 

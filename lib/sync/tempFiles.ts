@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { createWriteStream, rmSync, type WriteStream } from "node:fs";
 
 /**
  * The temporary files of this process: a snapshot's `.partial` file and the assembler's grant
@@ -15,6 +15,18 @@ export function registerTempFile(path: string): void {
 
 export function unregisterTempFile(path: string): void {
   files.delete(path);
+}
+
+/**
+ * A write stream to a new file at `path` ("wx": one that exists is an error), registered from
+ * before the file exists: registered once the stream's `open` event came, a file a signal found
+ * between its creation and that event was left behind (the SIGINT test of the command line's sync
+ * saw its grant spool stay). So `path` must be this process's own (a sync id, a pid in its name),
+ * and the caller unregisters it when the open fails.
+ */
+export function createTempFile(path: string): WriteStream {
+  registerTempFile(path);
+  return createWriteStream(path, { flags: "wx" });
 }
 
 /** The registered files now, for tests and diagnostics. */

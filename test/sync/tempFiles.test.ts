@@ -61,6 +61,21 @@ describe("the temporary file registry", () => {
     });
   }
 
+  it("registers a temporary file from the moment it is asked for, before the file exists", async () => {
+    // Registered once the stream's open event came, a file a signal found between its creation
+    // and that event stayed behind (the command line's SIGINT test saw the grant spool stay).
+    const dir = await makeTempDir();
+    const opening = SnapshotFile.open(join(dir, "s.jsonl"), "id3", "choose another path");
+    const asked = tempFiles().filter((path) => path.startsWith(dir));
+
+    const file = await opening;
+    await file.abort();
+
+    expect(asked).toEqual([join(dir, ".s.jsonl.id3.partial")]);
+    expect(tempFiles().filter((path) => path.startsWith(dir))).toEqual([]);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
   it("does not take a file it did not create: a temporary name already in use is left alone", async () => {
     const dir = await makeTempDir();
     const taken = join(dir, ".s.jsonl.id2.partial");
