@@ -32,11 +32,15 @@ import { describeErrorBody, isJson, readJsonAnswer } from "./upstreamText";
 interface Answer extends HttpResponse {
   retryAfterMs: number | undefined;
   retryAt?: number;
+  /** A 429 that holds no one else: the refused request's start (`RateLimiter.untilRetry`). */
+  refusedStart?: number;
 }
 
 /** How an attempt waits for its start: after a 429, not before `notBefore`, within the budget. */
 interface AttemptWait {
   notBefore?: number;
+  /** Sooner, once a request started after this time is accepted (`RateLimiter.untilRetry`). */
+  admittedAfter?: number;
   rateLimitedSince?: number;
 }
 
@@ -83,7 +87,7 @@ export class HttpClient {
     for (let attempt = 1; ; ) {
       throwIfAborted(ctx, summary);
       // The wait a 429 asked for comes first, holding nothing, so the token is taken fresh after it.
-      if (wait.notBefore !== undefined) await this.#waitUntil(wait.notBefore, ctx, summary);
+      if (wait.notBefore !== undefined) await this.#waitUntil(wait, ctx, summary);
       const access = authenticate ? await this.#token(ctx) : undefined;
       const token = access?.value;
       let response: Answer | "token_expired";
@@ -134,6 +138,7 @@ export class HttpClient {
         }
         wait.rateLimitedSince ??= now;
         wait.notBefore = response.retryAt;
+        wait.admittedAfter = response.refusedStart;
         if (response.retryAt > wait.rateLimitedSince + this.#rateLimitWait.budgetMs) {
           throw this.#budgetSpent(summary, wait.rateLimitedSince, waitMs);
         }
@@ -193,12 +198,21 @@ export class HttpClient {
     }
   }
 
-  /** Sleeps until `at` (a 429's wait), counted as rate-limit waiting. */
-  async #waitUntil(at: number, ctx: RequestContext, summary: RequestSummary): Promise<void> {
+  /**
+   * Sleeps until `wait.notBefore` (a 429's wait), or until the limiter sees the upstream admit
+   * again when the 429 held no one else; counted as rate-limit waiting.
+   */
+  async #waitUntil(wait: AttemptWait, ctx: RequestContext, summary: RequestSummary): Promise<void> {
+    const at = wait.notBefore as number;
     const from = Date.now();
     if (at > from) {
+      const limiter = this.#options.limiter;
       try {
-        await sleepUnlessAborted(at - from, ctx.signal);
+        if (limiter && wait.admittedAfter !== undefined) {
+          await limiter.untilRetry(at, wait.admittedAfter, ctx.signal);
+        } else {
+          await sleepUnlessAborted(at - from, ctx.signal);
+        }
       } catch {
         throwIfAborted(ctx, summary);
       }
@@ -337,7 +351,9 @@ export class HttpClient {
     if (refused) {
       // A caller told of 429s waits elsewhere (a queue's delay): its 429 holds no one here.
       const hold = ctx.onRateLimit !== "throw";
-      answer.retryAt = permit.refused(retryAfterMs, response.headers, hold).retryAt;
+      const verdict = permit.refused(retryAfterMs, response.headers, hold);
+      answer.retryAt = verdict.retryAt;
+      if (!verdict.blocked) answer.refusedStart = verdict.startedAt;
     } else {
       permit.accepted(response.headers);
     }

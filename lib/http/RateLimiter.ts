@@ -61,12 +61,15 @@ export interface RateChange {
 export interface Permit {
   /** Any answer but 429: the upstream processed the request. */
   accepted(headers?: AnswerHeaders): void;
-  /** A 429: when this request may try again, and whether everyone is held (never if not `hold`). */
+  /**
+   * A 429: when this request may try again, and whether everyone is held (never if not `hold`);
+   * `startedAt`, when it started, for `untilRetry`.
+   */
   refused(
     retryAfterMs: number | undefined,
     headers?: AnswerHeaders,
     hold?: boolean,
-  ): RefusalVerdict;
+  ): RefusalVerdict & { startedAt: number };
   /** No answer at all. */
   unanswered(): void;
 }
@@ -80,6 +83,8 @@ export class RateLimiter {
   readonly #maxConcurrency: number;
   readonly #rate: AdaptiveRate;
   #inFlight = 0;
+  /** The latest start of a request the upstream accepted (`untilRetry`). */
+  #admittedStart = Number.NEGATIVE_INFINITY;
   #arrivals = 0;
   readonly #slotQueue: Array<Waiter & { grant: () => void }> = [];
   /** Requests holding a slot and waiting for their start; only the first in line may take one. */
@@ -178,6 +183,23 @@ export class RateLimiter {
     return permit;
   }
 
+  /**
+   * A refused request's wait for its `Retry-After` (`at`) when it held no one else: over at `at`,
+   * or as soon as a request that started after it (at `startedAt`) is accepted. The header
+   * cannot say less than a second, and a bucket that refills every 20 ms says 1: a request after
+   * the refused one accepted shows the upstream admits again, and the retry then goes at the pace
+   * like any other start. A log that refuses everything for a while after a refusal accepts
+   * nothing meanwhile, and the header's wait stands.
+   */
+  async untilRetry(at: number, startedAt: number, signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      signal?.throwIfAborted();
+      const now = Date.now();
+      if (now >= at || this.#admittedStart > startedAt) return;
+      await this.#waitForChange(at - now, signal);
+    }
+  }
+
   /** Whether no other waiting request goes before `waiter`. */
   #isFirst(waiter: Waiter): boolean {
     for (const other of this.#starting) {
@@ -196,13 +218,14 @@ export class RateLimiter {
       accepted: (headers) => {
         finish();
         this.#rate.accepted(ticket, Date.now(), headers);
+        this.#admittedStart = Math.max(this.#admittedStart, ticket.startedAt);
         this.#release();
       },
       refused: (retryAfterMs, headers, hold) => {
         finish();
         const verdict = this.#rate.refused(ticket, Date.now(), retryAfterMs, headers, hold);
         this.#release();
-        return verdict;
+        return { ...verdict, startedAt: ticket.startedAt };
       },
       unanswered: () => {
         finish();

@@ -343,6 +343,47 @@ describe("RateLimiter", () => {
     expect((starts[20] ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual(1000);
   });
 
+  it("ends a refused request's short Retry-After wait once a request started after it is accepted", async () => {
+    // No pace (0), so each start goes at once; a millisecond apart, so their starts order them.
+    const limiter = new RateLimiter({ maxConcurrency: 4, requestsPerSecond: 0 });
+    const pause = () => new Promise((r) => setTimeout(r, 2));
+    const before = await limiter.acquire();
+    await pause();
+    const refused = await limiter.acquire();
+    await pause();
+    const after = await limiter.acquire();
+    // A bucket's 429 says 1 s, the least the header can say; the refusal holds no one else.
+    const verdict = refused?.refused(1000);
+    expect(verdict?.blocked).toBe(false);
+    const at = verdict?.retryAt ?? 0;
+    const startedAt = verdict?.startedAt ?? 0;
+    let ended = false;
+    const waiting = limiter.untilRetry(at, startedAt).then(() => {
+      ended = true;
+    });
+
+    // A request that started before the refused one says nothing of now: the wait goes on.
+    before?.accepted();
+    await pause();
+    const afterEarlier = ended;
+    // One that started after it was let in: the upstream admits again.
+    after?.accepted();
+    await waiting;
+
+    expect(afterEarlier).toBe(false);
+    expect(Date.now()).toBeLessThan(at);
+  });
+
+  it("waits a refused request's Retry-After out when nothing started after it is accepted", async () => {
+    const limiter = new RateLimiter({ maxConcurrency: 4, requestsPerSecond: 0 });
+    const refused = await limiter.acquire();
+    const verdict = refused?.refused(1000);
+
+    await limiter.untilRetry(verdict?.retryAt ?? 0, verdict?.startedAt ?? 0);
+
+    expect(Date.now()).toBeGreaterThanOrEqual(verdict?.retryAt ?? Number.POSITIVE_INFINITY);
+  });
+
   it("starts a request of higher priority before those that waited longer", async () => {
     const limiter = new RateLimiter({ maxConcurrency: 4, requestsPerSecond: 4 });
     (await limiter.acquire())?.accepted();
