@@ -87,7 +87,9 @@ export class HttpClient {
     for (let attempt = 1; ; ) {
       throwIfAborted(ctx, summary);
       // The wait a 429 asked for comes first, holding nothing, so the token is taken fresh after it.
-      if (wait.notBefore !== undefined) await this.#waitUntil(wait, ctx, summary);
+      if (wait.notBefore !== undefined) {
+        await this.#waitUntil(wait.notBefore, wait.admittedAfter, ctx, summary);
+      }
       const access = authenticate ? await this.#token(ctx) : undefined;
       const token = access?.value;
       let response: Answer | "token_expired";
@@ -199,17 +201,22 @@ export class HttpClient {
   }
 
   /**
-   * Sleeps until `wait.notBefore` (a 429's wait), or until the limiter sees the upstream admit
-   * again when the 429 held no one else; counted as rate-limit waiting.
+   * Sleeps until `at` (a 429's wait), or, for a 429 that held no one else (`admittedAfter`, the
+   * refused request's start), until the limiter sees the upstream admit again; counted as
+   * rate-limit waiting.
    */
-  async #waitUntil(wait: AttemptWait, ctx: RequestContext, summary: RequestSummary): Promise<void> {
-    const at = wait.notBefore as number;
+  async #waitUntil(
+    at: number,
+    admittedAfter: number | undefined,
+    ctx: RequestContext,
+    summary: RequestSummary,
+  ): Promise<void> {
     const from = Date.now();
     if (at > from) {
       const limiter = this.#options.limiter;
       try {
-        if (limiter && wait.admittedAfter !== undefined) {
-          await limiter.untilRetry(at, wait.admittedAfter, ctx.signal);
+        if (limiter && admittedAfter !== undefined) {
+          await limiter.untilRetry(at, admittedAfter, ctx.signal);
         } else {
           await sleepUnlessAborted(at - from, ctx.signal);
         }

@@ -3,7 +3,8 @@
  * list's next pages, sent while its current page is read, so a list read page after page is not
  * one round trip a page (`pagesAhead`, `indexPagesAhead`). A key is started once and taken once;
  * the decisions on each page stay with the job that takes it, in the list's order. Each caller
- * takes only keys of its own making, which say what they hold (`BlackLine users page 3 of 137`).
+ * takes only keys of its own making, which say what they hold (BlackLine's `recordsKey`, Valimail's
+ * `pageKey`: a list's path or name and the page's place in it).
  */
 export class Prefetched {
   readonly #answers = new Map<string, Promise<unknown>>();

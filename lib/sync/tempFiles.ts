@@ -1,11 +1,12 @@
 import { createWriteStream, rmSync, type WriteStream } from "node:fs";
 
 /**
- * The temporary files of this process: a snapshot's `.partial` file and the assembler's grant
- * spool. Their owners register them when they create them and unregister them when they rename or
- * remove them, so a normal failure removes them through the owner. The rest of the ways out of a
- * command (SIGINT, SIGTERM, an uncaught exception) remove them here, once `removeTempFilesOnExit`
- * is installed by a command that has no shutdown of its own (the CLI's sync, not the service).
+ * The temporary files of this process: a snapshot's `.partial` file, the assembler's grant spool
+ * and an export's `.partial`. Their owners create them registered (`createTempFile`) and
+ * unregister them when they rename or remove them, so a normal failure removes them through the
+ * owner. The rest of the ways out of a command (SIGINT, SIGTERM, an uncaught exception) remove them
+ * here, once `removeTempFilesOnExit` is installed by a command that has no shutdown of its own (the
+ * CLI's sync, not the service).
  */
 const files = new Set<string>();
 
