@@ -10,10 +10,11 @@ const paceAfter = (ms: number, maxRate: number, probeCost: number) => {
 };
 
 describe("the wait before probing above the edge again", () => {
-  it("lasts until a refused probe's 429s are 2% of what the edge lets through since", () => {
-    // 12 refused at an edge of 50 a second: 12 s (the doubling alone would wait 2 s).
-    expect(paceAfter(11_900, 50, 12)).toBe(0);
-    expect(paceAfter(12_500, 50, 12)).toBeGreaterThan(0);
+  it("lasts until a refused probe's 429s are 1% of what the edge lets through since", () => {
+    // 6 refused at an edge of 50 a second (a sliding log at 40 ms a request): 12 s (the doubling
+    // alone would wait 2 s).
+    expect(paceAfter(11_900, 50, 6)).toBe(0);
+    expect(paceAfter(12_500, 50, 6)).toBeGreaterThan(0);
     // 1 refused: the doubling's 2 s.
     expect(paceAfter(1_900, 50, 1)).toBe(0);
     expect(paceAfter(2_500, 50, 1)).toBeGreaterThan(0);
