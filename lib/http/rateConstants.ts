@@ -41,7 +41,7 @@ export const MAX_PROBE_BACKOFF = 4;
  * and 200 ms a request, 2 or 3 at 40 ms), and a sliding log that counts refusals refuses them all
  * (6 at 40 ms). 1%, not 2%: issue 16 allows 3% more requests than the minimum, 429s included, and
  * slow start's overshoot takes 1.5 to 2% of a sync of 580 (8 to 12 in flight when its first 429
- * comes back); at 2% a sliding log's second probe made 11 to 19 429s (4 bench runs), at 1% 8 to 10.
+ * comes back); at 2% a sliding log's second probe made 11 to 19 429s (4 traced runs), at 1% 8 to 10.
  */
 export const PROBE_REFUSAL_SHARE = 0.01;
 /** Above the plateau by more than this share, the pace is probing. */
