@@ -36,7 +36,6 @@ export class ExportFile {
       await once(file.#stream, "open");
     } catch (error) {
       file.#stream.destroy();
-      unregisterTempFile(file.tempPath);
       throw writeFailure(error, file.#file);
     }
     return file;

@@ -137,7 +137,6 @@ export class SnapshotAssembler {
     try {
       await once(assembler.#spool, "open");
     } catch (error) {
-      unregisterTempFile(assembler.#spoolPath);
       throw assembler.#streamError ?? error;
     }
     const start: SyncStartRecord = {

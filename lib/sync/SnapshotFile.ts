@@ -52,7 +52,6 @@ export class SnapshotFile {
       await once(file.#file, "open");
     } catch (error) {
       file.stream.destroy();
-      unregisterTempFile(file.tempPath);
       throw writeFailure(error, file.file);
     }
     return file;

@@ -22,12 +22,17 @@ export function unregisterTempFile(path: string): void {
  * A write stream to a new file at `path` ("wx": one that exists is an error), registered from
  * before the file exists: registered once the stream's `open` event came, a file a signal found
  * between its creation and that event was left behind (the SIGINT test of the command line's sync
- * saw its grant spool stay). So `path` must be this process's own (a sync id, a pid in its name),
- * and the caller unregisters it when the open fails.
+ * saw its grant spool stay). So `path` must be this process's own (a sync id, a pid in its name).
+ * An open that fails unregisters it: the file is not this process's (it existed) or not there. The
+ * caller still waits for `open` and handles the error.
  */
 export function createTempFile(path: string): WriteStream {
   registerTempFile(path);
-  return createWriteStream(path, { flags: "wx" });
+  const stream = createWriteStream(path, { flags: "wx" });
+  const notOpened = () => unregisterTempFile(path);
+  stream.once("error", notOpened);
+  stream.once("open", () => stream.off("error", notOpened));
+  return stream;
 }
 
 /** The registered files now, for tests and diagnostics. */

@@ -435,8 +435,16 @@ describe("serverless package from a fresh checkout", () => {
     // A checkout with no .build/: only what a clone holds, and the installed node_modules.
     const checkout = await mkdtemp(join(tmpdir(), "ac-fresh-package-"));
     try {
-      const files = ["serverless.yml", "package.json", "tsconfig.json", "infra", "lib"];
-      for (const path of [...files, "functions", "scripts"]) {
+      const copied = [
+        "serverless.yml",
+        "package.json",
+        "tsconfig.json",
+        "infra",
+        "lib",
+        "functions",
+        "scripts",
+      ];
+      for (const path of copied) {
         await cp(join(ROOT, path), join(checkout, path), { recursive: true });
       }
       await symlink(join(ROOT, "node_modules"), join(checkout, "node_modules"), "dir");
