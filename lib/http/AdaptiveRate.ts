@@ -13,7 +13,10 @@
  *   accepted is counted from that 429 on, unless a block has begun since: counted over the last
  *   second, a burst spent in slow start held the pace above a bucket's rate a second more, cut in
  *   steps (97, 94, 74, then 49 a second for a bucket of 50/s on the fake clock of
- *   `limiterKinds.test.ts`), each step refusing a few more.
+ *   `limiterKinds.test.ts`), each step refusing a few more. The exit's episode weighs first the
+ *   answers of the requests in flight at that 429: where answers take long there are enough of
+ *   them to measure a saturated upstream's rate a round trip sooner (a bucket of 50 emptied by
+ *   slow start at 200 ms a request: 429s 14-17 to 9-14 on that fake clock).
  * - Each later 429 opens an episode that weighs the answers of the requests sent after it. A
  *   share refused of `SATURATED_SHARE` or more means the upstream is saturated: what it accepted
  *   per second meanwhile is its rate (a bucket refills at its rate however fast it is asked), and
@@ -58,7 +61,9 @@ import {
   countRefusal,
   type Episode,
   episodeProgress,
+  exitEpisode,
   openedEpisode,
+  weighs,
 } from "./episode";
 import { type HeaderLimit, headerLimitFrom } from "./headerLimit";
 import { InFlightCap } from "./inFlightCap";
@@ -202,7 +207,7 @@ export class AdaptiveRate {
     const episode = this.#episode;
     if (episode) {
       episode.anyAccepted++;
-      if (ticket.startedAt >= episode.from) {
+      if (weighs(episode, ticket)) {
         episode.accepted.push(now);
         this.#weigh(now);
       }
@@ -249,9 +254,10 @@ export class AdaptiveRate {
       return { retryAt: this.#block.probeRefused(now, retryAfterMs), blocked: true };
     }
     if (this.#block.active) return { retryAt: this.#block.heldUntil, blocked: true };
-    // A request sent before the last cut was refused for the old pace; one refused for the number
-    // in flight says nothing of the pace.
-    const fresh = ticket.startedAt >= this.#cutAt && !byCap;
+    // A request sent before the last cut was refused for the old pace (slow start's exit weighs
+    // those first); one refused for the number in flight says nothing of the pace.
+    const fresh =
+      !byCap && (ticket.startedAt >= this.#cutAt || this.#episode?.inFlightUntil !== undefined);
     let refusingAll = false;
     if (this.#episode) refusingAll = countRefusal(this.#episode, ticket, fresh);
     else if (fresh) this.#openEpisode(ticket, now, previousRefusal);
@@ -292,14 +298,17 @@ export class AdaptiveRate {
     const plateau = EDGE_SHARE * this.#maxRate;
     const probing = !this.#slowStart && this.#rate > plateau * (1 + PROBE_MARGIN);
     const quiet = previousRefusal <= ticket.startedAt - NOISE_QUIET_MS;
-    const episode = openedEpisode(now, quiet, {
+    const seen = {
       sent,
       acceptedRate,
       exit: this.#slowStart,
       probe: probing,
       afterBlock: now - this.#block.endedAt < WINDOW_MS,
       sustained,
-    });
+    };
+    const episode = this.#slowStart
+      ? exitEpisode(ticket, now, seen)
+      : openedEpisode(now, quiet, seen);
     if (this.#slowStart) {
       // Past the edge: back to what was accepted while finding out how far past.
       this.#slowStart = false;
@@ -330,6 +339,11 @@ export class AdaptiveRate {
     if (!e) return;
     const { done, saturated } = episodeProgress(e, now);
     if (!done) return;
+    // Slow start's exit, from the requests in flight: a rate that calls for no cut is theirs,
+    // not the upstream's (a bucket of one refuses some at any pace near its rate); the requests
+    // sent since decide.
+    if (e.inFlightUntil !== undefined && EDGE_SHARE * acceptedPerSecond(e, now) >= this.#rate)
+      return;
     this.#episode = undefined;
     if (e.suspect && e.refused === 0) return;
     if (e.suspect) this.#cutBelow(now, e);

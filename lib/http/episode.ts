@@ -13,6 +13,11 @@ import type { StartTicket } from "./rateTypes";
 /** The answers weighed after a refusal, to tell saturation from an edge just crossed. */
 export interface Episode {
   from: number;
+  /**
+   * Slow start's exit: first the answers of the requests already in flight when it was refused
+   * (sent from the refused one's start until this time), at the pace that crossed the edge.
+   */
+  inFlightUntil?: number;
   /** The rate the refused request was sent at: starts per second over `SENT_SPAN_MS` before it. */
   sent: number;
   /** Accepted per second over the window before it. */
@@ -37,7 +42,7 @@ export interface Episode {
 
 type Seen = Omit<
   Episode,
-  "from" | "suspect" | "accepted" | "refused" | "anyAccepted" | "anyRefused"
+  "from" | "inFlightUntil" | "suspect" | "accepted" | "refused" | "anyAccepted" | "anyRefused"
 >;
 
 /**
@@ -49,10 +54,35 @@ export function openedEpisode(from: number, quiet: boolean, seen: Seen): Episode
   return { from, ...seen, suspect, accepted: [], refused: 0, anyAccepted: 0, anyRefused: 1 };
 }
 
+/**
+ * Slow start's exit, refused at `now` for `ticket`: weighs first the answers of the requests in
+ * flight (`inFlightUntil`), sent at the pace that crossed the edge. With answers that take long
+ * there are enough of them to measure a saturated upstream's rate before any request sent after
+ * the exit is answered (a token bucket emptied by slow start: about 15 in flight at 200 ms).
+ */
+export function exitEpisode(ticket: StartTicket, now: number, seen: Seen): Episode {
+  return { ...openedEpisode(ticket.startedAt, false, seen), inFlightUntil: now };
+}
+
+/**
+ * Whether the answer to `ticket` is weighed. The first answer of a request sent after an exit
+ * episode's in-flight requests, if their answers did not show saturation, starts it over on the
+ * requests sent since (as any episode).
+ */
+export function weighs(e: Episode, ticket: StartTicket): boolean {
+  if (e.inFlightUntil !== undefined && ticket.startedAt >= e.inFlightUntil) {
+    e.from = e.inFlightUntil;
+    e.inFlightUntil = undefined;
+    e.accepted = [];
+    e.refused = 0;
+  }
+  return ticket.startedAt >= e.from;
+}
+
 /** A later refusal in an episode; whether every answer since it began has been a refusal. */
 export function countRefusal(episode: Episode, ticket: StartTicket, fresh: boolean): boolean {
   episode.anyRefused++;
-  if (fresh && ticket.startedAt >= episode.from) episode.refused++;
+  if (fresh && weighs(episode, ticket)) episode.refused++;
   const none = episode.anyAccepted === 0 && episode.anyRefused > BLOCK_AFTER_REFUSALS;
   const nearlyNone =
     episode.refused >= BLOCK_AFTER_REFUSALS && episode.accepted.length <= 0.1 * episode.refused;
@@ -63,6 +93,10 @@ export function countRefusal(episode: Episode, ticket: StartTicket, fresh: boole
 export function episodeProgress(e: Episode, now: number): { done: boolean; saturated: boolean } {
   const answered = e.accepted.length + e.refused;
   const saturated = e.refused >= SATURATED_SHARE * Math.max(1, answered) && e.refused > 0;
+  if (e.inFlightUntil !== undefined) {
+    const enough = answered >= EPISODE_ANSWERS && e.accepted.length >= EPISODE_ACCEPTED;
+    return { done: saturated && enough, saturated };
+  }
   const done =
     now - e.from >= EPISODE_MAX_MS ||
     (now - e.from >= EPISODE_MS &&

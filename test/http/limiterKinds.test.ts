@@ -286,4 +286,21 @@ describe("AdaptiveRate after a burst spent in slow start", () => {
       expect(acceptedRate(run, 3000, 12_000)).toBeGreaterThanOrEqual(0.95 * 50);
     }
   });
+
+  it("at 200 ms a request, measures the bucket's rate from the requests in flight when slow start ends", async () => {
+    // About 15 requests are in flight at slow start's first 429, their answers all in within a
+    // round trip: enough to measure the emptied bucket's rate before any request sent after the
+    // 429 is answered. Weighing only those sent after, the pace stayed at 77 a second a round
+    // trip longer: 13 429s in the 2 s from the first in each of these runs, 8 or 9 now.
+    for (const seed of [1, 2, 3, 4, 5, 6]) {
+      const { run } = await bucketOf50(seed, { seconds: 12, ...SLOW_ANSWERS });
+      const first = run.refused[0] as number;
+
+      expect(
+        run.refused.filter((t) => t < first + 2000).length,
+        `seed ${seed}`,
+      ).toBeLessThanOrEqual(10);
+      expect(acceptedRate(run, 5000, 12_000)).toBeGreaterThanOrEqual(0.95 * 50);
+    }
+  });
 });
