@@ -38,7 +38,8 @@
  *   window once the headers have shown that it counts these requests.
  * - A block (a long `Retry-After`, or nothing but 429s since an episode began: a window used up,
  *   a quota) stops every start; one request probes alone, first after `FIRST_PROBE_MS`, then ever
- *   further apart with the block's age.
+ *   further apart with the block's age. A window the pace used up (`WINDOW_SPENT_SHARE`) gives
+ *   the edge, measured: probing above it waits as after a refused probe.
  * - Refusals that keep coming whatever the pace (a server that refuses every fifth request, with
  *   no `Retry-After`) are noise, not a rate: each refusal-driven cut is a trial (no other cut
  *   meanwhile), and once `NOISE_TRIAL_ANSWERS` answers of those sent after it show a share nearer
@@ -81,6 +82,7 @@ import {
   START_RATE,
   TOLERANCE_MS,
   WINDOW_MS,
+  WINDOW_SPENT_SHARE,
 } from "./rateConstants";
 import type { AdaptiveRateSettings, RefusalVerdict, StartTicket } from "./rateTypes";
 import { parseRateLimitState, type RateLimitState } from "./retryPolicy";
@@ -265,7 +267,13 @@ export class AdaptiveRate {
       // A window used up: no faster than what it accepted over the last one. After a probe the
       // edge stands (a log that counts refusals refuses everything a while after one).
       if (!this.#episode?.probe) {
-        this.#maxRate = Math.max(MIN_RATE / EDGE_SHARE, this.#log.acceptedRate(now));
+        const accepted = this.#log.acceptedRate(now);
+        if (accepted >= WINDOW_SPENT_SHARE * this.#rate) {
+          // Measured: probing above it waits as after a probe that cost this block's 429s.
+          this.#failedProbes = Math.max(this.#failedProbes, 1);
+          this.#probeCost = this.#episode?.anyRefused ?? 1;
+        }
+        this.#maxRate = Math.max(MIN_RATE / EDGE_SHARE, accepted);
       }
       this.#cut(now, EDGE_SHARE * this.#maxRate);
       this.#episode = undefined;

@@ -44,6 +44,14 @@ export const MAX_PROBE_BACKOFF = 4;
  * comes back); at 2% a sliding log's second probe made 11 to 19 429s (4 traced runs), at 1% 8 to 10.
  */
 export const PROBE_REFUSAL_SHARE = 0.01;
+/**
+ * A block whose last second accepted at least this share of the pace was a window the pace used
+ * up: what it accepted is the window's limit, measured, and the first probe above it waits as
+ * after a refused one, until the block's 429s are `PROBE_REFUSAL_SHARE` of the requests since
+ * (a fixed window of 50 a second probed 1 s after its plateau cost 2 429s at 7.4 s of a sync
+ * over by 12 s, a sliding log 3). A trickle stopped by a quota or an outage measures nothing.
+ */
+export const WINDOW_SPENT_SHARE = 0.5;
 /** Above the plateau by more than this share, the pace is probing. */
 export const PROBE_MARGIN = 0.01;
 /** Probing above the edge: a cubic of this scale (requests per second per second cubed). */
