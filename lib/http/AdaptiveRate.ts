@@ -258,8 +258,9 @@ export class AdaptiveRate {
     if (this.#block.active) return { retryAt: this.#block.heldUntil, blocked: true };
     // A request sent before the last cut was refused for the old pace (slow start's exit weighs
     // those first); one refused for the number in flight says nothing of the pace.
-    const fresh =
-      !byCap && (ticket.startedAt >= this.#cutAt || this.#episode?.inFlightUntil !== undefined);
+    const inFlightAtExit =
+      ticket.startedAt < (this.#episode?.inFlightUntil ?? Number.NEGATIVE_INFINITY);
+    const fresh = !byCap && (ticket.startedAt >= this.#cutAt || inFlightAtExit);
     let refusingAll = false;
     if (this.#episode) refusingAll = countRefusal(this.#episode, ticket, fresh);
     else if (fresh) this.#openEpisode(ticket, now, previousRefusal);
@@ -268,10 +269,12 @@ export class AdaptiveRate {
       // edge stands (a log that counts refusals refuses everything a while after one).
       if (!this.#episode?.probe) {
         const accepted = this.#log.acceptedRate(now);
-        if (accepted >= WINDOW_SPENT_SHARE * this.#rate) {
-          // Measured: probing above it waits as after a probe that cost this block's 429s.
+        if (this.#episode && accepted >= WINDOW_SPENT_SHARE * this.#rate) {
+          // Measured: probing above it waits as after a probe refused now, which costs the 429s
+          // so far and those of the requests still in flight.
           this.#failedProbes = Math.max(this.#failedProbes, 1);
-          this.#probeCost = this.#episode?.anyRefused ?? 1;
+          this.#probeFailedAt = now;
+          this.#probeCost = this.#episode.anyRefused;
         }
         this.#maxRate = Math.max(MIN_RATE / EDGE_SHARE, accepted);
       }

@@ -66,8 +66,9 @@ export function exitEpisode(ticket: StartTicket, now: number, seen: Seen): Episo
 
 /**
  * Whether the answer to `ticket` is weighed. The first answer of a request sent after an exit
- * episode's in-flight requests, if their answers did not show saturation, starts it over on the
- * requests sent since (as any episode).
+ * episode's in-flight requests, if their answers did not settle it (saturation, 8 accepted, a
+ * cut called for: `AdaptiveRate.#weigh`), starts it over on the requests sent since (as any
+ * episode).
  */
 export function weighs(e: Episode, ticket: StartTicket): boolean {
   if (e.inFlightUntil !== undefined && ticket.startedAt >= e.inFlightUntil) {

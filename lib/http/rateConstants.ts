@@ -47,9 +47,12 @@ export const PROBE_REFUSAL_SHARE = 0.01;
 /**
  * A block whose last second accepted at least this share of the pace was a window the pace used
  * up: what it accepted is the window's limit, measured, and the first probe above it waits as
- * after a refused one, until the block's 429s are `PROBE_REFUSAL_SHARE` of the requests since
- * (a fixed window of 50 a second probed 1 s after its plateau cost 2 429s at 7.4 s of a sync
- * over by 12 s, a sliding log 3). A trickle stopped by a quota or an outage measures nothing.
+ * after a refused one, until the block's 429s (those of the requests in flight included) are
+ * `PROBE_REFUSAL_SHARE` of the requests since (a fixed window of 50 a second probed 1 s after its
+ * plateau cost 2 429s at 7.4 s of a sync over by 12 s, a sliding log 3). A trickle stopped by a
+ * quota or an outage measures nothing. At slow start's exit any block passes (the pace was just
+ * cut to what the last second accepted): a quota met in slow start waits up to the longest wait,
+ * 16 s, before probing above the rate it was met at.
  */
 export const WINDOW_SPENT_SHARE = 0.5;
 /** Above the plateau by more than this share, the pace is probing. */

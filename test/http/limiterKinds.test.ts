@@ -273,6 +273,27 @@ describe("AdaptiveRate when answers take long", () => {
   });
 });
 
+describe("AdaptiveRate at slow start's exit, answers of 300 ms", () => {
+  it("takes no rate from the requests in flight that calls for no cut: a bucket of one refuses some at any pace", async () => {
+    // With 300 ms answers about 15 are in flight at the first 429. A bucket of one with stalls
+    // refuses half of them while accepting 27-30 a second, more than the pace the 429 left
+    // (22-25) but under the edge slow start's last half second gives (40-42); taken as its
+    // rate, that held 31-35 a second from 3 s to 15 s in these runs, 40-42 now.
+    const bucket = catalogue({ kind: "token_bucket", ratePerSecond: 50, burst: 1 });
+    for (const seed of [2, 4, 5, 8, 9]) {
+      const { run } = await freshRun(bucket({ retryAfter: "seconds" }), {
+        seconds: 15,
+        seed,
+        latencyMs: 300,
+        stallsPerSecond: 1,
+        stallMs: 20,
+      });
+
+      expect(acceptedRate(run, 3000, 15_000), `seed ${seed}`).toBeGreaterThanOrEqual(38);
+    }
+  });
+});
+
 describe("AdaptiveRate at an edge learned from a window used up", () => {
   it("probes above it no sooner than its block's 429s are 1% of the requests since, and still probes", async () => {
     // The edge is what the window accepted, measured, not guessed. Probed a second after the
