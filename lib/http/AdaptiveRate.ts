@@ -63,6 +63,7 @@ import {
   type Episode,
   episodeProgress,
   exitEpisode,
+  inFlightAtExit,
   openedEpisode,
   weighs,
 } from "./episode";
@@ -258,9 +259,8 @@ export class AdaptiveRate {
     if (this.#block.active) return { retryAt: this.#block.heldUntil, blocked: true };
     // A request sent before the last cut was refused for the old pace (slow start's exit weighs
     // those first); one refused for the number in flight says nothing of the pace.
-    const inFlightAtExit =
-      ticket.startedAt < (this.#episode?.inFlightUntil ?? Number.NEGATIVE_INFINITY);
-    const fresh = !byCap && (ticket.startedAt >= this.#cutAt || inFlightAtExit);
+    const fresh =
+      !byCap && (ticket.startedAt >= this.#cutAt || inFlightAtExit(this.#episode, ticket));
     let refusingAll = false;
     if (this.#episode) refusingAll = countRefusal(this.#episode, ticket, fresh);
     else if (fresh) this.#openEpisode(ticket, now, previousRefusal);

@@ -64,6 +64,11 @@ export function exitEpisode(ticket: StartTicket, now: number, seen: Seen): Episo
   return { ...openedEpisode(ticket.startedAt, false, seen), inFlightUntil: now };
 }
 
+/** Whether `ticket` was in flight at an exit episode's 429: sent at the old pace, weighed first. */
+export function inFlightAtExit(e: Episode | undefined, ticket: StartTicket): boolean {
+  return e?.inFlightUntil !== undefined && ticket.startedAt < e.inFlightUntil;
+}
+
 /**
  * Whether the answer to `ticket` is weighed. The first answer of a request sent after an exit
  * episode's in-flight requests, if their answers did not settle it (saturation, 8 accepted, a
@@ -71,7 +76,7 @@ export function exitEpisode(ticket: StartTicket, now: number, seen: Seen): Episo
  * episode).
  */
 export function weighs(e: Episode, ticket: StartTicket): boolean {
-  if (e.inFlightUntil !== undefined && ticket.startedAt >= e.inFlightUntil) {
+  if (e.inFlightUntil !== undefined && !inFlightAtExit(e, ticket)) {
     e.from = e.inFlightUntil;
     e.inFlightUntil = undefined;
     e.accepted = [];
