@@ -51,7 +51,9 @@
  *   another) cut below the accepted rate at each such 429 and spiralled down to `MIN_RATE`
  *   (every fifth refused: 1.2 req/s against a demand of 12; now 12, `limiterKinds.test.ts`).
  * - An upstream that caps requests in flight is recognised by the level its 429s start at
- *   (`InFlightCap`): the cap then bounds the starts, and those 429s do not lower the pace.
+ *   (`InFlightCap`): the cap then bounds the starts, and those 429s do not lower the pace. A cap
+ *   read from slow start's first 429 is on trial: the exit's cut waits until it is confirmed
+ *   (slow start goes on within it) or dropped (the cut is made).
  * A configured rate is a hard ceiling; 0 paces nothing until a 429. Parts: `rateConstants.ts`,
  * `rateTypes.ts`, `StartLog.ts`, `episode.ts`, `RefusalNoise.ts`, `headerLimit.ts`, `paceSchedule.ts`,
  * `Block.ts`.
@@ -117,6 +119,8 @@ export class AdaptiveRate {
   readonly #inFlight = new InFlightCap();
   readonly #block = new Block();
   #headerLimit: HeaderLimit | undefined;
+  /** Slow start's exit cut, deferred while a cap learned there is on trial. */
+  #trialCut: number | undefined;
   /** A `Limit` shown not to be a rate (more accepted within its window): never taken as one. */
   #headerDisproved: number | undefined;
 
@@ -197,7 +201,9 @@ export class AdaptiveRate {
   /** An answer other than 429 (any status: the upstream processed the request). */
   accepted(ticket: StartTicket, now: number, headers?: AnswerHeaders): void {
     this.#log.forget(now, this.#headerLimit);
-    this.#inFlight.answered(ticket.level, false, now);
+    const trial = this.#inFlight.onTrial;
+    this.#inFlight.answered(ticket, false, now);
+    this.#trialEnded(trial, now);
     this.#log.accepted(now);
     this.#noise.accepted(ticket);
     if (ticket.probe) {
@@ -240,12 +246,14 @@ export class AdaptiveRate {
     ticket.refused = true;
     this.#log.forget(now, this.#headerLimit);
     const capBefore = this.#inFlight.cap;
-    const byCap = this.#inFlight.answered(ticket.level, true, now, ticket.slowStart);
-    if (this.#inFlight.cap < capBefore && !Number.isFinite(capBefore)) {
+    const trial = this.#inFlight.onTrial;
+    const byCap = this.#inFlight.answered(ticket, true, now);
+    if (this.#inFlight.cap < capBefore && !Number.isFinite(capBefore) && !this.#inFlight.onTrial) {
       // A cap on requests in flight, just learned: its refusals said nothing of a rate.
       this.#maxRate = Number.POSITIVE_INFINITY;
       this.#episode = undefined;
     }
+    this.#trialEnded(trial, now);
     const previousRefusal = this.#lastRefusal;
     this.#lastRefusal = now;
     // What a refused probe cost: the requests in flight when it was refused (not a cap's, nor
@@ -280,6 +288,8 @@ export class AdaptiveRate {
       }
       this.#cut(now, EDGE_SHARE * this.#maxRate);
       this.#episode = undefined;
+      this.#inFlight.drop(now);
+      this.#trialCut = undefined;
     } else {
       this.#weigh(now);
     }
@@ -290,6 +300,24 @@ export class AdaptiveRate {
       return { retryAt: this.#block.heldUntil, blocked: true };
     }
     return { retryAt: now + (retryAfterMs ?? 0), blocked: false };
+  }
+
+  /**
+   * A cap on trial since slow start's exit, just confirmed: the exit was the cap's, and the rate
+   * is still unknown (slow start goes on, within the cap). Just dropped: the exit was a rate's,
+   * cut as it would have been.
+   */
+  #trialEnded(trial: boolean, now: number): void {
+    if (!trial || this.#inFlight.onTrial) return;
+    if (Number.isFinite(this.#inFlight.cap)) {
+      this.#maxRate = Number.POSITIVE_INFINITY;
+      this.#slowStart = true;
+      this.#episode = undefined;
+      this.#log.measureAcceptedFrom(undefined);
+    } else if (this.#trialCut !== undefined) {
+      this.#cut(now, Math.min(this.#rate, this.#trialCut));
+    }
+    this.#trialCut = undefined;
   }
 
   #beginBlock(now: number): void {
@@ -326,7 +354,9 @@ export class AdaptiveRate {
       this.#log.measureAcceptedFrom(now);
       if (this.#followsPace(now)) {
         this.#maxRate = sent;
-        this.#cut(now, EDGE_SHARE * acceptedRate);
+        // A cap on trial holds the pace until it is confirmed or dropped (`#trialEnded`).
+        if (this.#inFlight.onTrial) this.#trialCut = EDGE_SHARE * acceptedRate;
+        else this.#cut(now, EDGE_SHARE * acceptedRate);
       }
     } else if (probing) {
       // The probe found the edge: back to the plateau and probe later next time; an edge learned

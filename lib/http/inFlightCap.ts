@@ -16,7 +16,11 @@
  * are in flight, so its refusals are at the run's highest levels. Counted, they made a cap of a
  * fixed window of 50/s at 200 ms a request (13 in flight, then 11, then 10: 39 429s in 15 s on the
  * fake clock of `limiterKinds.test.ts`, 24 without). They still show a level not to be one (a
- * refusal below it). The decisions only, with the clock passed in.
+ * refusal below it). Except on trial: slow start's first refusal at a small level that nothing
+ * was accepted at (`EXIT_CAP_*`) puts a cap on trial, which answers accepted with it full confirm
+ * and a refusal at or under it drops (the caller holds its exit's cut meanwhile). Read as a rate,
+ * a cap of 2 at 40 ms held the pace at 42 a second for 6 s (the exit's edge) until probes found
+ * it. The decisions only, with the clock passed in.
  */
 
 /** Answers weighed: those of the last this long (their level at start, whether refused). */
@@ -30,6 +34,23 @@ export const CAP_AFTER_ACCEPTED_BELOW = 10;
 export const CAP_REFUSED_SHARE = 0.1;
 /** A full cap with no refusal for this long is raised by one (doubled after each failed try). */
 export const CAP_PROBE_MS = 3000;
+/**
+ * Slow start's first 429 at this many in flight or more, with `CAP_AFTER_ACCEPTED_BELOW` accepted
+ * below that level and no more than `EXIT_CAP_ACCEPTED_ABOVE` at or above it (one answer on its way
+ * back, which the upstream no longer counted), puts a cap one under it on trial; this many
+ * answers accepted with it full confirm it.
+ */
+export const EXIT_CAP_MIN_LEVEL = 3;
+export const EXIT_CAP_MAX_LEVEL = 4;
+export const EXIT_CAP_ACCEPTED_ABOVE = 1;
+export const EXIT_CAP_CONFIRM = 10;
+
+/** What an answer's request was when it started. */
+export interface AnsweredStart {
+  level: number;
+  startedAt: number;
+  slowStart: boolean;
+}
 
 interface Answer {
   level: number;
@@ -49,10 +70,26 @@ export class InFlightCap {
   #trying = false;
   #tryAfterMs = CAP_PROBE_MS;
   #lastRefusal = Number.NEGATIVE_INFINITY;
+  #exitSeen = false;
+  #onTrial = false;
+  #trialAccepted = 0;
 
   /** The learned cap (`Infinity` until one is learned). */
   get cap(): number {
     return this.#cap;
+  }
+
+  /**
+   * A cap read from slow start's first 429 (`EXIT_CAP_*`), on trial: `EXIT_CAP_CONFIRM` answers
+   * accepted with it full confirm it, a refusal at or under it (or a block) drops it.
+   */
+  get onTrial(): boolean {
+    return this.#onTrial;
+  }
+
+  /** The cap on trial dropped (a block: a cap never makes one). */
+  drop(now: number): void {
+    if (this.#onTrial) this.#setCap(Number.POSITIVE_INFINITY, now);
   }
 
   /** Whether another start would pass the cap. */
@@ -77,11 +114,15 @@ export class InFlightCap {
    * whether the cap explains it (a cap just learned, a raise refused, or a level the cap would not
    * allow now).
    */
-  answered(level: number, refused: boolean, now: number, slowStart = false): boolean {
+  answered(start: AnsweredStart, refused: boolean, now: number): boolean {
+    const { level, slowStart } = start;
     this.#inFlight--;
     this.#answers.push({ level, refused, at: now, slowStart });
     while ((this.#answers[0] as Answer).at <= now - LEVEL_HISTORY_MS) this.#answers.shift();
     if (!refused) {
+      // Only a request started under the cap on trial tests it.
+      const tests = this.#onTrial && start.startedAt >= this.#changedAt && level >= this.#cap;
+      if (tests && ++this.#trialAccepted >= EXIT_CAP_CONFIRM) this.#onTrial = false;
       this.#tryRaise(now);
       return false;
     }
@@ -101,6 +142,16 @@ export class InFlightCap {
       this.#setCap(Number.POSITIVE_INFINITY, now);
       return false;
     }
+    if (slowStart && !this.#exitSeen) {
+      this.#exitSeen = true;
+      const small = level >= EXIT_CAP_MIN_LEVEL && level <= EXIT_CAP_MAX_LEVEL;
+      if (small && this.#acceptedOnlyBelow(level)) {
+        this.#setCap(level - 1, now);
+        this.#onTrial = true;
+        this.#trialAccepted = 0;
+        return false;
+      }
+    }
     if (level >= 2 && this.#refusedByLevel(level, now)) {
       this.#setCap(level - 1, now);
       return true;
@@ -111,6 +162,7 @@ export class InFlightCap {
   /** A cap learned (or `Infinity`: none), its raises starting over. */
   #setCap(cap: number, now: number): void {
     this.#cap = cap;
+    this.#onTrial = false;
     this.#trying = false;
     this.#tryAfterMs = CAP_PROBE_MS;
     this.#changed(now);
@@ -137,6 +189,18 @@ export class InFlightCap {
     // Every start at that level or above refused, or refusals there spread over a while.
     if (refusedAbove === above) return true;
     return now - firstRefusal >= CAP_EVIDENCE_SPAN_MS && refusedAbove >= CAP_REFUSED_SHARE * above;
+  }
+
+  /** Whether what was accepted so far stayed under `level` (`EXIT_CAP_ACCEPTED_ABOVE`). */
+  #acceptedOnlyBelow(level: number): boolean {
+    let below = 0;
+    let above = 0;
+    for (const answer of this.#answers) {
+      if (answer.refused) continue;
+      if (answer.level >= level) above++;
+      else below++;
+    }
+    return below >= CAP_AFTER_ACCEPTED_BELOW && above <= EXIT_CAP_ACCEPTED_ABOVE;
   }
 
   #tryRaise(now: number): void {

@@ -244,6 +244,27 @@ describe("AdaptiveRate against a rate limit that looks like a cap in flight", ()
   });
 });
 
+describe("AdaptiveRate against a cap of 2 in flight, answers of 40 ms", () => {
+  it("reads the cap from slow start's first 429 and holds the rate the cap allows from 2 s on", async () => {
+    // The cap allows 2 per 41 ms, 48.8 a second. Slow start's first 429 came at 3 in flight,
+    // with nothing accepted at 3 before. Taken as a rate, it held the pace at 41.7-43.3 a second
+    // from 2 to 8 s in each of these seeds until probes found the cap at 7.1-7.4 s; put on trial
+    // as a cap, 48.7 in 11 of 12 (the twelfth accepted one request at 3, an answer on its way
+    // back, and its first 429 came at 3 again: read as a rate, as before).
+    const cap = catalogue({ kind: "in_flight", maxInFlight: 2 });
+    let atCap = 0;
+    for (let seed = 1; seed <= 12; seed++) {
+      const { rate, run } = await freshRun(cap({ retryAfter: "seconds" }), { seconds: 8, seed });
+
+      const held = acceptedRate(run, 2000, 8000);
+      expect(held, `seed ${seed}`).toBeGreaterThanOrEqual(41);
+      expect(rate.concurrency, `seed ${seed}`).toBe(2);
+      if (held >= 0.97 * (2000 / 41)) atCap++;
+    }
+    expect(atCap).toBeGreaterThanOrEqual(10);
+  });
+});
+
 describe("AdaptiveRate when answers take long", () => {
   it("spends few 429s probing a sliding log at 200 ms a request, where each probe costs a dozen", async () => {
     // A probe above the log's limit is refused for every request in flight when its first 429
