@@ -20,22 +20,32 @@ export function rateTrace(stderr: string): RateChange[] {
 }
 
 /**
- * A trace in a few words: the last edge and cap learned and when (seconds from the client's
- * start; a cap dropped later says so), the pace's cuts, and the time every start was held by
- * blocks. `–` for no move at all.
+ * A trace in a few words: the last edge learned and when (seconds from the client's start; an
+ * edge or a cap dropped later says so), the cap on requests in flight and when it was first
+ * learned (raises tried and taken back since do not move it), the pace's cuts, and the time every
+ * start was held by blocks. `–` for no move at all.
  */
 export function describeTrace(moves: readonly RateChange[]): string {
   if (moves.length === 0) return "–";
   const seconds = (ms: number) => (ms / 1000).toFixed(1);
+  const droppedAfter = (index: number, what: string) => {
+    const dropped = moves.slice(index + 1).find((m) => m.moved.includes(`${what} dropped`));
+    return dropped ? `, dropped at ${seconds(dropped.atMs)} s` : "";
+  };
   const parts: string[] = [];
-  const edge = moves.findLast((m) => m.moved.includes("edge learned"));
-  if (edge?.edge !== undefined) parts.push(`edge ${edge.edge} at ${seconds(edge.atMs)} s`);
-  const learned = moves.findLastIndex((m) => m.moved.includes("cap learned"));
-  const cap = moves[learned];
+  const edgeAt = moves.findLastIndex((m) => m.moved.includes("edge learned"));
+  const edge = moves[edgeAt];
+  if (edge?.edge !== undefined) {
+    parts.push(`edge ${edge.edge} at ${seconds(edge.atMs)} s${droppedAfter(edgeAt, "edge")}`);
+  }
+  const capAt = moves.findLastIndex((m) => m.moved.includes("cap learned"));
+  const cap = moves[capAt];
   if (cap?.inFlightCap !== undefined) {
-    const dropped = moves.slice(learned + 1).find((m) => m.moved.includes("cap dropped"));
-    const after = dropped ? `, dropped at ${seconds(dropped.atMs)} s` : "";
-    parts.push(`cap ${cap.inFlightCap} in flight at ${seconds(cap.atMs)} s${after}`);
+    const before = moves.slice(0, capAt).findLastIndex((m) => m.moved.includes("cap dropped"));
+    const first = moves.slice(before + 1).find((m) => m.moved.includes("cap learned")) ?? cap;
+    parts.push(
+      `cap ${cap.inFlightCap} in flight at ${seconds(first.atMs)} s${droppedAfter(capAt, "cap")}`,
+    );
   }
   const cuts = moves.filter((m) => m.moved.includes("pace cut")).length;
   if (cuts > 0) parts.push(`${cuts} cut${cuts === 1 ? "" : "s"}`);

@@ -31,6 +31,22 @@ describe("describeTrace", () => {
     );
   });
 
+  it("says when an edge was dropped, and when a cap was first learned, not its raises tried since", () => {
+    // A cap on trial from slow start's first 429, confirmed, then a raise tried and taken back.
+    const moves = rateTrace(
+      [
+        'debug: learned rate moved {"moved":"edge learned, cap learned","atMs":700,"pace":55,"edge":42,"inFlightCap":2}',
+        'debug: learned rate moved {"moved":"edge dropped","atMs":1000,"pace":56,"inFlightCap":2}',
+        'debug: learned rate moved {"moved":"cap learned","atMs":3800,"pace":98,"inFlightCap":3}',
+        'debug: learned rate moved {"moved":"cap learned","atMs":3850,"pace":98,"inFlightCap":2}',
+      ].join("\n"),
+    );
+
+    expect(describeTrace(moves)).toBe(
+      "edge 42 at 0.7 s, dropped at 1.0 s; cap 2 in flight at 0.7 s",
+    );
+  });
+
   it("says – for a run without a move", () => {
     expect(describeTrace(rateTrace("blackline sync: done\n"))).toBe("–");
   });
