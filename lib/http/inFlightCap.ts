@@ -16,9 +16,10 @@
  * are in flight, so its refusals are at the run's highest levels. Counted, they made a cap of a
  * fixed window of 50/s at 200 ms a request (13 in flight, then 11, then 10: 39 429s in 15 s on the
  * fake clock of `limiterKinds.test.ts`, 24 without). They still show a level not to be one (a
- * refusal below it). Except on trial: slow start's first refusal at a small level that nothing
- * was accepted at (`EXIT_CAP_*`) puts a cap on trial, which answers accepted with it full confirm
- * and a refusal at or under it drops (the caller holds its exit's cut meanwhile). Read as a rate,
+ * refusal below it). Except on trial: slow start's first refusal at a small level that no more than
+ * one request was accepted at (`EXIT_CAP_*`) puts a cap on trial, which answers accepted with it
+ * full confirm, and a refusal at or under it, a block or `EXIT_CAP_TRIAL_MS` unconfirmed drop (the
+ * caller holds its exit's cut meanwhile). Read as a rate,
  * a cap of 2 at 40 ms held the pace at 42 a second for 6 s (the exit's edge) until probes found
  * it. The decisions only, with the clock passed in.
  */
@@ -35,15 +36,19 @@ export const CAP_REFUSED_SHARE = 0.1;
 /** A full cap with no refusal for this long is raised by one (doubled after each failed try). */
 export const CAP_PROBE_MS = 3000;
 /**
- * Slow start's first 429 at this many in flight or more, with `CAP_AFTER_ACCEPTED_BELOW` accepted
- * below that level and no more than `EXIT_CAP_ACCEPTED_ABOVE` at or above it (one answer on its way
- * back, which the upstream no longer counted), puts a cap one under it on trial; this many
- * answers accepted with it full confirm it.
+ * Slow start's first 429 at this many in flight or more (up to the most), with
+ * `CAP_AFTER_ACCEPTED_BELOW` accepted below that level and no more than `EXIT_CAP_ACCEPTED_ABOVE`
+ * at or above it (one answer on its way back, which the upstream no longer counted), puts a cap
+ * one under it on trial; this many answers accepted with it full, of requests started under it,
+ * confirm it within `EXIT_CAP_TRIAL_MS`, or it is dropped: demand that never fills the cap (3
+ * workers against a bucket of one, two of them waiting out a `Retry-After`) cannot test it, and
+ * the exit's pace is held meanwhile.
  */
 export const EXIT_CAP_MIN_LEVEL = 3;
 export const EXIT_CAP_MAX_LEVEL = 4;
 export const EXIT_CAP_ACCEPTED_ABOVE = 1;
 export const EXIT_CAP_CONFIRM = 10;
+export const EXIT_CAP_TRIAL_MS = 1000;
 
 /** What an answer's request was when it started. */
 export interface AnsweredStart {
@@ -72,6 +77,8 @@ export class InFlightCap {
   #lastRefusal = Number.NEGATIVE_INFINITY;
   #exitSeen = false;
   #onTrial = false;
+  /** When the cap on trial was set: only requests started since test it. */
+  #trialFrom = 0;
   #trialAccepted = 0;
 
   /** The learned cap (`Infinity` until one is learned). */
@@ -87,7 +94,7 @@ export class InFlightCap {
     return this.#onTrial;
   }
 
-  /** The cap on trial dropped (a block: a cap never makes one). */
+  /** The cap on trial dropped: a block (a cap never makes one) or a rate from headers. */
   drop(now: number): void {
     if (this.#onTrial) this.#setCap(Number.POSITIVE_INFINITY, now);
   }
@@ -110,18 +117,18 @@ export class InFlightCap {
   }
 
   /**
-   * An answer to a request that started at `level` (in slow start: `slowStart`). For a refusal,
-   * whether the cap explains it (a cap just learned, a raise refused, or a level the cap would not
-   * allow now).
+   * An answer to a request that started at `start.level` (in slow start: `start.slowStart`);
+   * `exit`: a refusal while the caller is still in slow start. For a refusal, whether the cap
+   * explains it (a cap just learned, a raise refused, or a level the cap would not allow now).
    */
-  answered(start: AnsweredStart, refused: boolean, now: number): boolean {
+  answered(start: AnsweredStart, refused: boolean, now: number, exit = false): boolean {
     const { level, slowStart } = start;
     this.#inFlight--;
     this.#answers.push({ level, refused, at: now, slowStart });
     while ((this.#answers[0] as Answer).at <= now - LEVEL_HISTORY_MS) this.#answers.shift();
+    if (this.#onTrial && now - this.#trialFrom > EXIT_CAP_TRIAL_MS) this.drop(now);
     if (!refused) {
-      // Only a request started under the cap on trial tests it.
-      const tests = this.#onTrial && start.startedAt >= this.#changedAt && level >= this.#cap;
+      const tests = this.#onTrial && start.startedAt >= this.#trialFrom && level >= this.#cap;
       if (tests && ++this.#trialAccepted >= EXIT_CAP_CONFIRM) this.#onTrial = false;
       this.#tryRaise(now);
       return false;
@@ -142,12 +149,13 @@ export class InFlightCap {
       this.#setCap(Number.POSITIVE_INFINITY, now);
       return false;
     }
-    if (slowStart && !this.#exitSeen) {
+    if (exit && !this.#exitSeen) {
       this.#exitSeen = true;
       const small = level >= EXIT_CAP_MIN_LEVEL && level <= EXIT_CAP_MAX_LEVEL;
       if (small && this.#acceptedOnlyBelow(level)) {
         this.#setCap(level - 1, now);
         this.#onTrial = true;
+        this.#trialFrom = now;
         this.#trialAccepted = 0;
         return false;
       }
@@ -204,7 +212,7 @@ export class InFlightCap {
   }
 
   #tryRaise(now: number): void {
-    if (!Number.isFinite(this.#cap) || !this.#filled) return;
+    if (!Number.isFinite(this.#cap) || !this.#filled || this.#onTrial) return;
     if (now - this.#changedAt < this.#tryAfterMs || now - this.#lastRefusal < this.#tryAfterMs) {
       return;
     }

@@ -10,6 +10,7 @@ import {
   PROBE_SHARE_OF_BLOCK,
   type StartTicket,
 } from "../../lib/http/AdaptiveRate";
+import { EXIT_CAP_TRIAL_MS } from "../../lib/http/inFlightCap";
 import { parseRateLimitState } from "../../lib/http/retryPolicy";
 
 interface Upstream {
@@ -155,11 +156,10 @@ describe("AdaptiveRate", () => {
 
   it("on the first 429 keeps EDGE_SHARE of what was accepted, and the rate refused as the edge", () => {
     const rate = new AdaptiveRate({ requestsPerSecond: 0 });
-    // One in flight at a time (many at once, each refused at a level none was accepted at, would
-    // put a cap on trial instead).
-    for (let i = 0; i < 59; i++) rate.accepted(rate.start(i * 25), i * 25 + 10);
+    const tickets = Array.from({ length: 60 }, (_, i) => rate.start(i * 25));
+    for (const [i, ticket] of tickets.slice(0, 59).entries()) rate.accepted(ticket, i * 25 + 10);
 
-    rate.refused(rate.start(59 * 25), 59 * 25 + 10, 1000);
+    rate.refused(tickets[59] as StartTicket, 59 * 25 + 10, 1000);
 
     // 39 accepted within the last second: the pace is 39 x EDGE_SHARE; sent at 40 a second over
     // the half second before the refused one: the edge.
@@ -220,6 +220,83 @@ describe("AdaptiveRate", () => {
     rate.start(60_050);
     // The first start after the hold is a probe: nothing else until it is answered.
     expect(rate.nextStartAt(60_060)).toBeUndefined();
+  });
+});
+
+describe("AdaptiveRate with a cap on requests in flight on trial", () => {
+  /**
+   * Slow start, two in flight at a time, 12 pairs accepted within 0.6 s; then three in flight and
+   * the third refused: a cap of 2 on trial, the pace not cut. Returns the two still in flight.
+   */
+  function onTrial(rate: AdaptiveRate): { paceBefore: number; inFlight: StartTicket[] } {
+    let t = 0;
+    for (let i = 0; i < 12; i++, t += 50) {
+      const a = rate.start(t);
+      const b = rate.start(t + 20);
+      rate.accepted(a, t + 40);
+      rate.accepted(b, t + 45);
+    }
+    const inFlight = [rate.start(t), rate.start(t + 10)];
+    const third = rate.start(t + 20);
+    const paceBefore = rate.rate;
+    rate.refused(third, t + 25, undefined);
+    expect(rate.concurrency).toBe(2);
+    expect(rate.rate).toBe(paceBefore);
+    return { paceBefore, inFlight };
+  }
+
+  it("confirms the cap once 10 requests started under it are accepted with it full: no edge, no cut", () => {
+    const rate = new AdaptiveRate();
+    const { paceBefore, inFlight } = onTrial(rate);
+    let t = 700;
+    for (const ticket of inFlight) rate.accepted(ticket, t);
+    for (let i = 0; i < 10; i++, t += 40) {
+      const a = rate.start(t);
+      const b = rate.start(t + 1);
+      rate.accepted(a, t + 38);
+      rate.accepted(b, t + 39);
+    }
+
+    expect(rate.concurrency).toBe(2);
+    expect(rate.maxRate).toBe(Number.POSITIVE_INFINITY);
+    expect(rate.rate).toBeGreaterThanOrEqual(paceBefore);
+  });
+
+  it("drops the cap at a 429 under it, and cuts the pace as slow start's exit would have", () => {
+    const rate = new AdaptiveRate();
+    const { paceBefore, inFlight } = onTrial(rate);
+
+    rate.refused(inFlight[0] as StartTicket, 700, undefined);
+
+    expect(rate.concurrency).toBe(Number.POSITIVE_INFINITY);
+    expect(rate.rate).toBeLessThan(paceBefore);
+  });
+
+  it("drops the cap at a block (a cap never makes one), and cuts the pace", () => {
+    const rate = new AdaptiveRate();
+    const { paceBefore } = onTrial(rate);
+    // A fourth start, over the cap: its 429 asks for 30 s, which blocks every start.
+    const over = rate.start(690);
+
+    const verdict = rate.refused(over, 700, 30_000);
+
+    expect(verdict.blocked).toBe(true);
+    expect(rate.concurrency).toBe(Number.POSITIVE_INFINITY);
+    expect(rate.rate).toBeLessThan(paceBefore);
+  });
+
+  it("drops the cap unconfirmed after EXIT_CAP_TRIAL_MS: demand that never fills it says nothing", () => {
+    const rate = new AdaptiveRate();
+    const { paceBefore, inFlight } = onTrial(rate);
+    for (const ticket of inFlight) rate.accepted(ticket, 700);
+    expect(rate.concurrency).toBe(2);
+
+    // One at a time from then on: the cap is never full.
+    let t = 700;
+    for (; t < 700 + EXIT_CAP_TRIAL_MS + 100; t += 50) rate.accepted(rate.start(t), t + 40);
+
+    expect(rate.concurrency).toBe(Number.POSITIVE_INFINITY);
+    expect(rate.rate).toBeLessThan(paceBefore);
   });
 });
 
