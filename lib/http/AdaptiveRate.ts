@@ -306,8 +306,8 @@ export class AdaptiveRate {
    * the exit was the cap's, and the rate is still unknown (slow start goes on, within the cap).
    * Just dropped: the exit was a rate's, and the pace goes where the exit would have cut it (the
    * refusals of requests sent before, at the pace held on trial, are that pace's, as after any
-   * cut). Dated then, the cut counted them as fresh: a bucket of one at 40 ms took 15.1 -> 17.1 s
-   * on the fake clock.
+   * cut). Dated at the exit instead, the cut counted them as fresh: a bucket of one at 40 ms took
+   * 15.1 -> 17.1 s on the fake clock.
    */
   #trialEnded(trial: boolean, now: number): void {
     if (!trial || this.#inFlight.onTrial) return;

@@ -19,9 +19,9 @@
  * refusal below it). Except on trial: slow start's first refusal at a small level that no more than
  * one request was accepted at (`EXIT_CAP_*`) puts a cap on trial, which answers accepted with it
  * full confirm, and a refusal at or under it, a block or `EXIT_CAP_TRIAL_MS` unconfirmed drop (the
- * caller holds its exit's cut meanwhile). Read as a rate,
- * a cap of 2 at 40 ms held the pace at 42 a second for 6 s (the exit's edge) until probes found
- * it. The decisions only, with the clock passed in.
+ * caller holds its exit's cut meanwhile). Read as a rate, a cap of 2 at 40 ms held the pace at 42
+ * a second for 6 s (the exit's edge) until probes found it. The decisions only, with the clock
+ * passed in.
  */
 
 /** Answers weighed: those of the last this long (their level at start, whether refused). */
@@ -88,7 +88,8 @@ export class InFlightCap {
 
   /**
    * A cap read from slow start's first 429 (`EXIT_CAP_*`), on trial: `EXIT_CAP_CONFIRM` answers
-   * accepted with it full confirm it, a refusal at or under it (or a block) drops it.
+   * accepted with it full confirm it; a refusal at or under it, `drop` or `EXIT_CAP_TRIAL_MS`
+   * unconfirmed drops it.
    */
   get onTrial(): boolean {
     return this.#onTrial;
