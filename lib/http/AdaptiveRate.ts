@@ -201,9 +201,8 @@ export class AdaptiveRate {
   /** An answer other than 429 (any status: the upstream processed the request). */
   accepted(ticket: StartTicket, now: number, headers?: AnswerHeaders): void {
     this.#log.forget(now, this.#headerLimit);
-    const trial = this.#inFlight.onTrial;
     this.#inFlight.answered(ticket, false, now);
-    this.#trialEnded(trial, now);
+    this.#trialEnded(now);
     this.#log.accepted(now);
     this.#noise.accepted(ticket);
     if (ticket.probe) {
@@ -246,14 +245,13 @@ export class AdaptiveRate {
     ticket.refused = true;
     this.#log.forget(now, this.#headerLimit);
     const capBefore = this.#inFlight.cap;
-    const trial = this.#inFlight.onTrial;
     const byCap = this.#inFlight.answered(ticket, true, now, this.#slowStart);
     if (this.#inFlight.cap < capBefore && !Number.isFinite(capBefore) && !this.#inFlight.onTrial) {
       // A cap on requests in flight, just learned: its refusals said nothing of a rate.
       this.#maxRate = Number.POSITIVE_INFINITY;
       this.#episode = undefined;
     }
-    this.#trialEnded(trial, now);
+    this.#trialEnded(now);
     const previousRefusal = this.#lastRefusal;
     this.#lastRefusal = now;
     // What a refused probe cost: the requests in flight when it was refused (not a cap's, nor
@@ -302,18 +300,19 @@ export class AdaptiveRate {
   }
 
   /**
-   * A cap on trial since slow start's exit (`trial`: it was before this answer), just confirmed:
+   * A cap on trial since slow start's exit, if its trial just ended (`takeTrialEnd`). Confirmed:
    * the exit was the cap's, and the rate is still unknown (slow start goes on, within the cap).
-   * Just dropped: the exit was a rate's, and the pace goes where the exit would have cut it (the
+   * Dropped: the exit was a rate's, and the pace goes where the exit would have cut it (the
    * refusals of requests sent before, at the pace held on trial, are that pace's, as after any
    * cut). Dated at the exit instead, the cut counted them as fresh: a bucket of one at 40 ms took
    * 15.1 -> 17.1 s on the fake clock.
    */
-  #trialEnded(trial: boolean, now: number): void {
-    if (!trial || this.#inFlight.onTrial) return;
+  #trialEnded(now: number): void {
+    const end = this.#inFlight.takeTrialEnd();
+    if (end === undefined) return;
     const deferred = this.#trialCut;
     this.#trialCut = undefined;
-    if (Number.isFinite(this.#inFlight.cap)) {
+    if (end === "confirmed") {
       this.#maxRate = Number.POSITIVE_INFINITY;
       this.#slowStart = true;
       this.#episode = undefined;
@@ -325,9 +324,8 @@ export class AdaptiveRate {
 
   /** A block, or a rate from headers: no cap made slow start's exit. */
   #dropTrial(now: number): void {
-    const trial = this.#inFlight.onTrial;
     this.#inFlight.drop(now);
-    this.#trialEnded(trial, now);
+    this.#trialEnded(now);
   }
 
   #beginBlock(now: number): void {

@@ -77,6 +77,8 @@ export class InFlightCap {
   #lastRefusal = Number.NEGATIVE_INFINITY;
   #exitSeen = false;
   #onTrial = false;
+  /** How the last trial ended, until taken (`takeTrialEnd`). */
+  #trialEnd: "confirmed" | "dropped" | undefined;
   /** When the cap on trial was set: only requests started since test it. */
   #trialFrom = 0;
   #trialAccepted = 0;
@@ -93,6 +95,13 @@ export class InFlightCap {
    */
   get onTrial(): boolean {
     return this.#onTrial;
+  }
+
+  /** How a trial ended since the last call, if one did (a confirmed trial keeps its cap). */
+  takeTrialEnd(): "confirmed" | "dropped" | undefined {
+    const end = this.#trialEnd;
+    this.#trialEnd = undefined;
+    return end;
   }
 
   /** The cap on trial dropped: a block (a cap never makes one) or a rate from headers. */
@@ -130,7 +139,10 @@ export class InFlightCap {
     if (this.#onTrial && now - this.#trialFrom > EXIT_CAP_TRIAL_MS) this.drop(now);
     if (!refused) {
       const tests = this.#onTrial && start.startedAt >= this.#trialFrom && level >= this.#cap;
-      if (tests && ++this.#trialAccepted >= EXIT_CAP_CONFIRM) this.#onTrial = false;
+      if (tests && ++this.#trialAccepted >= EXIT_CAP_CONFIRM) {
+        this.#onTrial = false;
+        this.#trialEnd = "confirmed";
+      }
       this.#tryRaise(now);
       return false;
     }
@@ -171,6 +183,7 @@ export class InFlightCap {
   /** A cap learned (or `Infinity`: none), its raises starting over. */
   #setCap(cap: number, now: number): void {
     this.#cap = cap;
+    if (this.#onTrial) this.#trialEnd = "dropped";
     this.#onTrial = false;
     this.#trying = false;
     this.#tryAfterMs = CAP_PROBE_MS;
