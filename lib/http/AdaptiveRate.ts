@@ -88,7 +88,7 @@ import {
   WINDOW_SPENT_SHARE,
 } from "./rateConstants";
 import type { AdaptiveRateSettings, RefusalVerdict, StartTicket } from "./rateTypes";
-import { parseRateLimitState, type RateLimitState } from "./retryPolicy";
+import { parseRateLimitState, type RateLimitState, retryAfterInSeconds } from "./retryPolicy";
 import { StartLog } from "./StartLog";
 import type { AnswerHeaders } from "./types";
 
@@ -123,6 +123,11 @@ export class AdaptiveRate {
   #trialCut: number | undefined;
   /** A `Limit` shown not to be a rate (more accepted within its window): never taken as one. */
   #headerDisproved: number | undefined;
+  /**
+   * When a fixed window would have begun at the latest (`Block.guessWindowEnd`): the first answer,
+   * then each block's last probe's.
+   */
+  #windowFrom: number | undefined;
 
   constructor(settings: AdaptiveRateSettings = {}) {
     const configured = settings.requestsPerSecond;
@@ -168,7 +173,7 @@ export class AdaptiveRate {
   nextStartAt(now: number): number | undefined {
     if (this.#block.active && this.#block.probeInFlight) return undefined;
     if (this.#inFlight.full) return undefined;
-    const at = Math.max(now, this.#block.heldUntil);
+    const at = Math.max(now, this.#block.startsFrom);
     if (this.#block.active || !Number.isFinite(this.#rate)) return at;
     return Math.max(
       at,
@@ -205,8 +210,10 @@ export class AdaptiveRate {
     this.#trialEnded(now);
     this.#log.accepted(now);
     this.#noise.accepted(ticket);
+    this.#windowFrom ??= now;
     if (ticket.probe) {
       this.#block.ended(now);
+      this.#windowFrom = now;
       // Resume spaced from now: no burst.
       this.#nextStartAt = now;
       this.#lastUpdate = now;
@@ -262,7 +269,11 @@ export class AdaptiveRate {
     if (ticket.probe) {
       return { retryAt: this.#block.probeRefused(now, retryAfterMs), blocked: true };
     }
-    if (this.#block.active) return { retryAt: this.#block.heldUntil, blocked: true };
+    const longWait = retryAfterMs !== undefined && retryAfterMs >= BLOCKING_RETRY_AFTER_MS;
+    if (this.#block.active) {
+      if (longWait) this.#guessWindowEnd(ticket, retryAfterMs, headers);
+      return { retryAt: this.#block.startsFrom, blocked: true };
+    }
     // A request sent before the last cut was refused for the old pace (slow start's exit weighs
     // those first); one refused for the number in flight says nothing of the pace.
     const fresh =
@@ -290,11 +301,11 @@ export class AdaptiveRate {
     } else {
       this.#weigh(now);
     }
-    const longWait = retryAfterMs !== undefined && retryAfterMs >= BLOCKING_RETRY_AFTER_MS;
     if (hold && (longWait || refusingAll)) {
       this.#beginBlock(now);
       this.#block.hold(now, longWait ? retryAfterMs : FIRST_PROBE_MS);
-      return { retryAt: this.#block.heldUntil, blocked: true };
+      if (longWait) this.#guessWindowEnd(ticket, retryAfterMs, headers);
+      return { retryAt: this.#block.startsFrom, blocked: true };
     }
     return { retryAt: now + (retryAfterMs ?? 0), blocked: false };
   }
@@ -319,6 +330,13 @@ export class AdaptiveRate {
       this.#log.measureAcceptedFrom(undefined);
     } else if (deferred !== undefined) {
       this.#cut(now, Math.min(this.#rate, deferred));
+    }
+  }
+
+  /** A blocking `Retry-After` in whole seconds may say when a fixed window ends (`Block.guessWindowEnd`). */
+  #guessWindowEnd(ticket: StartTicket, retryAfterMs: number, headers: AnswerHeaders | undefined) {
+    if (retryAfterInSeconds(headers)) {
+      this.#block.guessWindowEnd(ticket.startedAt, retryAfterMs, this.#windowFrom);
     }
   }
 

@@ -52,6 +52,16 @@ export function backoffDelayMs(
   return Math.round(random() * ceiling);
 }
 
+const DELAY_SECONDS = /^\d+$/;
+
+/**
+ * Whether `Retry-After` is a delay in whole seconds, rounded up from the time left (an HTTP date's
+ * second may be cut off instead, so the time left may be up to a second past it).
+ */
+export function retryAfterInSeconds(headers: AnswerHeaders | undefined): boolean {
+  return DELAY_SECONDS.test(headers?.get("retry-after")?.trim() ?? "");
+}
+
 /**
  * `Retry-After` per RFC 9110 section 10.2.3: delay-seconds or an HTTP date. Returns
  * milliseconds to wait, or undefined when the header is absent or unreadable.
@@ -59,7 +69,7 @@ export function backoffDelayMs(
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
   if (value === null) return undefined;
   const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  if (DELAY_SECONDS.test(trimmed)) return Number(trimmed) * 1000;
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);

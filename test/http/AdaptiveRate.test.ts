@@ -223,6 +223,67 @@ describe("AdaptiveRate", () => {
   });
 });
 
+describe("AdaptiveRate at a fixed window's end", () => {
+  const retryAfter = (seconds: number) => new Headers({ "retry-after": String(seconds) });
+  /**
+   * A request at 0 answered at 40 (the window's start at the latest), three sent at 3,010, 3,060
+   * and 3,090, the first refused at 3,050.
+   */
+  function refusedForWindow(seconds: number) {
+    const rate = new AdaptiveRate();
+    rate.accepted(rate.start(0), 40);
+    const [first, second, third] = [3010, 3060, 3090].map((t) => rate.start(t)) as StartTicket[];
+    const verdict = rate.refused(first as StartTicket, 3050, seconds * 1000, retryAfter(seconds));
+    return { rate, verdict, second: second as StartTicket, third: third as StartTicket };
+  }
+
+  it("probes at a whole number of seconds from the first answer when that falls in Retry-After's last second", () => {
+    // Retry-After: 8 on a request sent at 3,010: the window ends after 10,010 and by 11,050.
+    const { rate, verdict } = refusedForWindow(8);
+
+    // 10 s after the first answer, 1,010 ms before the header's end.
+    expect(verdict).toEqual({ retryAt: 10_040, blocked: true });
+    expect(rate.nextStartAt(3100)).toBe(10_040);
+    const probe = rate.start(10_040);
+    expect(probe.probe).toBe(true);
+    expect(rate.nextStartAt(10_050)).toBeUndefined();
+    rate.accepted(probe, 10_080);
+    expect(rate.blocked).toBe(false);
+  });
+
+  it("waits out the header after a guess refused: one 429 is what a wrong guess costs", () => {
+    const { rate } = refusedForWindow(8);
+
+    rate.refused(rate.start(10_040), 10_080, 1000, retryAfter(1));
+
+    expect(rate.blocked).toBe(true);
+    expect(rate.nextStartAt(10_100)).toBe(11_050);
+  });
+
+  it("narrows the guess with each later 429 of the block, and makes none within 100 ms of the header's end", () => {
+    // A later 429 sent at 3,060 with Retry-After 7 says nothing new (it ends after 9,060); one
+    // sent at 3,090 with Retry-After 8 moves the window's end past 10,090: 10,040 is too soon.
+    const { rate, second, third } = refusedForWindow(8);
+    rate.refused(second, 3100, 7000, retryAfter(7));
+    expect(rate.nextStartAt(3100)).toBe(10_040);
+
+    rate.refused(third, 3130, 8000, retryAfter(8));
+
+    // 11,040 is within 100 ms of the header's end (11,050): no guess, the header stands.
+    expect(rate.nextStartAt(3130)).toBe(11_050);
+  });
+
+  it("makes no guess from an HTTP date, whose second may be cut off: the window may end past it", () => {
+    const rate = new AdaptiveRate();
+    rate.accepted(rate.start(0), 40);
+    const date = new Headers({ "retry-after": new Date(11_000).toUTCString() });
+
+    rate.refused(rate.start(3010), 3050, 7950, date);
+
+    expect(rate.nextStartAt(3100)).toBe(11_000);
+  });
+});
+
 describe("AdaptiveRate with a cap on requests in flight on trial", () => {
   /**
    * Slow start, two in flight at a time, 12 pairs accepted within 0.6 s; then three in flight and

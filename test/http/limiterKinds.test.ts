@@ -369,3 +369,23 @@ describe("AdaptiveRate after a burst spent in slow start", () => {
     }
   });
 });
+
+describe("AdaptiveRate at the end of a fixed window longer than Retry-After's second", () => {
+  it("a window of 500 per 10 s: the next one is used from its start, not from Retry-After's whole second", async () => {
+    // rate-limiter-flexible's window starts at its first request (about 0 ms here) and ends 10 s
+    // later; slow start spends it by about 2.7 s, whose 429s say "Retry-After: 8". Waiting out
+    // the header, the first answer accepted after came at 10.72 s (seed 1); probed 10 s after
+    // the first answer, it comes at 10.08 s in each seed.
+    const window = catalogue({ kind: "fixed_window", limit: 500, windowSeconds: 10 });
+    for (const seed of [1, 2, 3]) {
+      const { run } = await freshRun(window({ retryAfter: "seconds" }), { seconds: 12, seed });
+      const firstRefused = run.refused[0] as number;
+      const firstAfter = run.accepted.find((t) => t > firstRefused) as number;
+
+      expect(firstAfter, `seed ${seed}`).toBeLessThanOrEqual(10_100);
+      // Up to then: the 16 in flight when the window was spent, and no probe refused.
+      const refusedBefore = run.refused.filter((t) => t < firstAfter).length;
+      expect(refusedBefore, `seed ${seed}`).toBeLessThanOrEqual(16);
+    }
+  });
+});
