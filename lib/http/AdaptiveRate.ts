@@ -37,9 +37,12 @@
  *   within any second (a sliding window's limit), nor more than a `RateLimit-Limit` within its
  *   window once the headers have shown that it counts these requests.
  * - A block (a long `Retry-After`, or nothing but 429s since an episode began: a window used up,
- *   a quota) stops every start; one request probes alone, first after `FIRST_PROBE_MS`, then ever
- *   further apart with the block's age. A window the pace used up (`WINDOW_SPENT_SHARE`) gives
- *   the edge, measured: probing above it waits as after a refused probe.
+ *   a quota) stops every start; one request probes alone, first after `FIRST_PROBE_MS` (or the
+ *   `Retry-After`), then ever further apart with the block's age. A `Retry-After` in whole
+ *   seconds is rounded up: where a whole number of seconds from the window's first answer falls
+ *   in its last second, the first probe goes then (`Block.guessWindowEnd`: a window of 500 per
+ *   10 s was waited out 0.7 s past its end). A window the pace used up (`WINDOW_SPENT_SHARE`)
+ *   gives the edge, measured: probing above it waits as after a refused probe.
  * - Refusals that keep coming whatever the pace (a server that refuses every fifth request, with
  *   no `Retry-After`) are noise, not a rate: each refusal-driven cut is a trial (no other cut
  *   meanwhile), and once `NOISE_TRIAL_ANSWERS` answers of those sent after it show a share nearer
