@@ -39,9 +39,9 @@
  * - A block (a long `Retry-After`, or nothing but 429s since an episode began: a window used up,
  *   a quota) stops every start; one request probes alone, first after `FIRST_PROBE_MS` (or the
  *   `Retry-After`), then ever further apart with the block's age. A `Retry-After` in whole
- *   seconds is rounded up: where a whole number of seconds from the window's first answer falls
- *   in its last second, the first probe goes then (`Block.guessWindowEnd`: a window of 500 per
- *   10 s was waited out 0.7 s past its end). A window the pace used up (`WINDOW_SPENT_SHARE`)
+ *   seconds is rounded up: where a whole number of seconds from the first accepted answer (then
+ *   from each block's accepted probe) falls in its last second, the first probe goes then
+ *   (`Block.guessWindowEnd`: a window of 500 per 10 s was waited out 0.7 s past its end). A window the pace used up (`WINDOW_SPENT_SHARE`)
  *   gives the edge, measured: probing above it waits as after a refused probe.
  * - Refusals that keep coming whatever the pace (a server that refuses every fifth request, with
  *   no `Retry-After`) are noise, not a rate: each refusal-driven cut is a trial (no other cut
@@ -253,6 +253,13 @@ export class AdaptiveRate {
     hold = true,
   ): RefusalVerdict {
     ticket.refused = true;
+    if (ticket.probe && this.#block.probingGuess) {
+      // A window's end guessed wrong (`Block.guessWindowEnd`): that is all this 429 says. Taken as
+      // a refusal, it made the next one look like a limit crossed (no quiet before it): against a
+      // sliding log of 500 per 10 s, the pace was cut to 8 a second for 17 s.
+      this.#inFlight.unanswered();
+      return { retryAt: this.#block.probeRefused(now, retryAfterMs), blocked: true };
+    }
     this.#log.forget(now, this.#headerLimit);
     const capBefore = this.#inFlight.cap;
     const byCap = this.#inFlight.answered(ticket, true, now, this.#slowStart);

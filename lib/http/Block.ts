@@ -15,8 +15,9 @@ export class Block {
   probeInFlight = false;
   /** The first probe's time where a window's end was guessed (`guessWindowEnd`), before `heldUntil`. */
   #guessedEnd: number | undefined;
-  /** The latest time the headers say the window cannot have ended by. */
+  /** The window cannot have ended before this (`guessWindowEnd`). */
   #endsAfter = Number.NEGATIVE_INFINITY;
+  /** A probe has gone this block: the guess, if any, is spent. */
   #probed = false;
   /** The probe in flight went at the guessed end. */
   #probingGuess = false;
@@ -27,6 +28,7 @@ export class Block {
     this.#guessedEnd = undefined;
     this.#endsAfter = Number.NEGATIVE_INFINITY;
     this.#probed = false;
+    this.#probingGuess = false;
   }
 
   hold(now: number, ms: number): void {
@@ -34,12 +36,13 @@ export class Block {
   }
 
   /**
-   * A header of whole seconds (`Retry-After`, `RateLimit-Reset`: rounded up) of `ms` on the answer
-   * to a request sent at `sentAt`: the window ends after `sentAt + ms - 1000`. A fixed window that
-   * starts at its first request (rate-limiter-flexible's, express-rate-limit's, Redis' INCR and
-   * EXPIRE in the usual way) ends a whole number of seconds after that request's answer at the
-   * latest (`windowFrom`): if one such time falls in the header's last second and is sooner than
-   * `heldUntil`, the block's first probe goes then. A wrong guess costs that probe's 429.
+   * A `Retry-After` of `ms` in whole seconds (rounded up) on the answer to a request sent at
+   * `sentAt`: the window ends after `sentAt + ms - 1000`, and no probe goes before that. A fixed
+   * window that starts at its first request (rate-limiter-flexible's, express-rate-limit's, Redis'
+   * INCR and EXPIRE in the usual way) ends a whole number of seconds, one at least, after that
+   * request's answer (`windowFrom`, at the latest): if one such time falls in the header's last
+   * second and is sooner than `heldUntil`, the block's first probe goes then. A wrong guess costs
+   * that probe's 429 (`AdaptiveRate` learns nothing else from it).
    */
   guessWindowEnd(sentAt: number, ms: number, windowFrom: number | undefined): void {
     this.#endsAfter = Math.max(this.#endsAfter, sentAt + ms - 1000);
@@ -51,7 +54,13 @@ export class Block {
 
   /** No start before this: `heldUntil`, or sooner the probe at a window's guessed end. */
   get startsFrom(): number {
-    return Math.min(this.heldUntil, this.#guessedEnd ?? Number.POSITIVE_INFINITY);
+    const at = Math.min(this.heldUntil, this.#guessedEnd ?? Number.POSITIVE_INFINITY);
+    return Math.max(at, this.#endsAfter);
+  }
+
+  /** The probe in flight went at a window's guessed end. */
+  get probingGuess(): boolean {
+    return this.#probingGuess;
   }
 
   /** A start: the probe if blocked. */
@@ -69,6 +78,7 @@ export class Block {
   /** The probe accepted: the block is over, and so is its hold (it went at a guessed end). */
   ended(now: number): void {
     this.probeInFlight = false;
+    this.#probingGuess = false;
     this.active = false;
     this.endedAt = now;
     this.heldUntil = Math.min(this.heldUntil, now);
@@ -76,15 +86,15 @@ export class Block {
 
   /**
    * The probe refused: the next waits `Retry-After` if longer than a second, else a share of the
-   * block's age; after a wrong guess, no less than the header's end that the guess went before.
+   * block's age; after a wrong guess, until the header's end that the guess went before.
    */
   probeRefused(now: number, retryAfterMs: number | undefined): number {
     this.probeInFlight = false;
-    // "Retry-After: 1" is the least the header can say: a window may end well within it.
-    const longer = retryAfterMs !== undefined && retryAfterMs > 1000;
     const guessed = this.#probingGuess;
     this.#probingGuess = false;
-    this.hold(now, longer ? retryAfterMs : guessed ? 0 : probeIntervalMs(now - this.startedAt));
+    // "Retry-After: 1" is the least the header can say: a window may end well within it.
+    if (retryAfterMs !== undefined && retryAfterMs > 1000) this.hold(now, retryAfterMs);
+    else if (!guessed) this.hold(now, probeIntervalMs(now - this.startedAt));
     return this.heldUntil;
   }
 }

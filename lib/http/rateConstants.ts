@@ -89,7 +89,7 @@ export const HEADER_LIMIT_MIN = 10;
 export const RATE_WINDOW_MAX_MS = 10_000;
 /** A `Retry-After` at least this long holds every request, not only the refused one. */
 export const BLOCKING_RETRY_AFTER_MS = 2000;
-/** A block's first probe goes at a window's guessed end (`Block.holdWindow`) only this much sooner. */
+/** A block's first probe goes at a window's guessed end (`Block.guessWindowEnd`) only this much sooner. */
 export const WINDOW_GUESS_MIN_GAIN_MS = 100;
 /**
  * A block is probed after `FIRST_PROBE_MS`, then after a quarter of its age so far up to

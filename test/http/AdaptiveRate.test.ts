@@ -261,16 +261,36 @@ describe("AdaptiveRate at a fixed window's end", () => {
   });
 
   it("narrows the guess with each later 429 of the block, and makes none within 100 ms of the header's end", () => {
-    // A later 429 sent at 3,060 with Retry-After 7 says nothing new (it ends after 9,060); one
+    // A later 429 sent at 3,060 with Retry-After 6 says nothing new (it ends after 8,060); one
     // sent at 3,090 with Retry-After 8 moves the window's end past 10,090: 10,040 is too soon.
     const { rate, second, third } = refusedForWindow(8);
-    rate.refused(second, 3100, 7000, retryAfter(7));
+    rate.refused(second, 3100, 6000, retryAfter(6));
     expect(rate.nextStartAt(3100)).toBe(10_040);
 
     rate.refused(third, 3130, 8000, retryAfter(8));
 
     // 11,040 is within 100 ms of the header's end (11,050): no guess, the header stands.
     expect(rate.nextStartAt(3130)).toBe(11_050);
+  });
+
+  it("guesses once a block: a 429 that comes after the guess was refused makes no other", () => {
+    const { rate, second } = refusedForWindow(8);
+    rate.refused(rate.start(10_040), 10_080, 1000, retryAfter(1));
+
+    rate.refused(second, 10_090, 2000, retryAfter(2));
+
+    expect(rate.nextStartAt(10_100)).toBe(11_050);
+  });
+
+  it("guesses the next block's end from the probe that ended the last one", () => {
+    const { rate } = refusedForWindow(8);
+    rate.accepted(rate.start(10_040), 10_080);
+
+    // Sent at 13,000, Retry-After 8: the window ends after 20,000; 10 s after the probe's answer.
+    rate.refused(rate.start(13_000), 13_040, 8000, retryAfter(8));
+
+    expect(rate.blocked).toBe(true);
+    expect(rate.nextStartAt(13_100)).toBe(20_080);
   });
 
   it("makes no guess from an HTTP date, whose second may be cut off: the window may end past it", () => {

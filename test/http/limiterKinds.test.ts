@@ -370,22 +370,40 @@ describe("AdaptiveRate after a burst spent in slow start", () => {
   });
 });
 
-describe("AdaptiveRate at the end of a fixed window longer than Retry-After's second", () => {
-  it("a window of 500 per 10 s: the next one is used from its start, not from Retry-After's whole second", async () => {
+describe("AdaptiveRate at the end of a window longer than Retry-After's second", () => {
+  it("a fixed window of 500 per 10 s: the next one is used from its start, not from Retry-After's whole second", async () => {
     // rate-limiter-flexible's window starts at its first request (about 0 ms here) and ends 10 s
     // later; slow start spends it by about 2.7 s, whose 429s say "Retry-After: 8". Waiting out
-    // the header, the first answer accepted after came at 10.72 s (seed 1); probed 10 s after
-    // the first answer, it comes at 10.08 s in each seed.
+    // the header, the first answer accepted after came at 10.72 s and the next at 10.76 s (seed 1);
+    // probed 10 s after the first answer, they come at 10.08 and 10.12 s in each seed.
     const window = catalogue({ kind: "fixed_window", limit: 500, windowSeconds: 10 });
     for (const seed of [1, 2, 3]) {
       const { run } = await freshRun(window({ retryAfter: "seconds" }), { seconds: 12, seed });
       const firstRefused = run.refused[0] as number;
-      const firstAfter = run.accepted.find((t) => t > firstRefused) as number;
+      const [probe, next] = run.accepted.filter((t) => t > firstRefused) as [number, number];
 
-      expect(firstAfter, `seed ${seed}`).toBeLessThanOrEqual(10_100);
+      expect(probe, `seed ${seed}`).toBeLessThanOrEqual(10_100);
+      // The block ends with the probe: the others follow it, not the header's end.
+      expect(next, `seed ${seed}`).toBeLessThanOrEqual(10_200);
       // Up to then: the 16 in flight when the window was spent, and no probe refused.
-      const refusedBefore = run.refused.filter((t) => t < firstAfter).length;
+      const refusedBefore = run.refused.filter((t) => t < probe).length;
       expect(refusedBefore, `seed ${seed}`).toBeLessThanOrEqual(16);
+    }
+  });
+
+  it("a sliding log of 500 per 10 s that counts refusals: a wrong guess costs its 429 and nothing else", async () => {
+    // The log's first entry leaves it 10 s after the first request, so the guess goes then and is
+    // refused (the 16 refused in flight are still in it). Taken as a refusal of the pace, it made
+    // the next ones look like a limit crossed, and the pace was cut to 8 a second for 17 s: 640
+    // accepted in 30 s (seed 1), against 1,060 without the guess; 1,089 to 1,092 now.
+    for (const seed of [1, 2, 3]) {
+      const { run } = await freshRun(slidingLog(500, 10_000, { retryAfter: "seconds" }), {
+        seconds: 30,
+        seed,
+      });
+
+      expect(run.accepted.length, `seed ${seed}`).toBeGreaterThanOrEqual(1000);
+      expect(run.refused.length, `seed ${seed}`).toBeLessThanOrEqual(50);
     }
   });
 });
