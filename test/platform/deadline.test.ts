@@ -24,16 +24,24 @@ const TOKEN = "trickle-token-000123";
 async function tricklingPlatform(trickled: string) {
   const seen = { requests: 0, closed: 0 };
   const url = await loopbackServer(async (req, res) => {
-    for await (const _ of req) {
-      // The request's body (an upload's file) is read whole before the answer starts.
+    const trickles = req.url === trickled;
+    if (trickles) {
+      seen.requests++;
+      res.once("close", () => seen.closed++);
     }
-    if (req.url !== trickled) {
+    try {
+      for await (const _ of req) {
+        // The request's body (an upload's file) is read whole before the answer starts.
+      }
+    } catch {
+      return; // The client gave the attempt up while sending it.
+    }
+    if (!trickles) {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ access_token: TOKEN, expires_in: 3600 }));
       return;
     }
-    seen.requests++;
-    trickleForever(res, "{", 50, { close: () => seen.closed++ });
+    trickleForever(res, "{", 50, { close: () => {} });
   });
   return { url, seen };
 }
@@ -57,18 +65,28 @@ function outcome(work: Promise<unknown>): Promise<unknown> {
   return within(10 * ATTEMPTS * TIMEOUT_MS, work);
 }
 
-/** The call gave up after its attempts, each at the timeout, and dropped every connection. */
+/**
+ * The call gave up after its attempts, each at the timeout, and dropped every connection. The
+ * client counts its attempts; the server may have seen fewer, as an attempt's timeout counts from
+ * its start and a machine loaded enough can end one before its request arrives (the server saw 2
+ * of 3 once, with two test suites running at once).
+ */
 async function expectGivenUp(
   error: unknown,
   call: string,
   seen: { requests: number; closed: number },
+  platform: PlatformClient,
 ) {
   expect(error).toBeInstanceOf(NetworkError);
   expect((error as Error).message).toMatch(
     new RegExp(`^${call} got no answer: no complete answer within ${TIMEOUT_MS} ms`),
   );
-  expect(seen.requests).toBe(ATTEMPTS);
-  await vi.waitFor(() => expect(seen.closed).toBe(ATTEMPTS));
+  // Its attempts, and on a loaded machine a token call or two kept past the timeout, tried again.
+  expect(platform.counters.statuses.timeout).toBeGreaterThanOrEqual(ATTEMPTS);
+  expect(platform.counters.statuses.timeout).toBeLessThanOrEqual(ATTEMPTS + ATTEMPTS);
+  expect(seen.requests).toBeGreaterThanOrEqual(1);
+  expect(seen.requests).toBeLessThanOrEqual(ATTEMPTS);
+  await vi.waitFor(() => expect(seen.closed).toBe(seen.requests));
 }
 
 describe("a platform answer that trickles in for ever", () => {
@@ -78,11 +96,7 @@ describe("a platform answer that trickles in for ever", () => {
 
     const error = await outcome(platform.nextTask());
 
-    await expectGivenUp(error, "POST /connector/v1/tasks/next", seen);
-    // The client counts every attempt: the poll's, and one token call (answered at once), or a
-    // few where a machine loaded enough kept it past the 300 ms timeout and it was tried again.
-    expect(platform.counters.requests).toBeGreaterThanOrEqual(1 + ATTEMPTS);
-    expect(platform.counters.requests).toBeLessThanOrEqual(ATTEMPTS + ATTEMPTS);
+    await expectGivenUp(error, "POST /connector/v1/tasks/next", seen, platform);
   });
 
   it("ends a heartbeat at the timeout when the caller passes a signal of its own", async () => {
@@ -90,17 +104,21 @@ describe("a platform answer that trickles in for ever", () => {
     // A long-lived signal, as the service's stop signal, that never fires.
     const signal = new AbortController().signal;
 
-    const error = await outcome(client(url).heartbeat("t-1", { signal }));
+    const platform = client(url);
 
-    await expectGivenUp(error, "POST /connector/v1/tasks/t-1/heartbeat", seen);
+    const error = await outcome(platform.heartbeat("t-1", { signal }));
+
+    await expectGivenUp(error, "POST /connector/v1/tasks/t-1/heartbeat", seen, platform);
   });
 
   it("ends the token request at the timeout", async () => {
     const { url, seen } = await tricklingPlatform("/auth/v1/token");
 
-    const error = await outcome(client(url).setStatus("syncing"));
+    const platform = client(url);
 
-    await expectGivenUp(error, "POST /auth/v1/token", seen);
+    const error = await outcome(platform.setStatus("syncing"));
+
+    await expectGivenUp(error, "POST /auth/v1/token", seen, platform);
   });
 
   it("ends a snapshot upload at the upload timeout, the file sent again each attempt", async () => {
@@ -112,6 +130,6 @@ describe("a platform answer that trickles in for ever", () => {
 
     const error = await outcome(platform.uploadSnapshot("s-1", file));
 
-    await expectGivenUp(error, "PUT /connector/v1/syncs/s-1/snapshot", seen);
+    await expectGivenUp(error, "PUT /connector/v1/syncs/s-1/snapshot", seen, platform);
   });
 });
