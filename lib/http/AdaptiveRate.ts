@@ -41,8 +41,9 @@
  *   `Retry-After`), then ever further apart with the block's age. A `Retry-After` in whole
  *   seconds is rounded up: where a whole number of seconds from the first accepted answer (then
  *   from each block's accepted probe) falls in its last second, the first probe goes then
- *   (`Block.guessWindowEnd`: a window of 500 per 10 s was waited out 0.7 s past its end). A window the pace used up (`WINDOW_SPENT_SHARE`)
- *   gives the edge, measured: probing above it waits as after a refused probe.
+ *   (`Block.guessWindowEnd`: a window of 500 per 10 s was waited out 0.7 s past its end). A
+ *   window the pace used up (`WINDOW_SPENT_SHARE`) gives the edge, measured: probing above it
+ *   waits as after a refused probe.
  * - Refusals that keep coming whatever the pace (a server that refuses every fifth request, with
  *   no `Retry-After`) are noise, not a rate: each refusal-driven cut is a trial (no other cut
  *   meanwhile), and once `NOISE_TRIAL_ANSWERS` answers of those sent after it show a share nearer
@@ -127,8 +128,8 @@ export class AdaptiveRate {
   /** A `Limit` shown not to be a rate (more accepted within its window): never taken as one. */
   #headerDisproved: number | undefined;
   /**
-   * When a fixed window would have begun at the latest (`Block.guessWindowEnd`): the first answer,
-   * then each block's last probe's.
+   * When a fixed window would have begun at the latest (`Block.guessWindowEnd`): the first
+   * accepted answer, then each block's accepted probe's.
    */
   #windowFrom: number | undefined;
 
@@ -344,7 +345,11 @@ export class AdaptiveRate {
   }
 
   /** A blocking `Retry-After` in whole seconds may say when a fixed window ends (`Block.guessWindowEnd`). */
-  #guessWindowEnd(ticket: StartTicket, retryAfterMs: number, headers: AnswerHeaders | undefined) {
+  #guessWindowEnd(
+    ticket: StartTicket,
+    retryAfterMs: number,
+    headers: AnswerHeaders | undefined,
+  ): void {
     if (retryAfterInSeconds(headers)) {
       this.#block.guessWindowEnd(ticket.startedAt, retryAfterMs, this.#windowFrom);
     }
