@@ -50,7 +50,8 @@ function startSync(out: string, env: Record<string, string> = {}): Run {
   let stderr = "";
   child.stderr?.on("data", (chunk) => (stderr += chunk));
   child.stdout?.resume();
-  const exit = once(child, "exit").then(([code, signal]) => ({
+  // "close": the exit, and stderr read to its end (it can still come in after "exit").
+  const exit = once(child, "close").then(([code, signal]) => ({
     code: code as number | null,
     signal: signal as NodeJS.Signals | null,
   }));
@@ -131,7 +132,7 @@ describe("sync's temporary files on every way out", () => {
     const child = spawn(process.execPath, [script]);
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));
-    const [code] = await once(child, "exit");
+    const [code] = await once(child, "close");
 
     expect(code).toBe(1);
     expect(stderr).toMatch(/Error: crash for the test/);

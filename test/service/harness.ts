@@ -24,6 +24,7 @@ export class ServiceProcess {
   readonly strayLines: string[] = [];
   stdout = "";
   stderr = "";
+  /** The exit, once stdout and stderr are read to their end; `at`, when the process exited. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
 
   /** `command` is what runs the service; by default the checkout's built executable. */
@@ -49,7 +50,15 @@ export class ServiceProcess {
     });
     this.exited = new Promise((resolve, reject) => {
       this.child.on("error", reject);
-      this.child.on("exit", (code, signal) => resolve({ code, signal, at: Date.now() }));
+      // Dated at the exit, settled at "close": stdout and stderr can still be read after "exit"
+      // (a configuration error's message was not in `stderr` yet, once in a CI run).
+      let exitedAt = 0;
+      this.child.on("exit", () => {
+        exitedAt = Date.now();
+      });
+      this.child.on("close", (code, signal) =>
+        resolve({ code, signal, at: exitedAt || Date.now() }),
+      );
     });
   }
 

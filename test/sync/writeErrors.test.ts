@@ -135,7 +135,8 @@ describe("sync through the executable past a file size limit (EFBIG)", () => {
       child.stderr.on("data", (chunk) => (stderr += chunk));
       // A sync that would wait for ever on a stream that failed fails here, not by the test's timeout.
       const stuck = setTimeout(() => child.kill("SIGKILL"), 60_000);
-      const [code, signal] = await once(child, "exit");
+      // "close": the exit, and stderr read to its end (it can still come in after "exit").
+      const [code, signal] = await once(child, "close");
       clearTimeout(stuck);
 
       expect({ code, signal }).toEqual({ code: 1, signal: null });
