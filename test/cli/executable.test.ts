@@ -105,12 +105,17 @@ describe("bin/access-connectors.js allocation-site pretenuring", () => {
   it("is off in the executable's process", () => {
     expect(pretenured("bin/access-connectors.js", ["--version"])).toBe(0);
     // The control: the same probe in a plain Node process. V8 11 (Node 20) pretenures the site
-    // there (all 1,000 on an idle machine; 485 once with two test suites at once, V8's heap
-    // sizing going by time); V8 12 (Node 22) does not pretenure this small site either way,
-    // though it did the sync's (25 full collections instead of 35 at 100,000 users with the flag).
-    const control = pretenured(process.execPath, ["-e", "0"]);
-    if (process.versions.v8.startsWith("11.")) expect(control).toBeGreaterThan(0);
-    else expect(control).toBe(0);
+    // there, though not every time (none in 1 of 12 runs on an idle machine, all 1,000 in the 11
+    // others, 485 once with two test suites at once: V8's heap sizing goes by time), so it has
+    // three tries.
+    // V8 12 (Node 22) does not pretenure this small site either way, though it did the sync's (25
+    // full collections instead of 35 at 100,000 users with the flag).
+    const control = () => pretenured(process.execPath, ["-e", "0"]);
+    if (process.versions.v8.startsWith("11.")) {
+      expect(Math.max(control(), control(), control())).toBeGreaterThan(0);
+    } else {
+      expect(control()).toBe(0);
+    }
   });
 });
 
