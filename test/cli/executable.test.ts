@@ -112,7 +112,9 @@ describe("bin/access-connectors.js allocation-site pretenuring", () => {
     // full collections instead of 35 at 100,000 users with the flag).
     const control = () => pretenured(process.execPath, ["-e", "0"]);
     if (process.versions.v8.startsWith("11.")) {
-      expect(Math.max(control(), control(), control())).toBeGreaterThan(0);
+      let best = control();
+      for (let tries = 1; tries < 3 && best === 0; tries++) best = control();
+      expect(best).toBeGreaterThan(0);
     } else {
       expect(control()).toBe(0);
     }
