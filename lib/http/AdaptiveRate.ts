@@ -20,7 +20,7 @@
  * - Each later 429 opens an episode that weighs the answers of the requests sent after it. A
  *   share refused of `SATURATED_SHARE` or more means the upstream is saturated: what it accepted
  *   per second meanwhile is its rate (a bucket refills at its rate however fast it is asked), and
- *   the edge. Fewer means the pace just crossed the edge: the pace goes back below the rate it was
+ *   the edge, if those requests were sent faster than that. Fewer means the pace just crossed the edge: the pace goes back below the rate it was
  *   sent at and what was accepted over the last second, which is the edge (a window's limit).
  * - A 429 while the pace probes above the edge sends it back to the edge, which stands; each such
  *   probe doubles the wait before the next, and the wait is at least long enough for the refusals
@@ -45,8 +45,8 @@
  *   window the pace used up (`WINDOW_SPENT_SHARE`) gives the edge, measured: probing above it
  *   waits as after a refused probe.
  * - Refusals that keep coming whatever the pace (a server that refuses every fifth request, with
- *   no `Retry-After`) are noise, not a rate: each refusal-driven cut is a trial (no other cut
- *   meanwhile), and once `NOISE_TRIAL_ANSWERS` answers of those sent after it show a share nearer
+ *   no `Retry-After`) are noise, not a rate: each refusal-driven cut after slow start's exit is a
+ *   trial (no other cut meanwhile, no regrowth above what was accepted before it), and once `NOISE_TRIAL_ANSWERS` answers of those sent after it show a share nearer
  *   the share before it than the one a rate limit would leave at the lower pace (none below
  *   a bucket's rate, `1 - accepted / pace` above it), the pace goes back to where it began and
  *   refusals at up to `NOISE_MARGIN` times that share (counted since) no longer cut it or move
@@ -70,6 +70,7 @@ import {
   episodeProgress,
   exitEpisode,
   inFlightAtExit,
+  meanPace,
   openedEpisode,
   weighs,
 } from "./episode";
@@ -228,6 +229,7 @@ export class AdaptiveRate {
       episode.anyAccepted++;
       if (weighs(episode, ticket)) {
         episode.accepted.push(now);
+        episode.paces += ticket.pace;
         this.#weigh(now);
       }
     }
@@ -432,10 +434,15 @@ export class AdaptiveRate {
     if (e.suspect) this.#cutBelow(now, e);
     if (e.afterBlock) return;
     if (saturated && this.#followsPace(now)) {
-      // What the upstream accepted per second while refusing the rest is its rate; a rate held
-      // a whole window before is not above it (a log that counts refusals accepts ever fewer).
-      this.#learnEdge(acceptedPerSecond(e, now), e.sustained);
-      this.#cut(now, Math.min(this.#rate, EDGE_SHARE * this.#maxRate));
+      // What the upstream accepted per second while refusing the rest is its rate, if they were
+      // sent faster (sent no faster, the pace was the bound: slow start's exit cut to 3.9 a second
+      // against a bucket of one at 10/s, and that became the edge); a rate held a whole window
+      // before is not above it (a log that counts refusals accepts ever fewer).
+      const measured = acceptedPerSecond(e, now);
+      if (measured < EDGE_SHARE * meanPace(e)) {
+        this.#learnEdge(measured, e.sustained);
+        this.#cut(now, Math.min(this.#rate, EDGE_SHARE * this.#maxRate));
+      }
     } else if (!e.exit && !e.probe && !this.#noise.noise()) {
       // Crossed: the edge is what the upstream accepted over the window before (a window's limit).
       this.#learnEdge(e.acceptedRate);
@@ -490,7 +497,8 @@ export class AdaptiveRate {
     const cap = this.#slowStart
       ? 2 * this.#log.sentRate(now, WINDOW_MS)
       : GROWTH_OVER_SENT * this.#log.sentRate(now, WINDOW_MS / 4);
-    this.#rate = Math.min(this.#ceiling, Math.max(this.#rate, Math.min(next, cap)));
+    const grown = Math.min(next, cap, this.#noise.trialCeiling);
+    this.#rate = Math.min(this.#ceiling, Math.max(this.#rate, grown));
   }
 
   /**

@@ -58,10 +58,26 @@ export class RefusalNoise {
       }
     }
     if (!trial || answered >= NOISE_TRIAL_ANSWERS) {
-      this.#trial = { pace: rate, maxRate, share };
+      // Slow start's exit (no edge yet) is no trial: its share is the overshoot's, and reverted
+      // to, the pace had no edge at all (a bucket of 20/s, burst 2: 179 to 241 429s in 30 s).
+      this.#trial = Number.isFinite(maxRate) ? { pace: rate, maxRate, share } : undefined;
       this.#tally = { from: now, accepted: 0, refused: 0 };
     }
     return { follows: true };
+  }
+
+  /**
+   * While a cut is on trial and its answers are still being counted, the pace it may regrow to:
+   * what was accepted before the cut (`Infinity`: no trial). Regrown above it, a limit's share
+   * refused looked like noise (a fixed window of 10 a second: 217 429s in 30 s).
+   */
+  get trialCeiling(): number {
+    const { accepted, refused } = this.#tally;
+    const trial = this.#trial;
+    if (!trial || trial.share < NOISE_SHARE_MIN || accepted + refused >= NOISE_TRIAL_ANSWERS) {
+      return Number.POSITIVE_INFINITY;
+    }
+    return (1 - trial.share) * trial.pace;
   }
 
   /** Refusals within the noise learned, or too few answers yet to tell. */

@@ -35,6 +35,8 @@ export interface Episode {
   /** Answers of requests sent after it began: accepted (their times) and refused. */
   accepted: number[];
   refused: number;
+  /** The paces those requests were sent at, summed. */
+  paces: number;
   /** Every answer since it began, earlier requests' included. */
   anyAccepted: number;
   anyRefused: number;
@@ -42,7 +44,14 @@ export interface Episode {
 
 type Seen = Omit<
   Episode,
-  "from" | "inFlightUntil" | "suspect" | "accepted" | "refused" | "anyAccepted" | "anyRefused"
+  | "from"
+  | "inFlightUntil"
+  | "suspect"
+  | "accepted"
+  | "refused"
+  | "paces"
+  | "anyAccepted"
+  | "anyRefused"
 >;
 
 /**
@@ -51,7 +60,16 @@ type Seen = Omit<
  */
 export function openedEpisode(from: number, quiet: boolean, seen: Seen): Episode {
   const suspect = !seen.probe && quiet && seen.sustained >= NOISE_SHARE * seen.sent;
-  return { from, ...seen, suspect, accepted: [], refused: 0, anyAccepted: 0, anyRefused: 1 };
+  return {
+    from,
+    ...seen,
+    suspect,
+    accepted: [],
+    refused: 0,
+    paces: 0,
+    anyAccepted: 0,
+    anyRefused: 1,
+  };
 }
 
 /**
@@ -81,6 +99,7 @@ export function weighs(e: Episode, ticket: StartTicket): boolean {
     e.inFlightUntil = undefined;
     e.accepted = [];
     e.refused = 0;
+    e.paces = 0;
   }
   return ticket.startedAt >= e.from;
 }
@@ -88,7 +107,10 @@ export function weighs(e: Episode, ticket: StartTicket): boolean {
 /** A later refusal in an episode; whether every answer since it began has been a refusal. */
 export function countRefusal(episode: Episode, ticket: StartTicket, fresh: boolean): boolean {
   episode.anyRefused++;
-  if (fresh && weighs(episode, ticket)) episode.refused++;
+  if (fresh && weighs(episode, ticket)) {
+    episode.refused++;
+    episode.paces += ticket.pace;
+  }
   const none = episode.anyAccepted === 0 && episode.anyRefused > BLOCK_AFTER_REFUSALS;
   const nearlyNone =
     episode.refused >= BLOCK_AFTER_REFUSALS && episode.accepted.length <= 0.1 * episode.refused;
@@ -109,6 +131,11 @@ export function episodeProgress(e: Episode, now: number): { done: boolean; satur
       answered >= EPISODE_ANSWERS &&
       (!saturated || e.accepted.length >= EPISODE_ACCEPTED));
   return { done, saturated };
+}
+
+/** The mean pace an episode's weighed requests were sent at. */
+export function meanPace(e: Episode): number {
+  return e.paces / Math.max(1, e.accepted.length + e.refused);
 }
 
 /** Accepted per second among an episode's answers: between the first and last accepted. */

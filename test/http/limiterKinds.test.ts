@@ -407,3 +407,81 @@ describe("AdaptiveRate at the end of a window longer than Retry-After's second",
     }
   });
 });
+
+describe("AdaptiveRate against limiters slower than 50 a second", () => {
+  // The kinds above run at 50 a second; users meet upstreams that allow 5, 10 or 20. Against
+  // these, refusals were taken for noise from a trial that proved nothing, and the pace then
+  // climbed with a 429 for every second request: the counts in each test are the runs before.
+  const SEEDS = [1, 2, 3];
+
+  it("a fixed window of 10 a second: a cut on trial regrows no higher than what was accepted before it", async () => {
+    // Regrown meanwhile to 12-17 a second, the refusals looked like noise: 217 429s in 30 s (seed 1).
+    const window = catalogue({ kind: "fixed_window", limit: 10, windowSeconds: 1 });
+    for (const seed of SEEDS) {
+      const { run } = await freshRun(window({ retryAfter: "seconds" }), { seconds: 30, seed });
+
+      expect(run.refused.length, `seed ${seed}`).toBeLessThanOrEqual(20);
+      expect(run.accepted.length, `seed ${seed}`).toBeGreaterThanOrEqual(280);
+    }
+  });
+
+  it("a token bucket of 20/s, burst 2: slow start's exit is no trial of noise", async () => {
+    // Slow start's exit was put on trial; 2 refused of 13 after the cut read as noise, and the
+    // pace went back to the exit's with no edge at all: 179 to 241 429s in 30 s.
+    const bucket = catalogue({ kind: "token_bucket", ratePerSecond: 20, burst: 2 });
+    for (const seed of SEEDS) {
+      const { run } = await freshRun(bucket({ retryAfter: "seconds" }), { seconds: 30, seed });
+
+      expect(run.refused.length, `seed ${seed}`).toBeLessThanOrEqual(20);
+      expect(run.accepted.length, `seed ${seed}`).toBeGreaterThanOrEqual(540);
+    }
+  });
+
+  it("a fixed window of 5 a second at 200 ms a request: slow start's exit is no trial of noise", async () => {
+    // The exit's trial read as noise, the pace went back to 28 a second with no edge, and the
+    // 429s hid among the answers counted since: 95 in 30 s, 129 to 133 accepted.
+    const window = catalogue({ kind: "fixed_window", limit: 5, windowSeconds: 1 });
+    for (const seed of SEEDS) {
+      const { run } = await freshRun(window({ retryAfter: "seconds" }), {
+        seconds: 30,
+        seed,
+        latencyMs: 200,
+      });
+
+      expect(run.refused.length, `seed ${seed}`).toBeLessThanOrEqual(25);
+      expect(run.accepted.length, `seed ${seed}`).toBeGreaterThanOrEqual(140);
+    }
+  });
+
+  it("a sliding log of 5 a second that counts refusals: slow start's exit is no trial of noise", async () => {
+    // Reverted to slow start's pace, the log stayed full and the edge was measured at 2 a second:
+    // 56 or 57 accepted in 30 s.
+    for (const seed of SEEDS) {
+      const { run } = await freshRun(slidingLog(5, 1000, { retryAfter: "seconds" }), {
+        seconds: 30,
+        seed,
+      });
+
+      expect(run.accepted.length, `seed ${seed}`).toBeGreaterThanOrEqual(100);
+      expect(run.refused.length, `seed ${seed}`).toBeLessThanOrEqual(20);
+    }
+  });
+
+  it("a token bucket of one at 10/s: no edge from answers sent no faster than they were accepted", async () => {
+    // Slow start's exit cut the pace to 3.9 a second, and a saturated episode of requests sent at
+    // that pace made it the edge: 149 accepted in 30 s; 188 to 196 now (210 to 216 when slow
+    // start's exit was a trial, which 56 accepted against the sliding log above paid for).
+    const bucket = catalogue({ kind: "token_bucket", ratePerSecond: 10, burst: 1 });
+    for (const seed of SEEDS) {
+      const { run } = await freshRun(bucket({ retryAfter: "seconds" }), {
+        seconds: 30,
+        seed,
+        stallsPerSecond: 1,
+        stallMs: 20,
+      });
+
+      expect(run.accepted.length, `seed ${seed}`).toBeGreaterThanOrEqual(180);
+      expect(run.refused.length, `seed ${seed}`).toBeLessThanOrEqual(10);
+    }
+  });
+});
