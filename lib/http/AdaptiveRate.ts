@@ -20,7 +20,8 @@
  * - Each later 429 opens an episode that weighs the answers of the requests sent after it. A
  *   share refused of `SATURATED_SHARE` or more means the upstream is saturated: what it accepted
  *   per second meanwhile is its rate (a bucket refills at its rate however fast it is asked), and
- *   the edge, if those requests were sent faster than that. Fewer means the pace just crossed the edge: the pace goes back below the rate it was
+ *   the edge, if those requests were sent faster than that (else it is taken as a crossing).
+ *   Fewer means the pace just crossed the edge: the pace goes back below the rate it was
  *   sent at and what was accepted over the last second, which is the edge (a window's limit).
  * - A 429 while the pace probes above the edge sends it back to the edge, which stands; each such
  *   probe doubles the wait before the next, and the wait is at least long enough for the refusals
@@ -433,16 +434,16 @@ export class AdaptiveRate {
     if (e.suspect && e.refused === 0) return;
     if (e.suspect) this.#cutBelow(now, e);
     if (e.afterBlock) return;
-    if (saturated && this.#followsPace(now)) {
-      // What the upstream accepted per second while refusing the rest is its rate, if they were
-      // sent faster (sent no faster, the pace was the bound: slow start's exit cut to 3.9 a second
-      // against a bucket of one at 10/s, and that became the edge); a rate held a whole window
-      // before is not above it (a log that counts refusals accepts ever fewer).
-      const measured = acceptedPerSecond(e, now);
-      if (measured < EDGE_SHARE * meanPace(e)) {
-        this.#learnEdge(measured, e.sustained);
-        this.#cut(now, Math.min(this.#rate, EDGE_SHARE * this.#maxRate));
-      }
+    // What the upstream accepted per second while refusing the rest is its rate, if they were
+    // sent faster: sent no faster, the pace was the bound (slow start's exit cut to 3.9 a second
+    // against a bucket of one at 10/s, and that became the edge), and the refusals say no more
+    // than a crossing.
+    const measured = acceptedPerSecond(e, now);
+    if (saturated && measured < EDGE_SHARE * meanPace(e) && this.#followsPace(now)) {
+      // A rate held a whole window before is not above it (a log that counts refusals accepts
+      // ever fewer).
+      this.#learnEdge(measured, e.sustained);
+      this.#cut(now, Math.min(this.#rate, EDGE_SHARE * this.#maxRate));
     } else if (!e.exit && !e.probe && !this.#noise.noise()) {
       // Crossed: the edge is what the upstream accepted over the window before (a window's limit).
       this.#learnEdge(e.acceptedRate);

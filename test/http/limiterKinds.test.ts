@@ -467,10 +467,12 @@ describe("AdaptiveRate against limiters slower than 50 a second", () => {
     }
   });
 
-  it("a token bucket of one at 10/s: no edge from answers sent no faster than they were accepted", async () => {
+  it("a token bucket of one at 10/s: answers sent no faster than they were accepted measure no rate", async () => {
     // Slow start's exit cut the pace to 3.9 a second, and a saturated episode of requests sent at
-    // that pace made it the edge: 149 accepted in 30 s; 188 to 196 now (210 to 216 when slow
-    // start's exit was a trial, which 56 accepted against the sliding log above paid for).
+    // that pace made it the edge: 149 accepted in 30 s. Taking nothing from such an episode, 188
+    // to 196; taking what it accepted over the window before, as for an edge crossed, 207 to 216
+    // (and a fixed window of 10 a second over real sockets, 9 429s in each of 6 runs, where
+    // nothing taken left the exit's edge of 16 a second: 33 to 37 429s in 3 runs of 9).
     const bucket = catalogue({ kind: "token_bucket", ratePerSecond: 10, burst: 1 });
     for (const seed of SEEDS) {
       const { run } = await freshRun(bucket({ retryAfter: "seconds" }), {
@@ -480,7 +482,7 @@ describe("AdaptiveRate against limiters slower than 50 a second", () => {
         stallMs: 20,
       });
 
-      expect(run.accepted.length, `seed ${seed}`).toBeGreaterThanOrEqual(180);
+      expect(run.accepted.length, `seed ${seed}`).toBeGreaterThanOrEqual(200);
       expect(run.refused.length, `seed ${seed}`).toBeLessThanOrEqual(10);
     }
   });
