@@ -20,9 +20,9 @@
  * - Each later 429 opens an episode that weighs the answers of the requests sent after it. A
  *   share refused of `SATURATED_SHARE` or more means the upstream is saturated: what it accepted
  *   per second meanwhile is its rate (a bucket refills at its rate however fast it is asked), and
- *   the edge, if those requests were sent faster than that (else it is taken as a crossing).
- *   Fewer means the pace just crossed the edge: the pace goes back below the rate it was
- *   sent at and what was accepted over the last second, which is the edge (a window's limit).
+ *   the edge, if those requests were sent faster than that. Fewer means the pace just crossed
+ *   the edge: the pace goes back below the rate it was sent at and what was accepted over the
+ *   last second, which is the edge (a window's limit).
  * - A 429 while the pace probes above the edge sends it back to the edge, which stands; each such
  *   probe doubles the wait before the next, and the wait is at least long enough for the refusals
  *   it cost to be `PROBE_REFUSAL_SHARE` of the requests meanwhile (a probe of a sliding log at 200
@@ -46,9 +46,11 @@
  *   window the pace used up (`WINDOW_SPENT_SHARE`) gives the edge, measured: probing above it
  *   waits as after a refused probe.
  * - Refusals that keep coming whatever the pace (a server that refuses every fifth request, with
- *   no `Retry-After`) are noise, not a rate: each refusal-driven cut after slow start's exit is a
- *   trial (no other cut meanwhile, no regrowth above what was accepted before it), and once `NOISE_TRIAL_ANSWERS` answers of those sent after it show a share nearer
- *   the share before it than the one a rate limit would leave at the lower pace (none below
+ *   no `Retry-After`) are noise, not a rate: each refusal-driven cut after slow start's exit,
+ *   with `NOISE_SHARE_MIN` or more refused before it, is a trial (no other cut meanwhile, no
+ *   regrowth above what was accepted before it), and once `NOISE_TRIAL_ANSWERS` answers of those
+ *   sent after it show a share nearer the share before it than the one a rate limit would leave
+ *   at the lower pace (none below
  *   a bucket's rate, `1 - accepted / pace` above it), the pace goes back to where it began and
  *   refusals at up to `NOISE_MARGIN` times that share (counted since) no longer cut it or move
  *   the edge. Shares below `NOISE_SHARE_MIN` are too rare to tell; `NOISE_SHARE_MAX` or more is
@@ -66,6 +68,7 @@
 import { Block } from "./Block";
 import {
   acceptedPerSecond,
+  countAccepted,
   countRefusal,
   type Episode,
   episodeProgress,
@@ -229,8 +232,7 @@ export class AdaptiveRate {
     if (episode) {
       episode.anyAccepted++;
       if (weighs(episode, ticket)) {
-        episode.accepted.push(now);
-        episode.paces += ticket.pace;
+        countAccepted(episode, ticket, now);
         this.#weigh(now);
       }
     }
@@ -397,7 +399,7 @@ export class AdaptiveRate {
       // Past the edge: back to what was accepted while finding out how far past.
       this.#slowStart = false;
       this.#log.measureAcceptedFrom(now);
-      if (this.#followsPace(now)) {
+      if (this.#followsPace(now, false)) {
         this.#maxRate = sent;
         // A cap on trial holds the pace until it is confirmed or dropped (`#trialEnded`).
         if (this.#inFlight.onTrial) this.#trialCut = EDGE_SHARE * acceptedRate;
@@ -434,16 +436,16 @@ export class AdaptiveRate {
     if (e.suspect && e.refused === 0) return;
     if (e.suspect) this.#cutBelow(now, e);
     if (e.afterBlock) return;
-    // What the upstream accepted per second while refusing the rest is its rate, if they were
-    // sent faster: sent no faster, the pace was the bound (slow start's exit cut to 3.9 a second
-    // against a bucket of one at 10/s, and that became the edge), and the refusals say no more
-    // than a crossing.
-    const measured = acceptedPerSecond(e, now);
-    if (saturated && measured < EDGE_SHARE * meanPace(e) && this.#followsPace(now)) {
-      // A rate held a whole window before is not above it (a log that counts refusals accepts
-      // ever fewer).
-      this.#learnEdge(measured, e.sustained);
-      this.#cut(now, Math.min(this.#rate, EDGE_SHARE * this.#maxRate));
+    if (saturated && this.#followsPace(now, !e.exit)) {
+      // What the upstream accepted per second while refusing the rest is its rate, if they were
+      // sent faster: sent no faster, the pace was the bound (slow start's exit cut to 3.9 a
+      // second against a bucket of one at 10/s, and that became the edge). A rate held a whole
+      // window before is not above it (a log that counts refusals accepts ever fewer).
+      const measured = acceptedPerSecond(e, now);
+      if (measured < EDGE_SHARE * meanPace(e)) {
+        this.#learnEdge(measured, e.sustained);
+        this.#cut(now, Math.min(this.#rate, EDGE_SHARE * this.#maxRate));
+      }
     } else if (!e.exit && !e.probe && !this.#noise.noise()) {
       // Crossed: the edge is what the upstream accepted over the window before (a window's limit).
       this.#learnEdge(e.acceptedRate);
@@ -459,13 +461,16 @@ export class AdaptiveRate {
 
   /** Back below the rate the refused request was sent at and what was accepted over the window. */
   #cutBelow(now: number, e: Episode): void {
-    if (!this.#followsPace(now)) return;
+    if (!this.#followsPace(now, true)) return;
     this.#cut(now, Math.min(this.#rate, EDGE_SHARE * Math.min(e.sent, e.acceptedRate)));
   }
 
-  /** Whether refusals call for a cut (`RefusalNoise.judge`); a cut shown not to help is undone. */
-  #followsPace(now: number): boolean {
-    const { follows, revertTo } = this.#noise.judge(now, this.#rate, this.#maxRate);
+  /**
+   * Whether refusals call for a cut (`RefusalNoise.judge`); a cut shown not to help is undone.
+   * `trial`: false for slow start's exit and its episode.
+   */
+  #followsPace(now: number, trial: boolean): boolean {
+    const { follows, revertTo } = this.#noise.judge(now, this.#rate, this.#maxRate, trial);
     if (revertTo) {
       this.#rate = Math.min(this.#ceiling, Math.max(this.#rate, revertTo.pace));
       this.#maxRate = Math.max(this.#maxRate, revertTo.maxRate);

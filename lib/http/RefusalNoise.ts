@@ -37,30 +37,35 @@ export class RefusalNoise {
    * Whether refusals call for a cut at pace `rate` and edge `maxRate`: not while their share is
    * noise, nor while a cut is on trial. A cut follows, and is on trial until `NOISE_TRIAL_ANSWERS`
    * answers of requests sent after it: if the share refused did not fall as a limit's would at the
-   * lower pace, `revertTo` is the trial's pace and edge to go back to.
+   * lower pace, `revertTo` is the trial's pace and edge to go back to. `trial` false: slow start's
+   * exit, whose share is the overshoot's, puts no cut on trial (reverted to, the pace had no edge
+   * at all: a bucket of 20/s, burst 2, took 179 to 241 429s in 30 s).
    */
-  judge(now: number, rate: number, maxRate: number): { follows: boolean; revertTo?: CutTrial } {
+  judge(
+    now: number,
+    rate: number,
+    maxRate: number,
+    trial: boolean,
+  ): { follows: boolean; revertTo?: CutTrial } {
     const tally = this.#tally;
     const answered = tally.accepted + tally.refused;
     const share = tally.refused / Math.max(1, answered);
     const telling = share >= NOISE_SHARE_MIN && share < NOISE_SHARE_MAX;
     if (this.noise()) return { follows: false };
-    const trial = this.#trial;
-    if (trial && trial.share >= NOISE_SHARE_MIN) {
+    const onTrial = this.#trial;
+    if (onTrial && onTrial.share >= NOISE_SHARE_MIN) {
       // On trial: no other cut until it is judged.
       if (answered < NOISE_TRIAL_ANSWERS) return { follows: false };
-      const limited = Math.max(0, 1 - ((1 - trial.share) * trial.pace) / rate);
-      if (telling && share >= (trial.share + limited) / 2) {
+      const limited = Math.max(0, 1 - ((1 - onTrial.share) * onTrial.pace) / rate);
+      if (telling && share >= (onTrial.share + limited) / 2) {
         this.#noiseShare = Math.max(this.#noiseShare, share);
         this.#trial = undefined;
         this.#tally = { from: now, accepted: 0, refused: 0 };
-        return { follows: false, revertTo: trial };
+        return { follows: false, revertTo: onTrial };
       }
     }
-    if (!trial || answered >= NOISE_TRIAL_ANSWERS) {
-      // Slow start's exit (no edge yet) is no trial: its share is the overshoot's, and reverted
-      // to, the pace had no edge at all (a bucket of 20/s, burst 2: 179 to 241 429s in 30 s).
-      this.#trial = Number.isFinite(maxRate) ? { pace: rate, maxRate, share } : undefined;
+    if (!onTrial || answered >= NOISE_TRIAL_ANSWERS) {
+      this.#trial = trial ? { pace: rate, maxRate, share } : undefined;
       this.#tally = { from: now, accepted: 0, refused: 0 };
     }
     return { follows: true };
@@ -77,7 +82,8 @@ export class RefusalNoise {
     if (!trial || trial.share < NOISE_SHARE_MIN || accepted + refused >= NOISE_TRIAL_ANSWERS) {
       return Number.POSITIVE_INFINITY;
     }
-    return (1 - trial.share) * trial.pace;
+    const ceiling = (1 - trial.share) * trial.pace;
+    return Number.isNaN(ceiling) ? Number.POSITIVE_INFINITY : ceiling;
   }
 
   /** Refusals within the noise learned, or too few answers yet to tell. */

@@ -104,6 +104,12 @@ export function weighs(e: Episode, ticket: StartTicket): boolean {
   return ticket.startedAt >= e.from;
 }
 
+/** An answer accepted at `now` that the episode weighs (`weighs`). */
+export function countAccepted(episode: Episode, ticket: StartTicket, now: number): void {
+  episode.accepted.push(now);
+  episode.paces += ticket.pace;
+}
+
 /** A later refusal in an episode; whether every answer since it began has been a refusal. */
 export function countRefusal(episode: Episode, ticket: StartTicket, fresh: boolean): boolean {
   episode.anyRefused++;
