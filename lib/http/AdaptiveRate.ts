@@ -50,13 +50,13 @@
  *   with `NOISE_SHARE_MIN` or more refused before it, is a trial (no other cut meanwhile, no
  *   regrowth above what was accepted before it), and once `NOISE_TRIAL_ANSWERS` answers of those
  *   sent after it show a share nearer the share before it than the one a rate limit would leave
- *   at the lower pace (none below
- *   a bucket's rate, `1 - accepted / pace` above it), the pace goes back to where it began and
- *   refusals at up to `NOISE_MARGIN` times that share (counted since) no longer cut it or move
- *   the edge. Shares below `NOISE_SHARE_MIN` are too rare to tell; `NOISE_SHARE_MAX` or more is
- *   never noise. Without this a client whose demand is below its pace (pages read one after
- *   another) cut below the accepted rate at each such 429 and spiralled down to `MIN_RATE`
- *   (every fifth refused: 1.2 req/s against a demand of 12; now 12, `limiterKinds.test.ts`).
+ *   at the lower pace (none below a bucket's rate, `1 - accepted / pace` above it), the pace goes
+ *   back to where it began and refusals at up to `NOISE_MARGIN` times that share (counted since)
+ *   no longer cut it or move the edge. Shares below `NOISE_SHARE_MIN` are too rare to tell;
+ *   `NOISE_SHARE_MAX` or more is never noise. Without this a client whose demand is below its
+ *   pace (pages read one after another) cut below the accepted rate at each such 429 and
+ *   spiralled down to `MIN_RATE` (every fifth refused: 1.2 req/s against a demand of 12; now 12,
+ *   `limiterKinds.test.ts`).
  * - An upstream that caps requests in flight is recognised by the level its 429s start at
  *   (`InFlightCap`): the cap then bounds the starts, and those 429s do not lower the pace. A cap
  *   read from slow start's first 429 is on trial: the exit's cut waits until it is confirmed
