@@ -35,16 +35,18 @@
  *   then probes above along a cubic, never more than `GROWTH_OVER_SENT` of what it actually sent
  *   (a client that cannot keep up does not pile up a pace it never used).
  * - Starts are spaced by the pace (`TOLERANCE_MS` early at most) and never more than the pace
- *   within any second (a sliding window's limit), nor more than a `RateLimit-Limit` within its
- *   window once the headers have shown that it counts these requests.
+ *   within any second (a sliding window's limit; at the plateau, the edge itself, whole: a window
+ *   of 5 a second paced at 4.9 took 4), nor more than a `RateLimit-Limit` within its window once
+ *   the headers have shown that it counts these requests.
  * - A block (a long `Retry-After`, or nothing but 429s since an episode began: a window used up,
  *   a quota) stops every start; one request probes alone, first after `FIRST_PROBE_MS` (or the
  *   `Retry-After`), then ever further apart with the block's age. A `Retry-After` in whole
  *   seconds is rounded up: where a whole number of seconds from the first accepted answer (then
  *   from each block's accepted probe) falls in its last second, the first probe goes then
  *   (`Block.guessWindowEnd`: a window of 500 per 10 s was waited out 0.7 s past its end). A
- *   window the pace used up (`WINDOW_SPENT_SHARE`) gives the edge, measured: probing above it
- *   waits as after a refused probe.
+ *   window the pace used up (`WINDOW_SPENT_SHARE`) gives the edge, measured (what the last second
+ *   accepted, counted: extrapolated from the run's first 0.4 s, 8 made an edge of 17 a second
+ *   against a window of 10): probing above it waits as after a refused probe.
  * - Refusals that keep coming whatever the pace (a server that refuses every fifth request, with
  *   no `Retry-After`) are noise, not a rate: each refusal-driven cut after slow start's exit,
  *   with `NOISE_SHARE_MIN` or more refused before it, is a trial (no other cut meanwhile, no
@@ -53,7 +55,10 @@
  *   at the lower pace (none below a bucket's rate, `1 - accepted / pace` above it), the pace goes
  *   back to where it began and refusals at up to `NOISE_MARGIN` times that share (counted since)
  *   no longer cut it or move the edge. Shares below `NOISE_SHARE_MIN` are too rare to tell;
- *   `NOISE_SHARE_MAX` or more is never noise. Without this a client whose demand is below its
+ *   `NOISE_SHARE_MAX` or more is never noise, learned or tolerated; a cut that would change a
+ *   limit's share by less than `NOISE_SHARE_MIN` is not judged; refusals after a cut count from
+ *   its first accepted answer (those before are a window spent before the cut: counted, a window
+ *   of 10 a second met at some phases was judged noise, up to 144 429s in 30 s). Without this a client whose demand is below its
  *   pace (pages read one after another) cut below the accepted rate at each such 429 and
  *   spiralled down to `MIN_RATE` (every fifth refused: 1.2 req/s against a demand of 12; now 12,
  *   `limiterKinds.test.ts`).
@@ -187,8 +192,17 @@ export class AdaptiveRate {
     return Math.max(
       at,
       this.#nextStartAt - TOLERANCE_MS,
-      this.#log.windowFreeAt(now, this.#rate, this.#headerLimit),
+      this.#log.windowFreeAt(now, this.#startsPerWindow, this.#headerLimit),
     );
+  }
+
+  /**
+   * Starts allowed within any second: the pace, or at the plateau the edge it keeps `EDGE_SHARE`
+   * below, whole (a window of 5 a second measured as 5, paced at 4.9, took 4 a second).
+   */
+  get #startsPerWindow(): number {
+    const atPlateau = this.#rate >= EDGE_SHARE * this.#maxRate - 1e-6;
+    return atPlateau ? Math.min(this.#ceiling, Math.max(this.#rate, this.#maxRate)) : this.#rate;
   }
 
   /** Records a start at `now` (which `nextStartAt` allowed). */
@@ -298,10 +312,12 @@ export class AdaptiveRate {
     if (this.#episode) refusingAll = countRefusal(this.#episode, ticket, fresh);
     else if (fresh) this.#openEpisode(ticket, now, previousRefusal);
     if (refusingAll) {
-      // A window used up: no faster than what it accepted over the last one. After a probe the
+      // A window used up: no faster than what it accepted over the last one, counted, not
+      // extrapolated from a shorter span (8 accepted in the run's first 0.4 s made an edge of 17 a
+      // second against a window of 10: the rest of every window refused). After a probe the
       // edge stands (a log that counts refusals refuses everything a while after one).
       if (!this.#episode?.probe) {
-        const accepted = this.#log.acceptedRate(now);
+        const accepted = (this.#log.acceptedWithin(now, WINDOW_MS) * 1000) / WINDOW_MS;
         if (this.#episode && accepted >= WINDOW_SPENT_SHARE * this.#rate) {
           // Measured: probing above it waits as after a probe refused now, which costs the 429s
           // so far and those of the requests still in flight.

@@ -25,10 +25,10 @@ export class StartLog {
     this.#accepted.push(now);
   }
 
-  /** When one more start fits: `rate` within any second, a header's limit within its window. */
-  windowFreeAt(now: number, rate: number, header: HeaderLimit | undefined): number {
+  /** When one more start fits: `perWindow` within any second, a header's limit within its window. */
+  windowFreeAt(now: number, perWindow: number, header: HeaderLimit | undefined): number {
     this.forget(now, header);
-    let at = this.#freeAt(now, Math.max(1, Math.floor(rate)), WINDOW_MS);
+    let at = this.#freeAt(now, Math.max(1, Math.floor(perWindow)), WINDOW_MS);
     if (header?.counted) at = Math.max(at, this.#freeAt(now, header.limit, header.windowMs));
     return Math.max(now, at);
   }

@@ -456,6 +456,16 @@ const SLOWER_KINDS: SlowerKind[] = [
     refused: 20,
   },
   {
+    // A block measured the log's rate from what it accepted over a shorter span than a second,
+    // extrapolated, or since slow start's exit: at 200 ms a request, 2 a second, and probing
+    // above it waited 16 s (58 accepted in 30 s; 92 with the window's refusals judged apart).
+    name: "a sliding log of 5 a second at 200 ms a request: a block measures what a whole second accepted",
+    upstream: () => slidingLog(5, 1000, { retryAfter: "seconds" }),
+    model: { latencyMs: 200 },
+    accepted: 120,
+    refused: 20,
+  },
+  {
     // Slow start's exit cuts the pace to 3.9 a second (one answer in its first quarter second).
     // With the exit no trial, a saturated episode of requests sent at that pace made it the edge:
     // 149 to 153 accepted in 30 s, 207 to 216 now (210 to 216 at 702a98e, where the exit's trial
@@ -480,6 +490,47 @@ describe("AdaptiveRate against limiters slower than 50 a second", () => {
 
         expect(run.accepted.length, `seed ${seed}`).toBeGreaterThanOrEqual(kind.accepted);
         expect(run.refused.length, `seed ${seed}`).toBeLessThanOrEqual(kind.refused);
+      }
+    });
+  }
+});
+
+describe("AdaptiveRate against a fixed window met at any phase", () => {
+  // The catalogue's fixed window opens at the client's first request, so every run above meets it
+  // at one phase. A server already running, or a limit shared with other clients, opens it earlier
+  // (`opensAt: "start"`): the client's first second spans two windows. Before, at some phases, a
+  // window's first refusals came in the run's first half second and what it had accepted was
+  // extrapolated to a second (an edge of 17 against a window of 10), then a cut on trial was
+  // judged by the refusals of the window already spent, read as noise, and the rest of every
+  // window was refused: 50 to 112 429s in 30 s at 40 ms (phases 500-900), 55 to 144 at 120 ms;
+  // at 5 a second the edge measured was 5, paced at 4.9, and the starts allowed within a second
+  // were 4: 124 accepted in 30 s of 150.
+  const PHASES = [0, 100, 200, 300, 400, 500, 600, 700, 800, 900];
+  const cases = [
+    { limit: 10, latencyMs: 40 },
+    { limit: 10, latencyMs: 120 },
+    { limit: 5, latencyMs: 40 },
+  ];
+  for (const { limit, latencyMs } of cases) {
+    it(`a window of ${limit} a second at ${latencyMs} ms a request: few 429s and nearly its rate at every phase`, async () => {
+      for (const phase of PHASES) {
+        vi.useRealTimers();
+        startFakeClock();
+        const upstream = createLimiter({
+          kind: "fixed_window",
+          limit,
+          windowSeconds: 1,
+          opensAt: "start",
+        }) as Upstream;
+        vi.advanceTimersByTime(phase);
+        const run = await runModel(new AdaptiveRate(), upstream, {
+          seconds: 30,
+          latencyMs,
+          seed: 1,
+        });
+
+        expect(run.refused.length, `phase ${phase} ms`).toBeLessThanOrEqual(20);
+        expect(run.accepted.length, `phase ${phase} ms`).toBeGreaterThanOrEqual(0.95 * limit * 30);
       }
     });
   }

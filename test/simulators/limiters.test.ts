@@ -145,6 +145,21 @@ describe("on a fake clock", () => {
     // The refusals above counted in the old window only: the new one starts from 0.
     expect(await admitted(limiter, 4)).toEqual([true, true, true, false]);
   });
+
+  it("fixed window opened at the start: the first request meets it part spent in time", async () => {
+    const limiter = createLimiter({
+      kind: "fixed_window",
+      limit: 3,
+      windowSeconds: 10,
+      opensAt: "start",
+      headers: "ratelimit",
+    });
+    vi.advanceTimersByTime(7_000);
+    expect(await admitted(limiter, 4)).toEqual([true, true, true, false]);
+    vi.advanceTimersByTime(3_000);
+    expect(await admitted(limiter, 3)).toEqual([true, true, true]);
+    expect((await limiter.admit()).headers["retry-after"]).toBe("10");
+  });
 });
 
 describe("sliding log (rolling-rate-limiter, the system clock)", () => {

@@ -24,11 +24,17 @@ export const limiterSettingsSchema = z.discriminatedUnion("kind", [
     retryAfter,
     headers,
   }),
-  /** `rate-limiter-flexible`'s RateLimiterMemory: `limit` requests per window of `windowSeconds`. */
+  /**
+   * `rate-limiter-flexible`'s RateLimiterMemory: `limit` requests per window of `windowSeconds`.
+   * `opensAt`: the first window opens at the first request, or at the limiter's start (a server
+   * already running, or a limit shared with other clients: the client meets a window part spent
+   * in time, at any phase).
+   */
   z.strictObject({
     kind: z.literal("fixed_window"),
     limit: positiveInt,
     windowSeconds: positiveInt,
+    opensAt: z.enum(["first_request", "start"]).default("first_request"),
     retryAfter,
     headers,
   }),
@@ -63,6 +69,6 @@ export function parseLimiterSettings(input: unknown, field = "limiter"): ParsedL
     return `${path}: ${issue.message}`;
   });
   throw new LimiterSettingsError(
-    `${problems.join("; ")} (kinds: token_bucket {ratePerSecond, burst}, fixed_window {limit, windowSeconds}, sliding_log {limit, windowSeconds}, in_flight {maxInFlight}; each with retryAfter "seconds" | "date" | "none" and headers "ratelimit" | "x-ratelimit")`,
+    `${problems.join("; ")} (kinds: token_bucket {ratePerSecond, burst}, fixed_window {limit, windowSeconds, opensAt "first_request" | "start"}, sliding_log {limit, windowSeconds}, in_flight {maxInFlight}; each with retryAfter "seconds" | "date" | "none" and headers "ratelimit" | "x-ratelimit")`,
   );
 }
