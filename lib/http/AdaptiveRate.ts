@@ -45,8 +45,9 @@
  *   from each block's accepted probe) falls in its last second, the first probe goes then
  *   (`Block.guessWindowEnd`: a window of 500 per 10 s was waited out 0.7 s past its end). A
  *   window the pace used up (`WINDOW_SPENT_SHARE`) gives the edge, measured (what the last second
- *   accepted, counted: extrapolated from the run's first 0.4 s, 8 made an edge of 17 a second
- *   against a window of 10): probing above it waits as after a refused probe.
+ *   accepted, counted: extrapolated from a shorter span, a sliding log of 5 a second at 200 ms a
+ *   request was measured at 8.5, then 3, held 16 s): probing above it waits as after a refused
+ *   probe.
  * - Refusals that keep coming whatever the pace (a server that refuses every fifth request, with
  *   no `Retry-After`) are noise, not a rate: each refusal-driven cut after slow start's exit,
  *   with `NOISE_SHARE_MIN` or more refused before it, is a trial (no other cut meanwhile, no
@@ -56,12 +57,13 @@
  *   back to where it began and refusals at up to `NOISE_MARGIN` times that share (counted since)
  *   no longer cut it or move the edge. Shares below `NOISE_SHARE_MIN` are too rare to tell;
  *   `NOISE_SHARE_MAX` or more is never noise, learned or tolerated; a cut that would change a
- *   limit's share by less than `NOISE_SHARE_MIN` is not judged; refusals after a cut count from
- *   its first accepted answer (those before are a window spent before the cut: counted, a window
- *   of 10 a second met at some phases was judged noise, up to 144 429s in 30 s). Without this a client whose demand is below its
- *   pace (pages read one after another) cut below the accepted rate at each such 429 and
- *   spiralled down to `MIN_RATE` (every fifth refused: 1.2 req/s against a demand of 12; now 12,
- *   `limiterKinds.test.ts`).
+ *   limit's share by less than `NOISE_SHARE_MIN` is not judged. A trial is judged on the refusals
+ *   from the first accepted answer after its cut: those before are a window spent before the cut
+ *   (judged with them, a window of 10 a second met at some phases was taken for noise, up to 144
+ *   429s in 30 s); they still count against noise (nothing but 429s after a verdict is none).
+ *   Without all this a client whose demand is below its pace (pages read one after another) cut
+ *   below the accepted rate at each such 429 and spiralled down to `MIN_RATE` (every fifth
+ *   refused: 1.2 req/s against a demand of 12; now 12, `limiterKinds.test.ts`).
  * - An upstream that caps requests in flight is recognised by the level its 429s start at
  *   (`InFlightCap`): the cap then bounds the starts, and those 429s do not lower the pace. A cap
  *   read from slow start's first 429 is on trial: the exit's cut waits until it is confirmed
@@ -313,9 +315,9 @@ export class AdaptiveRate {
     else if (fresh) this.#openEpisode(ticket, now, previousRefusal);
     if (refusingAll) {
       // A window used up: no faster than what it accepted over the last one, counted, not
-      // extrapolated from a shorter span (8 accepted in the run's first 0.4 s made an edge of 17 a
-      // second against a window of 10: the rest of every window refused). After a probe the
-      // edge stands (a log that counts refusals refuses everything a while after one).
+      // extrapolated from a shorter span (a sliding log of 5 a second, at 200 ms a request, was
+      // measured at 8.5 a second, then 3). After a probe the edge stands (a log that counts
+      // refusals refuses everything a while after one).
       if (!this.#episode?.probe) {
         const accepted = (this.#log.acceptedWithin(now, WINDOW_MS) * 1000) / WINDOW_MS;
         if (this.#episode && accepted >= WINDOW_SPENT_SHARE * this.#rate) {

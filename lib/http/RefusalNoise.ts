@@ -19,8 +19,11 @@ export interface CutTrial {
 }
 
 export class RefusalNoise {
-  /** Answers of requests started from `from` on (a 429 for the number in flight not counted). */
-  #tally = { from: Number.NEGATIVE_INFINITY, accepted: 0, refused: 0 };
+  /**
+   * Answers of requests started from `from` on (a 429 for the number in flight not counted);
+   * `leading`: the refusals before the first accepted one, apart.
+   */
+  #tally = { from: Number.NEGATIVE_INFINITY, accepted: 0, refused: 0, leading: 0 };
   #trial: CutTrial | undefined;
   /** The refused share shown not to fall with the pace (0: none shown). */
   #noiseShare = 0;
@@ -30,14 +33,16 @@ export class RefusalNoise {
   }
 
   /**
-   * Refusals before the first accepted answer counted are not: they are the tail of a window spent
-   * before the cut (sent after it, refused until the window ends), not a share at the new pace.
+   * Refusals before the first accepted answer since the tally began are kept apart: after a cut,
+   * they are the tail of a window spent before it (sent after the cut, refused until the window
+   * ends), not a share at the new pace, and a trial is judged without them; the noise tolerated
+   * counts them (nothing but refusals after a verdict of noise is no noise).
    */
   refused(ticket: StartTicket, byCap: boolean): void {
     const tally = this.#tally;
-    if (!byCap && !ticket.probe && ticket.startedAt >= tally.from && tally.accepted > 0) {
-      tally.refused++;
-    }
+    if (byCap || ticket.probe || ticket.startedAt < tally.from) return;
+    if (tally.accepted > 0) tally.refused++;
+    else tally.leading++;
   }
 
   /**
@@ -70,13 +75,13 @@ export class RefusalNoise {
       if (telling && tells && share >= (onTrial.share + limited) / 2) {
         this.#noiseShare = Math.max(this.#noiseShare, share);
         this.#trial = undefined;
-        this.#tally = { from: now, accepted: 0, refused: 0 };
+        this.#tally = { from: now, accepted: 0, refused: 0, leading: 0 };
         return { follows: false, revertTo: onTrial };
       }
     }
     if (!onTrial || answered >= NOISE_TRIAL_ANSWERS) {
       this.#trial = trial ? { pace: rate, maxRate, share } : undefined;
-      this.#tally = { from: now, accepted: 0, refused: 0 };
+      this.#tally = { from: now, accepted: 0, refused: 0, leading: 0 };
     }
     return { follows: true };
   }
@@ -97,14 +102,21 @@ export class RefusalNoise {
   }
 
   /**
-   * Refusals within the noise learned (never `NOISE_SHARE_MAX` or more of the answers), or too few
-   * answers yet to tell. Twice a share learned near that bound had tolerated any share: a bucket of
-   * 50/s was paced at 200 a second, 1,140 429s in 12 s (on the fake clock of limiterKinds.test.ts).
+   * Refusals within the noise learned and under `NOISE_SHARE_MAX` of the answers, or too few
+   * answers yet to tell. Twice a share learned near that bound tolerated any share: in a variant of
+   * the rate control whose starts within a second were the pace / `EDGE_SHARE` at any pace, a
+   * bucket of 50/s was paced at 200 a second, 1,140 429s in 12 s (the fake clock of
+   * limiterKinds.test.ts, its test of a burst spent in slow start).
    */
   noise(): boolean {
-    const { accepted, refused } = this.#tally;
+    const { accepted, leading } = this.#tally;
+    const refused = this.#tally.refused + leading;
     const answered = accepted + refused;
-    const tolerated = Math.min(NOISE_MARGIN * this.#noiseShare, NOISE_SHARE_MAX);
-    return this.#noiseShare > 0 && (answered < EPISODE_ANSWERS || refused < tolerated * answered);
+    return (
+      this.#noiseShare > 0 &&
+      (answered < EPISODE_ANSWERS ||
+        (refused <= NOISE_MARGIN * this.#noiseShare * answered &&
+          refused < NOISE_SHARE_MAX * answered))
+    );
   }
 }

@@ -33,7 +33,8 @@ describe("RefusalNoise", () => {
 
   it("judges no cut too small to change a limit's share (97 to 95 a second, 48% refused either way)", () => {
     // Against a bucket of 50/s, the same share after so small a cut was read as noise and the pace
-    // went back to 97 with slow start's edge of 158: 1,140 429s in 12 s on the fake clock.
+    // went back to 97 with slow start's edge of 158: 1,140 429s in 12 s on the fake clock, in a
+    // variant of the rate control that allowed more starts within a second.
     const noise = new RefusalNoise();
     answer(noise, 0, 97, 26, 24);
     noise.judge(1000, 97, 158, true);
@@ -55,6 +56,19 @@ describe("RefusalNoise", () => {
     answer(noise, 2000, 50, 4, 3);
     expect(noise.noise()).toBe(true);
     answer(noise, 2000, 50, 0, 5);
+
+    expect(noise.noise()).toBe(false);
+  });
+
+  it("takes nothing but refusals after a verdict of noise for no noise (a quota spent, an outage)", () => {
+    const noise = new RefusalNoise();
+    answer(noise, 0, 50, 30, 20);
+    noise.judge(1000, 50, 50, true);
+    answer(noise, 1000, 25, 9, 6);
+    expect(noise.judge(2000, 25, 50, true).revertTo).toBeDefined();
+    for (let i = 0; i < 5; i++) noise.refused(ticket(2000, 50), false);
+    expect(noise.noise()).toBe(true);
+    for (let i = 0; i < 5; i++) noise.refused(ticket(2000, 50), false);
 
     expect(noise.noise()).toBe(false);
   });

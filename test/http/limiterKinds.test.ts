@@ -3,19 +3,23 @@
  * (`upstreamModel.ts`): 30 simulated seconds of endless work, 16 in flight at most, 40 ms a
  * request, nothing configured. The token bucket, the fixed window and the cap in flight are the
  * catalogue's own (`createLimiter`: the npm libraries `limiter` and `rate-limiter-flexible`, whose
- * clocks vitest fakes); the sliding log is a model of `rolling-rate-limiter`'s, written here
- * because that library reads `microtime`, which no fake clock reaches. Each kind is asserted to
+ * clocks vitest fakes); the sliding log is a model of `rolling-rate-limiter`'s
+ * (`upstreamModel.ts`), because that library reads `microtime`, which no fake clock reaches. Each kind is asserted to
  * keep most of its rate with few 429s, in each way it can say no (`Retry-After` in seconds, as a
  * date, none, `RateLimit-*` headers), which the controller before issue 16 did not (a bucket of
  * one held it at a tenth of the rate, a bucket of 50 cost over a hundred 429s).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { AdaptiveRate } from "../../lib/http/AdaptiveRate";
+import { RefusalNoise } from "../../lib/http/RefusalNoise";
 import { createLimiter, type LimiterSettings } from "../../lib/simulators/limiters";
 import {
   acceptedRate,
+  EPOCH,
   type ModelOptions,
   runModel,
+  type Say,
+  slidingLog,
   startFakeClock,
   type Upstream,
 } from "./upstreamModel";
@@ -24,36 +28,6 @@ beforeEach(startFakeClock);
 afterEach(() => {
   vi.useRealTimers();
 });
-
-/** `rolling-rate-limiter`'s in-memory log: at most `limit` in any window, refusals logged too. */
-function slidingLog(limit: number, windowMs: number, say: Say): Upstream {
-  let log: number[] = [];
-  return {
-    async admit() {
-      const now = performance.now();
-      log = log.filter((t) => t > now - windowMs);
-      log.push(now);
-      const accepted = log.length <= limit;
-      const waitMs = log.length >= limit ? (log[log.length - limit] as number) + windowMs - now : 0;
-      const headers: Record<string, string> = {};
-      if (say.headers) {
-        headers["ratelimit-limit"] = String(limit);
-        headers["ratelimit-remaining"] = String(Math.max(0, limit - log.length));
-        headers["ratelimit-reset"] = String(windowMs / 1000);
-      }
-      if (!accepted && say.retryAfter === "seconds") {
-        headers["retry-after"] = String(Math.max(1, Math.ceil(waitMs / 1000)));
-      }
-      return { accepted, headers };
-    },
-    release() {},
-  };
-}
-
-interface Say {
-  retryAfter: "seconds" | "date" | "none";
-  headers?: "ratelimit";
-}
 
 const SAYS: Array<[string, Say]> = [
   ["Retry-After in seconds", { retryAfter: "seconds" }],
@@ -187,6 +161,46 @@ describe("AdaptiveRate against refusals that do not depend on the rate", () => {
     expect(sentLate).toBeGreaterThanOrEqual(0.7 * demand);
     expect(rate.rate).toBeGreaterThanOrEqual(0.7 * demand);
     expect(sent).toBeGreaterThanOrEqual(0.7 * demand * 30);
+  });
+
+  it("an outage just after refusals were taken for noise: blocked, not refused at the full pace", async () => {
+    // Prepare: every fifth request refused, then from the moment they are judged noise every
+    // request refused for 10 s (a quota spent, an outage), no Retry-After, 16 in flight. When the
+    // refusals before the first accepted answer were not counted at all, none counted after the
+    // verdict: no block, no cut, 194 429s in those 10 s at 19.6 a second (16 at 12d675e).
+    let verdictAt: number | undefined;
+    const judge = RefusalNoise.prototype.judge;
+    const spy = vi.spyOn(RefusalNoise.prototype, "judge").mockImplementation(function (
+      this: RefusalNoise,
+      ...args: Parameters<typeof judge>
+    ) {
+      const verdict = judge.apply(this, args);
+      if (verdict.revertTo && verdictAt === undefined) verdictAt = args[0] - EPOCH;
+      return verdict;
+    });
+    let answered = 0;
+    const upstream: Upstream = {
+      async admit() {
+        const now = Date.now() - EPOCH;
+        if (verdictAt !== undefined && now >= verdictAt && now < verdictAt + 10_000) {
+          return { accepted: false, headers: {} };
+        }
+        answered++;
+        return { accepted: answered % 5 !== 0, headers: {} };
+      },
+      release() {},
+    };
+
+    // Act
+    const run = await runModel(new AdaptiveRate(), upstream, { seconds: 30, latencyMs: 40 });
+    spy.mockRestore();
+
+    // Assess
+    expect(verdictAt).toBeDefined();
+    const from = verdictAt as number;
+    expect(run.refused.filter((t) => t >= from && t < from + 10_000).length).toBeLessThanOrEqual(
+      40,
+    );
   });
 });
 
@@ -457,8 +471,8 @@ const SLOWER_KINDS: SlowerKind[] = [
   },
   {
     // A block measured the log's rate from what it accepted over a shorter span than a second,
-    // extrapolated, or since slow start's exit: at 200 ms a request, 2 a second, and probing
-    // above it waited 16 s (58 accepted in 30 s; 92 with the window's refusals judged apart).
+    // extrapolated: 8.5 a second at the first, 3 at the next, held 16 s before probing above it
+    // (92 accepted in 30 s; 58 at 12d675e).
     name: "a sliding log of 5 a second at 200 ms a request: a block measures what a whole second accepted",
     upstream: () => slidingLog(5, 1000, { retryAfter: "seconds" }),
     model: { latencyMs: 200 },
@@ -499,12 +513,11 @@ describe("AdaptiveRate against a fixed window met at any phase", () => {
   // The catalogue's fixed window opens at the client's first request, so every run above meets it
   // at one phase. A server already running, or a limit shared with other clients, opens it earlier
   // (`opensAt: "start"`): the client's first second spans two windows. Before, at some phases, a
-  // window's first refusals came in the run's first half second and what it had accepted was
-  // extrapolated to a second (an edge of 17 against a window of 10), then a cut on trial was
-  // judged by the refusals of the window already spent, read as noise, and the rest of every
-  // window was refused: 50 to 112 429s in 30 s at 40 ms (phases 500-900), 55 to 144 at 120 ms;
-  // at 5 a second the edge measured was 5, paced at 4.9, and the starts allowed within a second
-  // were 4: 124 accepted in 30 s of 150.
+  // cut on trial was judged by the refusals of the window spent before it (sent after the cut,
+  // refused until that window ended), read as noise, and the rest of every window was refused:
+  // 50 to 112 429s in 30 s at 40 ms (phases 500-900), 55 to 144 at 120 ms; at 5 a second the edge
+  // measured was 5, paced at 4.9, and the starts allowed within a second were 4: 124 accepted in
+  // 30 s of 150.
   const PHASES = [0, 100, 200, 300, 400, 500, 600, 700, 800, 900];
   const cases = [
     { limit: 10, latencyMs: 40 },

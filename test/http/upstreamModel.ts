@@ -181,3 +181,33 @@ function seeded(seed: number): () => number {
 export function acceptedRate(run: ModelRun, from: number, to: number): number {
   return (run.accepted.filter((t) => t >= from && t < to).length * 1000) / (to - from);
 }
+
+/** `rolling-rate-limiter`'s in-memory log: at most `limit` in any window, refusals logged too. */
+export function slidingLog(limit: number, windowMs: number, say: Say): Upstream {
+  let log: number[] = [];
+  return {
+    async admit() {
+      const now = performance.now();
+      log = log.filter((t) => t > now - windowMs);
+      log.push(now);
+      const accepted = log.length <= limit;
+      const waitMs = log.length >= limit ? (log[log.length - limit] as number) + windowMs - now : 0;
+      const headers: Record<string, string> = {};
+      if (say.headers) {
+        headers["ratelimit-limit"] = String(limit);
+        headers["ratelimit-remaining"] = String(Math.max(0, limit - log.length));
+        headers["ratelimit-reset"] = String(windowMs / 1000);
+      }
+      if (!accepted && say.retryAfter === "seconds") {
+        headers["retry-after"] = String(Math.max(1, Math.ceil(waitMs / 1000)));
+      }
+      return { accepted, headers };
+    },
+    release() {},
+  };
+}
+
+export interface Say {
+  retryAfter: "seconds" | "date" | "none";
+  headers?: "ratelimit";
+}
