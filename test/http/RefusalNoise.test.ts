@@ -17,6 +17,19 @@ function answer(noise: RefusalNoise, at: number, pace: number, accepted: number,
   for (let i = 0; i < refused; i++) noise.refused(ticket(at, pace), false);
 }
 
+/**
+ * Noise learned at 2,000 ms: 40% refused at 50 a second, and a cut to 25 that left `after` of its
+ * 13 answers refused (a limit at 25 would refuse none).
+ */
+function learned(after: number): RefusalNoise {
+  const noise = new RefusalNoise();
+  answer(noise, 0, 50, 30, 20);
+  noise.judge(1000, 50, 50, true);
+  answer(noise, 1000, 25, 13 - after, after);
+  expect(noise.judge(2000, 25, 50, true).revertTo).toBeDefined();
+  return noise;
+}
+
 describe("RefusalNoise", () => {
   it("takes a share that did not fall after a cut large enough to tell for noise", () => {
     const noise = new RefusalNoise();
@@ -47,12 +60,8 @@ describe("RefusalNoise", () => {
   });
 
   it("never tolerates half the answers refused, whatever share it learned", () => {
-    const noise = new RefusalNoise();
-    answer(noise, 0, 50, 27, 18);
-    noise.judge(1000, 50, 50, true);
-    answer(noise, 1000, 25, 8, 5);
-    expect(noise.judge(2000, 25, 50, true).revertTo).toBeDefined();
     // Learned: 5 of 13 (38%). Twice that would tolerate 77%.
+    const noise = learned(5);
     answer(noise, 2000, 50, 4, 3);
     expect(noise.noise()).toBe(true);
     answer(noise, 2000, 50, 0, 5);
@@ -61,11 +70,7 @@ describe("RefusalNoise", () => {
   });
 
   it("takes nothing but refusals after a verdict of noise for no noise (a quota spent, an outage)", () => {
-    const noise = new RefusalNoise();
-    answer(noise, 0, 50, 30, 20);
-    noise.judge(1000, 50, 50, true);
-    answer(noise, 1000, 25, 9, 6);
-    expect(noise.judge(2000, 25, 50, true).revertTo).toBeDefined();
+    const noise = learned(5);
     for (let i = 0; i < 5; i++) noise.refused(ticket(2000, 50), false);
     expect(noise.noise()).toBe(true);
     for (let i = 0; i < 5; i++) noise.refused(ticket(2000, 50), false);
