@@ -92,6 +92,7 @@ import { RefusalNoise } from "./RefusalNoise";
 import {
   BLOCKING_RETRY_AFTER_MS,
   EDGE_SHARE,
+  EPISODE_ACCEPTED_MIN,
   FIRST_PROBE_MS,
   GROWTH_OVER_SENT,
   MIN_RATE,
@@ -460,7 +461,7 @@ export class AdaptiveRate {
       // second against a bucket of one at 10/s, and that became the edge). A rate held a whole
       // window before is not above it (a log that counts refusals accepts ever fewer).
       const measured = acceptedPerSecond(e, now);
-      if (measured < EDGE_SHARE * meanPace(e)) {
+      if (e.accepted.length >= EPISODE_ACCEPTED_MIN && measured < EDGE_SHARE * meanPace(e)) {
         this.#learnEdge(measured, e.sustained);
         this.#cut(now, Math.min(this.#rate, EDGE_SHARE * this.#maxRate));
       }
