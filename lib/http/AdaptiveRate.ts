@@ -92,7 +92,6 @@ import { RefusalNoise } from "./RefusalNoise";
 import {
   BLOCKING_RETRY_AFTER_MS,
   EDGE_SHARE,
-  EPISODE_ACCEPTED_MIN,
   FIRST_PROBE_MS,
   GROWTH_OVER_SENT,
   MIN_RATE,
@@ -449,8 +448,8 @@ export class AdaptiveRate {
     // Slow start's exit, from the requests in flight: a rate that calls for no cut is theirs,
     // not the upstream's (a bucket of one refuses some at any pace near its rate); the requests
     // sent since decide.
-    if (e.inFlightUntil !== undefined && EDGE_SHARE * acceptedPerSecond(e, now) >= this.#rate)
-      return;
+    const inFlightRate = e.inFlightUntil === undefined ? undefined : acceptedPerSecond(e);
+    if (inFlightRate !== undefined && EDGE_SHARE * inFlightRate >= this.#rate) return;
     this.#episode = undefined;
     if (e.suspect && e.refused === 0) return;
     if (e.suspect) this.#cutBelow(now, e);
@@ -459,9 +458,10 @@ export class AdaptiveRate {
       // What the upstream accepted per second while refusing the rest is its rate, if they were
       // sent faster: sent no faster, the pace was the bound (slow start's exit cut to 3.9 a
       // second against a bucket of one at 10/s, and that became the edge). A rate held a whole
-      // window before is not above it (a log that counts refusals accepts ever fewer).
-      const measured = acceptedPerSecond(e, now);
-      if (e.accepted.length >= EPISODE_ACCEPTED_MIN && measured < EDGE_SHARE * meanPace(e)) {
+      // window before is not above it (a log that counts refusals accepts ever fewer). One answer
+      // accepted is no rate.
+      const measured = acceptedPerSecond(e);
+      if (measured !== undefined && measured < EDGE_SHARE * meanPace(e)) {
         this.#learnEdge(measured, e.sustained);
         this.#cut(now, Math.min(this.#rate, EDGE_SHARE * this.#maxRate));
       }

@@ -144,10 +144,14 @@ export function meanPace(e: Episode): number {
   return e.paces / Math.max(1, e.accepted.length + e.refused);
 }
 
-/** Accepted per second among an episode's answers: between the first and last accepted. */
-export function acceptedPerSecond(e: Episode, now: number): number {
+/**
+ * Accepted per second among an episode's answers: between the first and last accepted, so two at
+ * least (`undefined` below). Counted over the time since the episode began, one answer 0.76 s
+ * after a window of 5 a second refused, met part spent at 200 ms a request, made an edge of 1.3.
+ */
+export function acceptedPerSecond(e: Episode): number | undefined {
   const n = e.accepted.length;
-  if (n < 2) return (n * 1000) / Math.max(1, now - e.from);
+  if (n < 2) return undefined;
   const span = (e.accepted[n - 1] as number) - (e.accepted[0] as number);
   return ((n - 1) * 1000) / Math.max(1, span);
 }

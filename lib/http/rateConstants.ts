@@ -11,14 +11,8 @@ export const EDGE_SHARE = 0.98;
 /** An episode weighs the answers of at least this long, and at least this many. */
 export const EPISODE_MS = 100;
 export const EPISODE_ANSWERS = 6;
-/**
- * A saturated episode measures the upstream's rate from this many accepted answers (or gives up),
- * and from fewer than `EPISODE_ACCEPTED_MIN` measures nothing: the gap between two answers is no
- * rate (a window of 5 a second, at 200 ms a request, met part spent: 2 answers 0.76 s apart made
- * an edge of 1.3 a second, and probing above it waited 16 s: 95 accepted in 30 s of 150).
- */
+/** A saturated episode measures the upstream's rate from this many accepted answers (or gives up). */
 export const EPISODE_ACCEPTED = 8;
-export const EPISODE_ACCEPTED_MIN = 3;
 export const EPISODE_MAX_MS = 400;
 /** A share refused in an episode that means saturation rather than an edge just crossed. */
 export const SATURATED_SHARE = 0.2;

@@ -523,8 +523,8 @@ describe("AdaptiveRate against a fixed window met at any phase", () => {
     { limit: 10, latencyMs: 40 },
     { limit: 10, latencyMs: 120 },
     { limit: 5, latencyMs: 40 },
-    // A saturated episode of 2 accepted answers, 0.76 s apart, made an edge of 1.3 a second at
-    // phase 700: 95 accepted in 30 s.
+    // A saturated episode's one accepted answer, 0.76 s after it began, made an edge of 1.3 a
+    // second at phase 700: 95 accepted in 30 s.
     { limit: 5, latencyMs: 200 },
   ];
   for (const { limit, latencyMs } of cases) {
