@@ -69,8 +69,9 @@ export class RefusalNoise {
       // On trial: no other cut until it is judged.
       if (answered < NOISE_TRIAL_ANSWERS) return { follows: false };
       const limited = Math.max(0, 1 - ((1 - onTrial.share) * onTrial.pace) / rate);
-      // A cut too small to change a limit's share much tells nothing (97 to 95 a second against a
-      // bucket of 50/s: 48% refused either way, read as noise, and the pace went back to 97).
+      // A cut too small to change a limit's share much tells nothing (in a variant of the rate
+      // control, 97 to 95 a second against a bucket of 50/s: 48% refused either way, read as
+      // noise, and the pace went back to 97: `noise()` says what that cost).
       const tells = onTrial.share - limited >= NOISE_SHARE_MIN;
       if (telling && tells && share >= (onTrial.share + limited) / 2) {
         this.#noiseShare = Math.max(this.#noiseShare, share);

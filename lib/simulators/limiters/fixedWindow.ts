@@ -3,10 +3,9 @@
  * `limit` requests per window of `windowSeconds`. A window starts at the first request after the
  * previous one ended (not on the clock's second or minute) and ends `windowSeconds` later; with
  * `opensAt: "start"` the first one opens when the limiter is made, so the client's first request
- * meets it at whatever phase the time since gives. As in the
- * library, a refused request is counted too (its counter goes past `limit`), which changes nothing:
- * the window is refused to its end either way and the next one starts from 0. The library's clock
- * is `Date.now()`.
+ * meets it at whatever phase the time since gives. As in the library, a refused request is counted
+ * too (its counter goes past `limit`), which changes nothing: the window is refused to its end
+ * either way and the next one starts from 0. The library's clock is `Date.now()`.
  */
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import type { LimiterDecision, LimiterKind } from "./decision";
