@@ -198,12 +198,17 @@ export class AdaptiveRate {
     );
   }
 
+  /** Where the pace holds below the edge: `EDGE_SHARE` of it. */
+  get #plateau(): number {
+    return EDGE_SHARE * this.#maxRate;
+  }
+
   /**
    * Starts allowed within any second: the pace, or at the plateau the edge it keeps `EDGE_SHARE`
    * below, whole (a window of 5 a second measured as 5, paced at 4.9, took 4 a second).
    */
   get #startsPerWindow(): number {
-    const atPlateau = this.#rate >= EDGE_SHARE * this.#maxRate - 1e-6;
+    const atPlateau = this.#rate >= this.#plateau - 1e-6;
     return atPlateau ? Math.min(this.#ceiling, Math.max(this.#rate, this.#maxRate)) : this.#rate;
   }
 
@@ -319,7 +324,7 @@ export class AdaptiveRate {
       // measured at 8.5 a second, then 3). After a probe the edge stands (a log that counts
       // refusals refuses everything a while after one).
       if (!this.#episode?.probe) {
-        const accepted = (this.#log.acceptedWithin(now, WINDOW_MS) * 1000) / WINDOW_MS;
+        const accepted = this.#log.acceptedOverWindow(now);
         if (this.#episode && accepted >= WINDOW_SPENT_SHARE * this.#rate) {
           // Measured: probing above it waits as after a probe refused now, which costs the 429s
           // so far and those of the requests still in flight.
@@ -330,7 +335,7 @@ export class AdaptiveRate {
         this.#maxRate = Math.max(MIN_RATE / EDGE_SHARE, accepted);
       }
       this.#dropTrial(now);
-      this.#cut(now, EDGE_SHARE * this.#maxRate);
+      this.#cut(now, this.#plateau);
       this.#episode = undefined;
     } else {
       this.#weigh(now);
@@ -399,8 +404,7 @@ export class AdaptiveRate {
       previousRefusal <= ticket.startedAt - WINDOW_MS && !this.#slowStart
         ? this.#log.sentBefore(ticket, WINDOW_MS)
         : 0;
-    const plateau = EDGE_SHARE * this.#maxRate;
-    const probing = !this.#slowStart && this.#rate > plateau * (1 + PROBE_MARGIN);
+    const probing = !this.#slowStart && this.#rate > this.#plateau * (1 + PROBE_MARGIN);
     const quiet = previousRefusal <= ticket.startedAt - NOISE_QUIET_MS;
     const seen = {
       sent,
@@ -432,7 +436,7 @@ export class AdaptiveRate {
       this.#probeCost = 1;
       const seen = Math.min(sent, acceptedRate);
       if (seen > this.#maxRate) this.#maxRate = (this.#maxRate + seen) / 2;
-      this.#cut(now, EDGE_SHARE * this.#maxRate);
+      this.#cut(now, this.#plateau);
     } else if (!episode.suspect) {
       this.#cutBelow(now, episode);
     }
@@ -463,7 +467,7 @@ export class AdaptiveRate {
       const measured = acceptedPerSecond(e);
       if (measured !== undefined && measured < EDGE_SHARE * meanPace(e)) {
         this.#learnEdge(measured, e.sustained);
-        this.#cut(now, Math.min(this.#rate, EDGE_SHARE * this.#maxRate));
+        this.#cut(now, Math.min(this.#rate, this.#plateau));
       }
     } else if (!e.exit && !e.probe && !this.#noise.noise()) {
       // Crossed: the edge is what the upstream accepted over the window before (a window's limit).
@@ -517,7 +521,7 @@ export class AdaptiveRate {
       failedProbes: this.#failedProbes,
       probeCost: this.#probeCost,
     });
-    const plateau = EDGE_SHARE * this.#maxRate;
+    const plateau = this.#plateau;
     if (!this.#slowStart && this.#rate < plateau && next >= plateau) this.#plateauFrom = now;
     const cap = this.#slowStart
       ? 2 * this.#log.sentRate(now, WINDOW_MS)

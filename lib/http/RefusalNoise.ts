@@ -23,7 +23,7 @@ export class RefusalNoise {
    * Answers of requests started from `from` on (a 429 for the number in flight not counted);
    * `leading`: the refusals before the first accepted one, apart.
    */
-  #tally = { from: Number.NEGATIVE_INFINITY, accepted: 0, refused: 0, leading: 0 };
+  #tally = emptyTally(Number.NEGATIVE_INFINITY);
   #trial: CutTrial | undefined;
   /** The refused share shown not to fall with the pace (0: none shown). */
   #noiseShare = 0;
@@ -76,13 +76,13 @@ export class RefusalNoise {
       if (telling && tells && share >= (onTrial.share + limited) / 2) {
         this.#noiseShare = Math.max(this.#noiseShare, share);
         this.#trial = undefined;
-        this.#tally = { from: now, accepted: 0, refused: 0, leading: 0 };
+        this.#tally = emptyTally(now);
         return { follows: false, revertTo: onTrial };
       }
     }
     if (!onTrial || answered >= NOISE_TRIAL_ANSWERS) {
       this.#trial = trial ? { pace: rate, maxRate, share } : undefined;
-      this.#tally = { from: now, accepted: 0, refused: 0, leading: 0 };
+      this.#tally = emptyTally(now);
     }
     return { follows: true };
   }
@@ -120,4 +120,9 @@ export class RefusalNoise {
           refused < NOISE_SHARE_MAX * answered))
     );
   }
+}
+
+/** A tally of the answers of requests started from `from` on: none yet. */
+function emptyTally(from: number) {
+  return { from, accepted: 0, refused: 0, leading: 0 };
 }

@@ -81,6 +81,11 @@ export class StartLog {
     this.#acceptedFrom = at;
   }
 
+  /** Accepted per second over the last window, counted (a window's limit, never extrapolated). */
+  acceptedOverWindow(now: number): number {
+    return (this.acceptedWithin(now, WINDOW_MS) * 1000) / WINDOW_MS;
+  }
+
   acceptedWithin(now: number, spanMs: number): number {
     let n = 0;
     for (let i = this.#accepted.length - 1; i >= 0; i--) {
