@@ -52,7 +52,7 @@ export interface SyncCapability<Config extends UpstreamTuning> {
 
 /** The write side: the actions it carries out, once its settings switch writes on. */
 export interface ProvisioningCapability<Config> {
-  /** The actions announced (CONTRACTS.md section 4) when writes are on. */
+  /** The actions announced (docs/actions.md) when writes are on. */
   readonly actions: readonly string[];
   /** Whether the settings switch writes on (Valimail: CONNECTOR_PROVISIONING is `true`). */
   writesEnabled(config: Config): boolean;

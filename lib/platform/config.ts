@@ -12,7 +12,7 @@ export interface PlatformConnection {
   clientSecret: string;
 }
 
-/** The settings of self-hosted service mode (CONTRACTS.md section 2, Platform). */
+/** The settings of self-hosted service mode (docs/configuration.md, Platform). */
 export interface PlatformConfig extends PlatformConnection {
   hostId: string;
   /** CONNECTOR_SYNC_INTERVAL in milliseconds. */

@@ -17,7 +17,7 @@ import { HEALTH_FILE_NAME, SERVICE_VARIABLES } from "./constants";
 import { type HttpSettings, loadHttpSettings } from "./httpSettings";
 import { isLogLevel, LOG_LEVELS, type LogLevel } from "./jsonLogger";
 
-/** What service mode runs with: validated once at start (CONTRACTS.md sections 2 and 5). */
+/** What service mode runs with: validated once at start (docs/configuration.md, docs/service.md). */
 export interface ServiceConfig {
   connector: ConnectorName;
   platform: PlatformConfig;

@@ -2,7 +2,7 @@ import { isIP } from "node:net";
 import * as z from "zod";
 import { type Environment, integerSetting, parseSettings } from "../config";
 
-/** Where the service's monitoring endpoint listens (CONTRACTS.md section 2; README "Monitor it"). */
+/** Where the service's monitoring endpoint listens (docs/service.md, Monitoring endpoint). */
 export interface HttpSettings {
   host: string;
   /** 0: any free port (the one taken is logged). */

@@ -135,7 +135,7 @@ const schema = z
     }),
   );
 
-/** Reads and validates the BlackLine settings (CONTRACTS.md section 2). */
+/** Reads and validates the BlackLine settings (docs/configuration.md). */
 export function loadBlacklineConfig(env: Environment): BlacklineConfig {
   return parseSettings(schema, resolveSecrets(env, BLACKLINE_SECRET_VARIABLES), HINTS);
 }

@@ -42,7 +42,7 @@ const HINTS = {
   ...TUNING.hints,
 } as const;
 
-/** Assumption (UPSTREAM.md): the slug is one path segment, as in https://app.valimail.com/app/{slug}/. */
+/** Assumption (docs/upstream.md): the slug is one path segment, as in https://app.valimail.com/app/{slug}/. */
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
 const slug = z.string().superRefine((value, ctx) => {
@@ -80,7 +80,7 @@ const schema = z
     }),
   );
 
-/** Reads and validates the Valimail settings (CONTRACTS.md section 2). */
+/** Reads and validates the Valimail settings (docs/configuration.md). */
 export function loadValimailConfig(env: Environment): ValimailConfig {
   return parseSettings(schema, resolveSecrets(env, VALIMAIL_SECRET_VARIABLES), HINTS);
 }
