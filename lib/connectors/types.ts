@@ -1,3 +1,4 @@
+import type * as z from "zod";
 import type { Provisioner } from "../actions";
 import type { Environment } from "../config";
 import type { UpstreamOptions } from "../http";
@@ -18,6 +19,8 @@ export interface ConnectorIdentity<Name extends string = string> {
   readonly variablePrefix: string;
   /** Every variable it reads. */
   readonly variables: readonly string[];
+  /** The schema of those variables, keyed by name, with their docs (docs/configuration.md). */
+  readonly settings: z.ZodType;
   /** Those that are secrets: each also read from `<NAME>_FILE`, and redacted. */
   readonly secrets: readonly string[];
   /** The entitlements that give administrative power, which a reviewer looks at first. */
