@@ -10,7 +10,8 @@ import { ROOT, readRepositoryFile, repositoryFiles } from "./repositoryFiles";
  * file), and a document named in any file's text, a comment included: a path ending in `.md`
  * (`docs/cloud.md`, `lib/simulators/README.md`) or an upper-case name (`BENCHMARKS.md`), found
  * from the repository's root or from the citing file's directory (what a build writes under
- * `.build/` aside).
+ * `.build/` aside). And a Markdown page's code spans that name a source path (`lib/http`) name one
+ * that exists, so the docs follow the code when it moves.
  */
 const THIS_FILE = "test/docs/links.test.ts"; // its examples cite missing documents on purpose
 const files = repositoryFiles();
@@ -49,6 +50,13 @@ function missingDocument(file: string, cited: string): boolean {
   return !exists(cited) && !exists(join(dirname(file), cited));
 }
 
+/** Paths into the repository's source that a Markdown line names in code spans (`lib/http`). */
+function sourcePaths(line: string): string[] {
+  return [
+    ...line.matchAll(/`((?:lib|test|bench|scripts|infra|functions|bin)\/[^`\s<>*{}]*)`/g),
+  ].map((match) => (match[1] as string).replace(/[/.,:;]+$/, ""));
+}
+
 describe("documents the repository cites", () => {
   it("finds the repository's files", () => {
     expect(files).toContain("README.md");
@@ -82,6 +90,20 @@ describe("documents the repository cites", () => {
     expect(missing).toEqual([]);
   });
 
+  it("every source path a document names in code is in the repository", () => {
+    const missing: string[] = [];
+    for (const file of markdownFiles) {
+      for (const { line, text } of proseLines(readRepositoryFile(file))) {
+        for (const path of sourcePaths(text)) {
+          if (!exists(path) && !exists(join(dirname(file), path))) {
+            missing.push(`${file}:${line}: ${path}`);
+          }
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
   it("catches a citation of a document that is missing, and a broken anchor", () => {
     expect(citedDocuments("// the promise (docs/nowhere.md section 2; SHARED.md)")).toEqual([
       "docs/nowhere.md",
@@ -92,5 +114,8 @@ describe("documents the repository cites", () => {
     expect(brokenLink("README.md", "docs/cloud.md#no-such-heading")).toMatch(/no heading/);
     expect(brokenLink("README.md", "docs/cloud.md#dashboard")).toBeUndefined();
     expect(brokenLink("docs/README.md", "../nowhere.md")).toMatch(/no such file/);
+    expect(
+      sourcePaths("the writer (`lib/sync/records.ts`), `lib/<name>/x.ts`, `lib/http`"),
+    ).toEqual(["lib/sync/records.ts", "lib/http"]);
   });
 });
