@@ -2,6 +2,7 @@ import * as z from "zod";
 import {
   baseUrl,
   type Environment,
+  formatDuration,
   parseDuration,
   parseSettings,
   resolveSecrets,
@@ -102,7 +103,7 @@ export const platformSettingsSchema = z
       description: "The identifier the platform gave this connector host (service only).",
     } satisfies SettingMeta),
     CONNECTOR_SYNC_INTERVAL: interval.default(DEFAULT_SYNC_INTERVAL_MS).meta({
-      type: "duration, 1s to 168h",
+      type: `duration, ${formatDuration(MIN_SYNC_INTERVAL_MS)} to ${formatDuration(MAX_SYNC_INTERVAL_MS)}`,
       unit: "ms",
       description: "Time between the service's scheduled syncs (a sync task moves the next one).",
     } satisfies SettingMeta),
