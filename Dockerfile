@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# The self-hosted service: `access-connectors service <connector>` (README, "Run it yourself").
+# The self-hosted service: `access-connectors service <connector>` (docs/service.md).
 #
 #   npm run image        # docker build, tagged access-connectors:latest and access-connectors:<version>
 #   docker run --env-file blackline.env -v ac-state:/var/lib/access-connectors access-connectors blackline
@@ -31,7 +31,7 @@ LABEL org.opencontainers.image.title="access-connectors" \
       org.opencontainers.image.description="Self-hosted connector service for BlackLine and Valimail" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0"
-# The monitoring endpoint (/livez, /readyz, /metrics, /status; README "Monitor it") on every
+# The monitoring endpoint (/livez, /readyz, /metrics, /status; docs/service.md) on every
 # interface of the container, so the orchestrator's probes and Prometheus reach it.
 ENV NODE_ENV=production \
     CONNECTOR_STATE_DIR=/var/lib/access-connectors \

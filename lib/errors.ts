@@ -1,6 +1,6 @@
 /**
  * The project's error vocabulary. Every error carries a narrow `code` (what went wrong, for
- * programs) and the process exit code of CONTRACTS.md section 1, so the command line maps errors
+ * programs) and the process exit code of docs/command-line.md, so the command line maps errors
  * to exit codes in one place. Whether an error is worth retrying is decided by one rule,
  * `isRetryableError` in `http/retryPolicy.ts`, never by a flag on the error.
  */
@@ -10,7 +10,7 @@ export const ExitCode = {
   failure: 1,
   usage: 2,
   credentialsRejected: 3,
-  /** The mass-deletion guard held the new snapshot (README "The removal guard"). */
+  /** The mass-deletion guard held the new snapshot (docs/removal-guard.md). */
   snapshotHeld: 4,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -52,7 +52,7 @@ export interface ReplayOptions {
 }
 
 /**
- * One action request, carried out at most once per `requestId` (CONTRACTS.md section 4), the
+ * One action request, carried out at most once per `requestId` (docs/actions.md), the
  * same for the service's tasks and the cloud's action function: a malformed request is answered
  * `invalid_request` before anything else (no memory, no secret, no token) and not remembered; a
  * `requestId` seen before gets its first reply and nothing runs; the same `requestId` with a

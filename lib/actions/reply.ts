@@ -1,4 +1,4 @@
-/** The action reply (CONTRACTS.md section 4) and its error codes. */
+/** The action reply (docs/actions.md) and its error codes. */
 
 export const ACTION_ERROR_CODES = [
   "invalid_request",

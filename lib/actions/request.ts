@@ -1,7 +1,7 @@
 import * as z from "zod";
 
 /**
- * The one action request shape (CONTRACTS.md section 4), for the cloud action function, the CLI
+ * The one action request shape (docs/actions.md), for the cloud action function, the CLI
  * and self-hosted tasks. Everything here is checked before any request goes upstream: an id that
  * could change the path it is put in (`/`, `..`, `?`, `#`, whitespace) never gets that far.
  */

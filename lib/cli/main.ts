@@ -225,7 +225,7 @@ interface StageOptions {
   region?: string;
 }
 
-/** `cloud put-instance | list | remove | sync | release | action` (CONTRACTS.md section 6). */
+/** `cloud put-instance | list | remove | sync | release | action` (docs/cloud.md). */
 function addCloudCommands(
   program: Command,
   withCommon: (command: Command) => Command,
@@ -236,7 +236,7 @@ function addCloudCommands(
 ) {
   const cloud = program
     .command("cloud")
-    .description("operate the cloud-hosted runtime of a deployed stage (see the README's Deploy)");
+    .description("operate the cloud-hosted runtime of a deployed stage (see docs/cloud.md)");
   const staged = (command: Command) =>
     command
       .option("--stage <stage>", "the deployed stage", "dev")
@@ -343,7 +343,7 @@ function addCloudCommands(
   );
 }
 
-/** Runs the command line and returns the exit code (CONTRACTS.md section 1). */
+/** Runs the command line and returns the exit code (docs/command-line.md). */
 export async function runCli(
   argv: readonly string[],
   io: CliIo = processIo(),

@@ -23,7 +23,7 @@ import type { Telemetry } from "./observability";
 const REMEMBER_SECONDS = 24 * 3600;
 
 /**
- * The action function (CONTRACTS.md sections 4 and 6): the action replay of lib/actions, shared
+ * The action function (docs/actions.md, docs/cloud.md): the action replay of lib/actions, shared
  * with the service, over Powertools idempotency on DynamoDB (the request's `requestId` is the key,
  * its connector, action and arguments the payload checked). A malformed request is answered
  * `invalid_request` before any AWS call; a 429 upstream answers `rate_limited` at once (waiting

@@ -6,17 +6,27 @@ import { ConfigError } from "../errors";
  * stage's resources and its limits. Parsed at the boundary, so a wiring mistake names the
  * variable instead of failing later with an AWS error.
  */
-const cloudEnvironment = z.object({
-  STAGE: z.string().min(1),
-  INSTANCES_TABLE: z.string().min(1),
-  RUNS_TABLE: z.string().min(1),
-  IDEMPOTENCY_TABLE: z.string().min(1),
-  SHARDS_BUCKET: z.string().min(1),
-  SYNC_JOBS_QUEUE_URL: z.url(),
-  FINALIZE_QUEUE_URL: z.url(),
-  SECRETS_PREFIX: z.string().min(1),
-  JOB_MAX_RECEIVES: z.coerce.number().int().min(1).default(5),
-  RUN_STALL_SECONDS: z.coerce.number().int().min(60).default(900),
+export const cloudEnvironment = z.object({
+  STAGE: z.string().min(1).describe("The stage's name."),
+  INSTANCES_TABLE: z.string().min(1).describe("The instance registry's DynamoDB table."),
+  RUNS_TABLE: z.string().min(1).describe("The runs table (runs, jobs, the shared rate)."),
+  IDEMPOTENCY_TABLE: z.string().min(1).describe("The action replies' idempotency table."),
+  SHARDS_BUCKET: z.string().min(1).describe("The S3 bucket of run shards and the guard's objects."),
+  SYNC_JOBS_QUEUE_URL: z.url().describe("The sync-jobs queue."),
+  FINALIZE_QUEUE_URL: z.url().describe("The finalize queue."),
+  SECRETS_PREFIX: z
+    .string()
+    .min(1)
+    .describe("Secrets Manager name prefix of the stage's instances."),
+  JOB_MAX_RECEIVES: z.coerce.number().int().min(1).default(5).meta({
+    type: "whole number, at least 1",
+    description:
+      "Deliveries of a job before it rests in the dead-letter queue (the redrive's maxReceiveCount).",
+  }),
+  RUN_STALL_SECONDS: z.coerce.number().int().min(60).default(900).meta({
+    type: "whole number, at least 60",
+    description: "A run with no progress for this many seconds ends `error`.",
+  }),
 });
 
 export interface CloudConfig {

@@ -26,7 +26,7 @@ export interface WorkerInvocation {
 }
 
 /**
- * Runs one job message of the sync-jobs queue (CONTRACTS.md section 6). Returns normally when the
+ * Runs one job message of the sync-jobs queue (docs/cloud.md). Returns normally when the
  * message is done with (committed, a duplicate, a run that is over, a job that can never succeed
  * and has failed its run, a rate-limited job sent back with a delay); throws to have it delivered
  * again, until the queue's redrive moves it to the dead-letter queue, by which time its run has

@@ -3,7 +3,7 @@ import { durationSetting, integerSetting } from "./fields";
 /**
  * The bounds every connector puts on its upstream and its runs (issue 9: nothing from outside may
  * exhaust the machine or run without end). Each is a tuning variable `CONNECTOR_<APP>_...`
- * (CONTRACTS.md section 2), and each failure it causes names the variable that raises it.
+ * (docs/configuration.md), and each failure it causes names the variable that raises it.
  */
 
 /** A bound and the variable that sets it, so that the failure it causes can say how to raise it. */

@@ -2,6 +2,18 @@ import * as z from "zod";
 
 const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(["127.0.0.1", "[::1]", "localhost"]);
 
+/**
+ * What docs/configuration.md says of a setting, registered with its schema (`.describe()` or
+ * `.meta()`): its meaning, its `type` in words, `defaultText` where the schema has no default of
+ * its own (as Markdown), the `unit` of a number shown as a duration. `npm run docs` reads them.
+ */
+export type SettingMeta = {
+  description?: string;
+  type?: string;
+  defaultText?: string;
+  unit?: "ms";
+};
+
 /** A base address: `https://`, or `http://` on a loopback host (the simulators). */
 export const baseUrl = z.string().transform((value, ctx) => {
   let url: URL;
@@ -32,6 +44,9 @@ export const baseUrl = z.string().transform((value, ctx) => {
   }
   return url.toString().replace(/\/+$/, "");
 });
+z.globalRegistry.add(baseUrl, {
+  type: "`https://` address (`http://` on a loopback host)",
+} satisfies SettingMeta);
 
 /** A whole number from an environment variable, within bounds. */
 export function integerSetting(min: number, max: number) {
@@ -40,7 +55,8 @@ export function integerSetting(min: number, max: number) {
     .trim()
     .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
     .transform(Number)
-    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+    .meta({ type: `whole number, ${min} to ${max}` } satisfies SettingMeta);
 }
 
 /** One DNS label: letters, digits and inner hyphens, at most 63 characters. */
@@ -85,7 +101,11 @@ export function formatDuration(ms: number): string {
  */
 export function durationSetting(minMs: number, maxMs: number) {
   const range = `from ${formatDuration(minMs)} to ${formatDuration(maxMs)}`;
-  return z.string().transform((value, ctx) => {
+  const meta: SettingMeta = {
+    type: `duration, ${formatDuration(minMs)} to ${formatDuration(maxMs)}`,
+    unit: "ms",
+  };
+  const schema = z.string().transform((value, ctx) => {
     const ms = parseDuration(value);
     if (ms === undefined) {
       ctx.addIssue({
@@ -103,4 +123,5 @@ export function durationSetting(minMs: number, maxMs: number) {
     }
     return ms;
   });
+  return schema.meta(meta);
 }

@@ -13,6 +13,7 @@ export {
   formatDuration,
   integerSetting,
   parseDuration,
+  type SettingMeta,
   UUID,
 } from "./fields";
 export { CREDENTIALS_ISSUE, parseSettings } from "./parseSettings";

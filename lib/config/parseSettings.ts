@@ -4,7 +4,7 @@ import { blankToUndefined, type Environment } from "./environment";
 
 /**
  * Marks a validation issue as one the upstream would answer by rejecting the credentials, so it
- * exits 3 like the upstream's own answer (CONTRACTS.md section 2: a scope without `instance_`).
+ * exits 3 like the upstream's own answer (docs/command-line.md: a scope without `instance_`).
  */
 export const CREDENTIALS_ISSUE = { credentials: true } as const;
 

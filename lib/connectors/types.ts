@@ -1,3 +1,4 @@
+import type * as z from "zod";
 import type { Provisioner } from "../actions";
 import type { Environment } from "../config";
 import type { UpstreamOptions } from "../http";
@@ -18,6 +19,8 @@ export interface ConnectorIdentity<Name extends string = string> {
   readonly variablePrefix: string;
   /** Every variable it reads. */
   readonly variables: readonly string[];
+  /** The schema of those variables, keyed by name, with their docs (docs/configuration.md). */
+  readonly settings: z.ZodType;
   /** Those that are secrets: each also read from `<NAME>_FILE`, and redacted. */
   readonly secrets: readonly string[];
   /** The entitlements that give administrative power, which a reviewer looks at first. */
@@ -52,7 +55,7 @@ export interface SyncCapability<Config extends UpstreamTuning> {
 
 /** The write side: the actions it carries out, once its settings switch writes on. */
 export interface ProvisioningCapability<Config> {
-  /** The actions announced (CONTRACTS.md section 4) when writes are on. */
+  /** The actions announced (docs/actions.md) when writes are on. */
   readonly actions: readonly string[];
   /** Whether the settings switch writes on (Valimail: CONNECTOR_PROVISIONING is `true`). */
   writesEnabled(config: Config): boolean;

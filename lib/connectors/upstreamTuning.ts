@@ -1,5 +1,11 @@
 import type * as z from "zod";
-import { boundSettings, integerSetting, type UpstreamBounds, upstreamBounds } from "../config";
+import {
+  boundSettings,
+  integerSetting,
+  type SettingMeta,
+  type UpstreamBounds,
+  upstreamBounds,
+} from "../config";
 import { DEFAULT_RATE_LIMIT_WAIT_SECONDS } from "../http";
 
 /**
@@ -28,14 +34,40 @@ export interface TuningDefaults {
 
 function tuningShape(defaults: TuningDefaults) {
   return {
-    MAX_CONCURRENCY: integerSetting(1, 64).default(defaults.maxConcurrency),
-    REQUESTS_PER_SECOND: integerSetting(0, 1000).optional(),
-    RATE_LIMIT_WAIT_SECONDS: integerSetting(1, 86_400).default(DEFAULT_RATE_LIMIT_WAIT_SECONDS),
-    PAGE_SIZE: integerSetting(1, defaults.maxPageSize).default(defaults.pageSize),
-    MAX_RESPONSE_MIB: boundSettings.maxResponseMiB(),
-    REQUEST_TIMEOUT: boundSettings.requestTimeout(),
-    MAX_PAGES_PER_LIST: boundSettings.maxPagesPerList(),
-    SYNC_DEADLINE: boundSettings.syncDeadline(),
+    MAX_CONCURRENCY: integerSetting(1, 64)
+      .default(defaults.maxConcurrency)
+      .describe("Requests in flight at once."),
+    REQUESTS_PER_SECOND: integerSetting(0, 1000)
+      .optional()
+      .meta({
+        description:
+          "Unset: the rate is learned from the upstream's answers (docs/rate-control.md). N: start at N and never exceed N requests in any second. 0: no client-side ceiling.",
+        defaultText: "unset (learned)",
+      } satisfies SettingMeta),
+    RATE_LIMIT_WAIT_SECONDS: integerSetting(1, 86_400)
+      .default(DEFAULT_RATE_LIMIT_WAIT_SECONDS)
+      .describe(
+        "How long one request answered 429 keeps waiting and trying, from its first 429, before the sync fails (an action answers `rate_limited`).",
+      ),
+    PAGE_SIZE: integerSetting(1, defaults.maxPageSize)
+      .default(defaults.pageSize)
+      .describe("Items asked for per list page."),
+    MAX_RESPONSE_MIB: boundSettings
+      .maxResponseMiB()
+      .describe("The largest answer read, in MiB after decompression; a larger one is not read."),
+    REQUEST_TIMEOUT: boundSettings.requestTimeout().meta({
+      description:
+        "One request, headers and body; a request without a whole answer in time is tried again, 6 attempts in all.",
+      defaultText: "`30s` (`20s` in the cloud runtime)",
+    } satisfies SettingMeta),
+    MAX_PAGES_PER_LIST: boundSettings
+      .maxPagesPerList()
+      .describe("The most pages one list may have; a longer list fails the sync."),
+    SYNC_DEADLINE: boundSettings
+      .syncDeadline()
+      .describe(
+        "The most a whole sync (in the cloud runtime, a run) may take; one still running then is stopped and publishes nothing.",
+      ),
   };
 }
 

@@ -3,7 +3,7 @@ import type { Change, ChangeSink, DiffResult } from "./compareSnapshots";
 import type { ChunkedOutput } from "./output";
 
 /**
- * `diff --json` (CONTRACTS.md section 3): one change a line as it is found,
+ * `diff --json` (docs/review-tools.md): one change a line as it is found,
  * `{"change","kind","id"}` with `"fields"` (before and after) on a changed resource.
  */
 export function jsonChanges(out: ChunkedOutput): ChangeSink {

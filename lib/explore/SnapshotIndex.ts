@@ -205,7 +205,7 @@ export class SnapshotIndex {
     return this.grantEntitlement.length;
   }
 
-  /** A grant's id (CONTRACTS.md section 3: `{entitlementId}:{principalType}:{principalId}`). */
+  /** A grant's id (docs/snapshot-format.md: `{entitlementId}:{principalType}:{principalId}`). */
   grantId(grant: number): string {
     const e = this.entitlements[this.grantEntitlement[grant] as number] as EntitlementLine;
     const p = this.resources[this.grantPrincipal[grant] as number] as ResourceLine;

@@ -1,4 +1,4 @@
-/** The mass-deletion guard's settings (CONTRACTS.md section 2 naming; README "The removal guard"). */
+/** The mass-deletion guard's settings (docs/removal-guard.md). */
 
 /** The variable every runtime reads: a percentage from 0 to 100, or `off`. */
 export const MAX_REMOVAL_VARIABLE = "CONNECTOR_MAX_REMOVAL_PERCENT";

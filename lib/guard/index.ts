@@ -11,7 +11,7 @@ export {
   type Removal,
 } from "./judgeRemoval";
 export { type DigestResult, digestSnapshotFile } from "./readSnapshotDigest";
-export { parseRemovalLimit, type RemovalLimit } from "./removalLimit";
+export { parseRemovalLimit, type RemovalLimit, removalLimitSetting } from "./removalLimit";
 export {
   decodeDigest,
   encodeDigest,

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { blankToUndefined } from "../config/environment";
+import type { SettingMeta } from "../config/fields";
 import { ConfigError } from "../errors";
 import { DEFAULT_MAX_REMOVAL_PERCENT, GUARD_OFF } from "./constants";
 
@@ -15,6 +16,13 @@ const limitSchema = z.union([
     .transform(Number)
     .pipe(z.number().min(0).max(100)),
 ]);
+
+/** The limit's schema as docs/configuration.md shows it (the default is applied below). */
+export const removalLimitSetting = limitSchema.meta({
+  type: `percentage, 0 to 100, or \`${GUARD_OFF}\``,
+  defaultText: `\`${DEFAULT_MAX_REMOVAL_PERCENT}\``,
+  description: `The removal guard's limit, every runtime (docs/removal-guard.md): a complete snapshot that removes strictly more than this share of the previous one's users, or of its grants, is held, not published; \`${GUARD_OFF}\` publishes every complete snapshot. \`sync --max-removal-percent\` overrides it for one run.`,
+} satisfies SettingMeta);
 
 /**
  * Parses the limit from a variable or a flag (`source` names it in the message). Unset or blank is

@@ -1,5 +1,5 @@
 /**
- * What is retried, and how long to wait: the one place for these rules (ARCHITECTURE.md).
+ * What is retried, and how long to wait: the one place for these rules (docs/architecture.md).
  * 429 always (the request was not processed), within its own time budget
  * (`RateLimitWait`), not the attempts; 502, 503, 504 and network errors only when the request
  * is idempotent (GET, or a write the caller marks idempotent such as a PATCH replace), at most

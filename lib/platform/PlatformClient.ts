@@ -43,7 +43,7 @@ import type {
 const DEFAULT_TOKEN_LIFETIME_S = 3600;
 
 /**
- * The platform protocol of CONTRACTS.md section 5 on the HTTP layer's `HttpClient` (timeouts of
+ * The platform protocol of docs/platform-protocol.md on the HTTP layer's `HttpClient` (timeouts of
  * headers and body, retries, `Retry-After`, the token cache). Every call is retried on no answer,
  * 429 and 5xx (the protocol's calls are idempotent), each 429 as one of the attempts (no rate
  * limiter: the service's own loop waits between calls); a 401 refreshes the token once; every

@@ -1,5 +1,13 @@
 import * as z from "zod";
-import { baseUrl, type Environment, parseDuration, parseSettings, resolveSecrets } from "../config";
+import {
+  baseUrl,
+  type Environment,
+  formatDuration,
+  parseDuration,
+  parseSettings,
+  resolveSecrets,
+  type SettingMeta,
+} from "../config";
 import { ConfigError } from "../errors";
 import { redact } from "../redact";
 import { DEFAULT_SYNC_INTERVAL_MS, MAX_SYNC_INTERVAL_MS, MIN_SYNC_INTERVAL_MS } from "./constants";
@@ -12,7 +20,7 @@ export interface PlatformConnection {
   clientSecret: string;
 }
 
-/** The settings of self-hosted service mode (CONTRACTS.md section 2, Platform). */
+/** The settings of self-hosted service mode (docs/configuration.md, Platform). */
 export interface PlatformConfig extends PlatformConnection {
   hostId: string;
   /** CONNECTOR_SYNC_INTERVAL in milliseconds. */
@@ -69,9 +77,12 @@ const hostId = z
   .max(200, "is longer than 200 characters; copy the host identifier from the platform");
 
 const connectionFields = {
-  CONNECTOR_PLATFORM_URL: baseUrl,
-  CONNECTOR_CLIENT_ID: z.string().trim(),
-  CONNECTOR_CLIENT_SECRET: z.string(),
+  CONNECTOR_PLATFORM_URL: baseUrl.describe("The platform's API base address."),
+  CONNECTOR_CLIENT_ID: z
+    .string()
+    .trim()
+    .describe("The client ID the platform issued for this connector."),
+  CONNECTOR_CLIENT_SECRET: z.string().describe("The client secret the platform issued with it."),
 };
 
 /** The platform connection variables (URL, client ID, secret), for a runtime that only uploads. */
@@ -87,8 +98,15 @@ export const platformConnectionSchema = z.object(connectionFields).transform(
 export const platformSettingsSchema = z
   .object({
     ...connectionFields,
-    CONNECTOR_HOST_ID: hostId,
-    CONNECTOR_SYNC_INTERVAL: interval.default(DEFAULT_SYNC_INTERVAL_MS),
+    CONNECTOR_HOST_ID: hostId.meta({
+      type: "one word, at most 200 characters",
+      description: "The identifier the platform gave this connector host (service only).",
+    } satisfies SettingMeta),
+    CONNECTOR_SYNC_INTERVAL: interval.default(DEFAULT_SYNC_INTERVAL_MS).meta({
+      type: `duration, ${formatDuration(MIN_SYNC_INTERVAL_MS)} to ${formatDuration(MAX_SYNC_INTERVAL_MS)}`,
+      unit: "ms",
+      description: "Time between the service's scheduled syncs (a sync task moves the next one).",
+    } satisfies SettingMeta),
   })
   .transform(
     (v): PlatformConfig => ({

@@ -1,6 +1,6 @@
 import { isRetryableStatus } from "../http";
 
-/** The platform protocol of CONTRACTS.md section 5: paths below the platform's base address. */
+/** The platform protocol of docs/platform-protocol.md: paths below the platform's base address. */
 export const PLATFORM_PATHS = {
   token: "/auth/v1/token",
   hello: "/connector/v1/hello",

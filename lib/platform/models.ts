@@ -1,4 +1,4 @@
-/** The platform's answers (CONTRACTS.md section 5), parsed at the boundary. */
+/** The platform's answers (docs/platform-protocol.md), parsed at the boundary. */
 import * as z from "zod";
 
 /** OAuth client-credentials answer; `expires_in` is optional in RFC 6749 (one hour assumed). */
@@ -17,7 +17,7 @@ const taskId = z.string().min(1);
 
 export const platformTask = z.discriminatedUnion("type", [
   z.object({ id: taskId, type: z.literal("sync") }),
-  // `request` is the request of CONTRACTS.md section 4; the action layer validates it.
+  // `request` is the request of docs/actions.md; the action layer validates it.
   z.object({ id: taskId, type: z.literal("action"), request: z.unknown() }),
 ]);
 export type PlatformTask = z.output<typeof platformTask>;

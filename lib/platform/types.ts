@@ -38,7 +38,7 @@ export interface HelloRequest {
   capabilities: readonly string[];
 }
 
-/** How a task ended; an action's `result` or `error` as in its reply (CONTRACTS.md section 4). */
+/** How a task ended; an action's `result` or `error` as in its reply (docs/actions.md). */
 export interface TaskOutcome {
   status: "succeeded" | "failed";
   result?: unknown;

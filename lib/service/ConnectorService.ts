@@ -37,7 +37,7 @@ interface Duties {
 }
 
 /**
- * Self-hosted service mode (CONTRACTS.md section 5): announces itself, syncs at start and every
+ * Self-hosted service mode (docs/service.md): announces itself, syncs at start and every
  * interval, and between syncs polls for tasks (actions, on-demand syncs), sending heartbeats while
  * one runs. Labels and task finishes go through a small outbox kept in the state file, so a
  * platform that is away when they are due gets them when it is back. Whatever fails, the loop

@@ -25,8 +25,8 @@ const ACTIONS: ReadonlySet<string> = new Set([
 const ACTION_CODES: ReadonlySet<string> = new Set(ACTION_ERROR_CODES);
 
 /**
- * What the service tells about itself over HTTP when CONNECTOR_HTTP_PORT is set (README "Monitor
- * it"): `/livez`, `/readyz`, `/metrics` and `/status`, from what the loop reports here: syncs as
+ * What the service tells about itself over HTTP when CONNECTOR_HTTP_PORT is set (docs/service.md):
+ * `/livez`, `/readyz`, `/metrics` and `/status`, from what the loop reports here: syncs as
  * they end, uploads, tasks, the platform's answers and failures. Kept whether or not anything
  * listens, so a listener is the only difference the setting makes.
  */

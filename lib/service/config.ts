@@ -3,6 +3,7 @@ import { access, mkdir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { blankToUndefined, type Environment } from "../config/environment";
+import type { SettingMeta } from "../config/fields";
 import {
   CONNECTOR_CHOICES,
   CONNECTOR_NAMES,
@@ -17,7 +18,7 @@ import { HEALTH_FILE_NAME, SERVICE_VARIABLES } from "./constants";
 import { type HttpSettings, loadHttpSettings } from "./httpSettings";
 import { isLogLevel, LOG_LEVELS, type LogLevel } from "./jsonLogger";
 
-/** What service mode runs with: validated once at start (CONTRACTS.md sections 2 and 5). */
+/** What service mode runs with: validated once at start (docs/configuration.md, docs/service.md). */
 export interface ServiceConfig {
   connector: ConnectorName;
   platform: PlatformConfig;
@@ -30,6 +31,36 @@ export interface ServiceConfig {
   /** Announced in `hello`: `sync`, plus the actions this host will carry out. */
   capabilities: string[];
 }
+
+/** What docs/configuration.md says of the variables read by hand below (no schema holds them). */
+export const SERVICE_VARIABLE_DOCS: Record<
+  (typeof SERVICE_VARIABLES)[keyof typeof SERVICE_VARIABLES],
+  SettingMeta
+> = {
+  CONNECTOR_NAME: {
+    type: CONNECTOR_NAMES.map((name) => `\`${name}\``).join(" or "),
+    defaultText: "the argument of `service`",
+    description:
+      "The connector, when not given as the argument of `service` (both given, and different, is an error).",
+  },
+  CONNECTOR_STATE_DIR: {
+    type: "directory",
+    defaultText:
+      "`/var/lib/access-connectors` in the image; else `$XDG_STATE_HOME/access-connectors` or `~/.local/state/access-connectors`",
+    description:
+      "Remembered action replies, the last label, task finishes not yet delivered, temporary sync files, the removal guard's digest and held snapshot. One service per directory: a second one exits 2.",
+  },
+  CONNECTOR_HEALTH_FILE: {
+    type: "file",
+    defaultText: `\`${HEALTH_FILE_NAME}\` in the state directory`,
+    description: "The health file, rewritten every 5 seconds (docs/service.md).",
+  },
+  CONNECTOR_LOG_LEVEL: {
+    type: LOG_LEVELS.map((level) => `\`${level}\``).join(", "),
+    defaultText: "`info`",
+    description: "The least level of the JSON log lines on stdout; `--verbose` is `debug`.",
+  },
+};
 
 /** `$XDG_STATE_HOME/access-connectors`, or `~/.local/state/access-connectors`. */
 export function defaultStateDir(env: Environment): string {

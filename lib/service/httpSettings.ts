@@ -1,8 +1,8 @@
 import { isIP } from "node:net";
 import * as z from "zod";
-import { type Environment, integerSetting, parseSettings } from "../config";
+import { type Environment, integerSetting, parseSettings, type SettingMeta } from "../config";
 
-/** Where the service's monitoring endpoint listens (CONTRACTS.md section 2; README "Monitor it"). */
+/** Where the service's monitoring endpoint listens (docs/service.md, Monitoring endpoint). */
 export interface HttpSettings {
   host: string;
   /** 0: any free port (the one taken is logged). */
@@ -29,10 +29,20 @@ const host = z
     "is not an address to listen on; give an IP address (0.0.0.0 for every interface, 127.0.0.1 for this host only) or a host name, without a scheme or a port",
   );
 
-const httpSettingsSchema = z
+/** The monitoring endpoint's variables, keyed by name, with their docs. */
+export const httpSettingsSchema = z
   .object({
-    [HTTP_VARIABLES.port]: integerSetting(0, 65_535).optional(),
-    [HTTP_VARIABLES.host]: host.default(DEFAULT_HTTP_HOST),
+    [HTTP_VARIABLES.port]: integerSetting(0, 65_535)
+      .optional()
+      .meta({
+        defaultText: "unset (no listener); the image sets 9090",
+        description:
+          "The port of `/livez`, `/readyz`, `/metrics` and `/status` (docs/service.md); 0 takes any free one.",
+      } satisfies SettingMeta),
+    [HTTP_VARIABLES.host]: host.default(DEFAULT_HTTP_HOST).meta({
+      type: "IP address or host name",
+      description: "The address that port listens on; the image sets `0.0.0.0`.",
+    } satisfies SettingMeta),
   })
   .transform((v): HttpSettings | undefined =>
     v.CONNECTOR_HTTP_PORT === undefined

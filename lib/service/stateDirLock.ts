@@ -42,7 +42,7 @@ export interface StateDirLock {
 }
 
 /**
- * One service per state directory (README "Run it yourself"): the lock is `proper-lockfile`'s
+ * One service per state directory (docs/service.md): the lock is `proper-lockfile`'s
  * directory in the state directory, its time refreshed while the service runs. A second service
  * refuses to start, naming the directory and the holder (pid, host id, machine). A lock a crashed
  * holder left (kill -9, a power cut) does not block a restart: on the same machine its pid is

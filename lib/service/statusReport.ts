@@ -12,7 +12,7 @@ const failureKinds = [
   "other",
 ] as const;
 
-/** Why a sync or a platform call failed, in one word a program can branch on (README "Monitor it"). */
+/** Why a sync or a platform call failed, in one word a program can branch on (docs/service.md). */
 export const failureKind = z.enum(failureKinds);
 export type FailureKind = z.infer<typeof failureKind>;
 

@@ -9,7 +9,7 @@ import type {
 } from "../sync/records";
 
 /**
- * One line of a snapshot (CONTRACTS.md section 3), as lib/sync/records.ts writes it: every field
+ * One line of a snapshot (docs/snapshot-format.md), as lib/sync/records.ts writes it: every field
  * the format defines, required where the writer always writes it, optional where it may leave it
  * out. The one schema every reader parses with (the removal guard, `diff`, `export`, `explore`),
  * so all of them accept the same files. Fields the format does not define are kept, not refused

@@ -59,7 +59,7 @@ export interface AssemblerOptions {
 }
 
 /**
- * Assembles one snapshot (CONTRACTS.md section 3) from records in any order, to any stream:
+ * Assembles one snapshot (docs/snapshot-format.md) from records in any order, to any stream:
  * `sync_start` first, each record once (a redelivered job or a page served twice is written
  * once), and `sync_end` with the counts last.
  *

@@ -1,4 +1,4 @@
-/** The records of a snapshot (CONTRACTS.md section 3). Every id is a string. */
+/** The records of a snapshot (docs/snapshot-format.md). Every id is a string. */
 
 export const SNAPSHOT_VERSION = 1;
 

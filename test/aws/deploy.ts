@@ -214,7 +214,7 @@ export function deployedStackCases(deployed: () => { moto: Moto; stack: Stack })
   });
 
   it("invokes a packaged handler directly", async () => {
-    // A malformed action request is answered, never thrown (CONTRACTS.md section 6).
+    // A malformed action request is answered, never thrown (docs/cloud.md).
     const answer = await stack.invoke("action", {});
     expect(JSON.stringify(answer)).toContain("invalid_request");
   });

@@ -1,5 +1,5 @@
 // The packaged CloudFormation (what `serverless package` writes) against the design card
-// (ARCHITECTURE.md, "Cloud-hosted"): every queue feeding a function has a dead-letter queue,
+// (docs/cloud.md): every queue feeding a function has a dead-letter queue,
 // every dead-letter queue an alarm, least-privilege IAM, a private encrypted bucket; and
 // cfn-lint finds no error in it.
 import { execFile } from "node:child_process";

@@ -39,7 +39,7 @@ export interface FixtureOptions {
 }
 
 /**
- * Writes a BlackLine-shaped complete snapshot (CONTRACTS.md section 3), deterministic for its
+ * Writes a BlackLine-shaped complete snapshot (docs/snapshot-format.md), deterministic for its
  * options: users (every 20th disabled, every 50th without an email), teams and roles with their
  * entitlements, each user a role and three teams, and one role granted to team 0 (held through it).
  * The "old" variant differs from "new" in known ways: users `i % 97 === 1` are only new, users

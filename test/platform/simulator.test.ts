@@ -1,4 +1,4 @@
-/** The platform simulator follows CONTRACTS.md section 5: checked with plain fetch, no client code. */
+/** The platform simulator follows docs/platform-protocol.md: checked with plain fetch, no client code. */
 import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";

@@ -17,7 +17,7 @@ export interface ActionCommand {
 }
 
 /**
- * Runs one write (CONTRACTS.md section 4) and prints its reply as one JSON line on stdout; a
+ * Runs one write (docs/actions.md) and prints its reply as one JSON line on stdout; a
  * failure is also said on stderr. Returns the exit code the reply calls for.
  */
 export async function actionCommand(

@@ -22,7 +22,7 @@ import { parseInterval } from "../../platform";
 import type { CliIo } from "../io";
 import { printReply } from "./action";
 
-/** The operator commands of CONTRACTS.md section 6; they find the stage from its stack's outputs. */
+/** The operator commands of docs/cloud.md; they find the stage from its stack's outputs. */
 export interface CloudOptions {
   stage: string;
   region?: string;

@@ -18,7 +18,7 @@ interface DiffCommandOptions {
   verbose?: boolean;
 }
 
-/** Adds `diff OLD NEW [--json]` (CONTRACTS.md sections 1 and 3) to the program. */
+/** Adds `diff OLD NEW [--json]` (docs/review-tools.md) to the program. */
 export function addDiffCommand(
   program: Command,
   io: CliIo,

@@ -8,7 +8,7 @@ const FORMATS = ["c1z", "csv"] as const;
 type ExportFormat = (typeof FORMATS)[number];
 
 /**
- * `export SNAPSHOT --format c1z|csv OUT` (CONTRACTS.md sections 1 and 3): the snapshot as baton's
+ * `export SNAPSHOT --format c1z|csv OUT` (docs/review-tools.md): the snapshot as baton's
  * c1z v1 file, or one CSV row per grant. OUT is replaced only once it is written whole.
  */
 export function addExportCommand(program: Command, io: CliIo): void {

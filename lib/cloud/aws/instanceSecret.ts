@@ -33,7 +33,7 @@ export async function writeInstanceSecret(
       new CreateSecretCommand({
         Name: name,
         SecretString,
-        Description: "access-connectors instance settings (CONTRACTS.md section 2)",
+        Description: "access-connectors instance settings (docs/configuration.md)",
       }),
     );
   } catch (error) {

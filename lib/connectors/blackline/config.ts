@@ -6,6 +6,7 @@ import {
   type Environment,
   parseSettings,
   resolveSecrets,
+  type SettingMeta,
   UUID,
 } from "../../config";
 import { type UpstreamTuning, upstreamTuning } from "../upstreamTuning";
@@ -104,16 +105,39 @@ const clientAuth = z.string().transform((value, ctx): ClientAuthMethod => {
   return z.NEVER;
 });
 
-const schema = z
+/** The BlackLine variables, keyed by name: the one source of their checks and their docs. */
+export const blacklineSettings = z
   .object({
-    CONNECTOR_ACCOUNTING_CLIENT_ID: z.string(),
-    CONNECTOR_ACCOUNTING_CLIENT_SECRET: z.string(),
-    CONNECTOR_ACCOUNTING_CLIENT_AUTH: clientAuth.optional(),
-    CONNECTOR_ACCOUNTING_ENVIRONMENT: environmentLabel.optional(),
-    CONNECTOR_ACCOUNTING_USERNAME: z.string(),
-    CONNECTOR_ACCOUNTING_API_KEY: z.string(),
-    CONNECTOR_ACCOUNTING_SCOPE: scope,
-    CONNECTOR_ACCOUNTING_BASE_URL: baseUrl.optional(),
+    CONNECTOR_ACCOUNTING_CLIENT_ID: z
+      .string()
+      .describe("Client ID of the API client in BlackLine."),
+    CONNECTOR_ACCOUNTING_CLIENT_SECRET: z.string().describe("That client's Client Secret."),
+    CONNECTOR_ACCOUNTING_CLIENT_AUTH: clientAuth.optional().meta({
+      type: "`body` or `basic`",
+      defaultText: `\`${DEFAULT_CLIENT_AUTH}\``,
+      description:
+        "How the client pair reaches the token endpoint: `body` (`client_id` and `client_secret` in the form, BlackLine's documented way) or `basic` (HTTP Basic, RFC 6749 2.3.1).",
+    } satisfies SettingMeta),
+    CONNECTOR_ACCOUNTING_ENVIRONMENT: environmentLabel.optional().meta({
+      type: "one DNS label",
+      defaultText: "required, unless `CONNECTOR_ACCOUNTING_BASE_URL` is set",
+      description:
+        "Environment subdomain: the region label of `https://{environment}.api.blackline.com`, such as `us`, `us2`, `eu`, `sbeu`; not the company name, not an address.",
+    } satisfies SettingMeta),
+    CONNECTOR_ACCOUNTING_USERNAME: z
+      .string()
+      .describe("The BlackLine user the API key belongs to."),
+    CONNECTOR_ACCOUNTING_API_KEY: z
+      .string()
+      .describe("That user's API key (the password grant's password)."),
+    CONNECTOR_ACCOUNTING_SCOPE: scope.meta({
+      type: "scope names and one `instance_<GUID>`",
+      description:
+        "The API scope names plus exactly one `instance_<GUID>` token, e.g. `DataIngestionAPI instance_3f2504e0-4f89-11d3-9a0c-0305e82c3301`; without the instance token BlackLine answers `invalid_grant` (exit 3).",
+    } satisfies SettingMeta),
+    CONNECTOR_ACCOUNTING_BASE_URL: baseUrl
+      .optional()
+      .describe("Replaces `https://{environment}.api.blackline.com` (a proxy, the simulator)."),
     ...TUNING.fields,
   })
   .refine((v) => Boolean(v.CONNECTOR_ACCOUNTING_ENVIRONMENT || v.CONNECTOR_ACCOUNTING_BASE_URL), {
@@ -135,9 +159,9 @@ const schema = z
     }),
   );
 
-/** Reads and validates the BlackLine settings (CONTRACTS.md section 2). */
+/** Reads and validates the BlackLine settings (docs/configuration.md). */
 export function loadBlacklineConfig(env: Environment): BlacklineConfig {
-  return parseSettings(schema, resolveSecrets(env, BLACKLINE_SECRET_VARIABLES), HINTS);
+  return parseSettings(blacklineSettings, resolveSecrets(env, BLACKLINE_SECRET_VARIABLES), HINTS);
 }
 
 /** Every variable the connector reads. */

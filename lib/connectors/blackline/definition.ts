@@ -4,6 +4,7 @@ import {
   BLACKLINE_SECRET_VARIABLES,
   BLACKLINE_VARIABLES,
   type BlacklineConfig,
+  blacklineSettings,
   loadBlacklineConfig,
 } from "./config";
 
@@ -13,6 +14,7 @@ export const blacklineDefinition = {
   display: "BlackLine",
   variablePrefix: "CONNECTOR_ACCOUNTING",
   variables: BLACKLINE_VARIABLES,
+  settings: blacklineSettings,
   secrets: BLACKLINE_SECRET_VARIABLES,
   // A role is a set of permissions in BlackLine: every role assignment is reviewed first.
   privileged: { resourceTypes: ["role"] },

@@ -102,7 +102,7 @@ export class ValimailApi {
     return body === undefined ? undefined : this.#parseUser(body, `Valimail user ${id}`);
   }
 
-  /** The user whose `userName` is `email`, if any (UPSTREAM.md: the lookup after a 409). */
+  /** The user whose `userName` is `email`, if any (docs/upstream.md: the lookup after a 409). */
   async findUserByUserName(email: string, ctx: RequestContext): Promise<ScimUser | undefined> {
     const filter = eq("userName", email);
     const page = await this.#guard(() => this.#scim.list(USERS, { filter }, ctx));

@@ -1,5 +1,11 @@
 import * as z from "zod";
-import { baseUrl, type Environment, parseSettings, resolveSecrets } from "../../config";
+import {
+  baseUrl,
+  type Environment,
+  parseSettings,
+  resolveSecrets,
+  type SettingMeta,
+} from "../../config";
 import { type UpstreamTuning, upstreamTuning } from "../upstreamTuning";
 import {
   DEFAULT_BASE_URL,
@@ -42,7 +48,7 @@ const HINTS = {
   ...TUNING.hints,
 } as const;
 
-/** Assumption (UPSTREAM.md): the slug is one path segment, as in https://app.valimail.com/app/{slug}/. */
+/** Assumption (docs/upstream.md): the slug is one path segment, as in https://app.valimail.com/app/{slug}/. */
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
 const slug = z.string().superRefine((value, ctx) => {
@@ -59,13 +65,31 @@ const slug = z.string().superRefine((value, ctx) => {
   });
 });
 
-const schema = z
+/** The Valimail variables, keyed by name: the one source of their checks and their docs. */
+export const valimailSettings = z
   .object({
-    CONNECTOR_EMAILAUTH_CLIENT_ID: z.string(),
-    CONNECTOR_EMAILAUTH_APP_ID: z.string(),
-    CONNECTOR_EMAILAUTH_SLUG: slug,
-    CONNECTOR_PROVISIONING: z.string().optional(),
-    CONNECTOR_EMAILAUTH_BASE_URL: baseUrl.optional(),
+    CONNECTOR_EMAILAUTH_CLIENT_ID: z
+      .string()
+      .describe("Client ID of a Configuration Only API key in Valimail."),
+    CONNECTOR_EMAILAUTH_APP_ID: z.string().describe("App ID of that key."),
+    CONNECTOR_EMAILAUTH_SLUG: slug.meta({
+      type: "account slug",
+      description:
+        "The account slug: the path segment after `/app/` in your Valimail address (`acme` in https://app.valimail.com/app/acme/...).",
+    } satisfies SettingMeta),
+    CONNECTOR_PROVISIONING: z
+      .string()
+      .optional()
+      .meta({
+        type: "`true` or anything else",
+        defaultText: "unset (writes refused)",
+        description:
+          "Exactly `true` allows writes (docs/actions.md); unset or any other value refuses them with `provisioning_disabled`.",
+      } satisfies SettingMeta),
+    CONNECTOR_EMAILAUTH_BASE_URL: baseUrl.optional().meta({
+      defaultText: `\`${DEFAULT_BASE_URL}\``,
+      description: "Replaces Valimail's API address.",
+    } satisfies SettingMeta),
     ...TUNING.fields,
   })
   .transform(
@@ -80,9 +104,9 @@ const schema = z
     }),
   );
 
-/** Reads and validates the Valimail settings (CONTRACTS.md section 2). */
+/** Reads and validates the Valimail settings (docs/configuration.md). */
 export function loadValimailConfig(env: Environment): ValimailConfig {
-  return parseSettings(schema, resolveSecrets(env, VALIMAIL_SECRET_VARIABLES), HINTS);
+  return parseSettings(valimailSettings, resolveSecrets(env, VALIMAIL_SECRET_VARIABLES), HINTS);
 }
 
 /** Every variable the connector reads. */

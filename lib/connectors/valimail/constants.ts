@@ -38,7 +38,7 @@ export const DEFAULT_MEMBER_TYPE: MemberType = "member";
 export const DEFAULT_PAGE_SIZE = 1000;
 export const MAX_PAGE_SIZE = 1000;
 
-/** Assumption: no published rate limit on the SCIM paths; the rate is learned from its answers (README). */
+/** Assumption: no published rate limit on the SCIM paths; the rate is learned from its answers (docs/rate-control.md). */
 export const DEFAULT_MAX_CONCURRENCY = 4;
 
 /** Assumption: a create whose outcome is unknown is looked up, then tried again, at most this often. */

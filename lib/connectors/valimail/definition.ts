@@ -4,6 +4,7 @@ import {
   VALIMAIL_SECRET_VARIABLES,
   VALIMAIL_VARIABLES,
   type ValimailConfig,
+  valimailSettings,
 } from "./config";
 import { ValimailApi } from "./ValimailApi";
 import { ValimailConnector } from "./ValimailConnector";
@@ -22,6 +23,7 @@ export const valimailDefinition = {
   display: "Valimail",
   variablePrefix: "CONNECTOR_EMAILAUTH",
   variables: VALIMAIL_VARIABLES,
+  settings: valimailSettings,
   secrets: VALIMAIL_SECRET_VARIABLES,
   // An owner administers the account (its users and their member types).
   privileged: { entitlementIds: ["member_type:owner:assigned"] },

@@ -31,8 +31,8 @@ export interface C1zSummary {
 }
 
 /**
- * Writes the snapshot at `snapshotPath` as baton's c1z v1 file at `outPath` (CONTRACTS.md section
- * 3): the records stream into an SQLite database (sql.js, in memory) in transactions of
+ * Writes the snapshot at `snapshotPath` as baton's c1z v1 file at `outPath` (docs/review-tools.md):
+ * the records stream into an SQLite database (sql.js, in memory) in transactions of
  * `BATCH_ROWS`, the indexes are built once at the end, and the database is compressed as one zstd
  * frame in slices straight into the file. A grant needs its entitlement's resource and a resource
  * its type's traits: records that come before the record they need (the snapshot's order is free;

@@ -66,7 +66,7 @@ const statusBody = z.object({
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
 
 /**
- * The platform of CONTRACTS.md section 5 on loopback, for tests and the demo: tokens for one
+ * The platform of docs/platform-protocol.md on loopback, for tests and the demo: tokens for one
  * client, bearer checks on every /connector call, a task queue, a label history, snapshot
  * uploads verified against `x-content-sha256` and gunzipped, and faults injected per route in
  * order (never at random).

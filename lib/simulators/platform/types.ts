@@ -1,6 +1,6 @@
 import type { TokenSettings } from "../tokens";
 
-/** The calls of the protocol (CONTRACTS.md section 5), as the simulator names them. */
+/** The calls of the protocol (docs/platform-protocol.md), as the simulator names them. */
 export const PLATFORM_ROUTES = [
   "token",
   "hello",

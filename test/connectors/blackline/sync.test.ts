@@ -252,7 +252,7 @@ describe("BlackLine sync against the simulator", () => {
 
   it("honours Retry-After in seconds and as an HTTP date", async () => {
     // One request at a time: with others in flight a refused request's wait ends early once one
-    // sent after it is accepted (README, Rate limits), so its length said nothing of the header
+    // sent after it is accepted (docs/rate-control.md), so its length said nothing of the header
     // (2 waits of 1,943-1,977 ms in all, and 1,014, in 8 of 12 runs four at a time, before).
     const env = { CONNECTOR_ACCOUNTING_MAX_CONCURRENCY: "1" };
     for (const retryAfter of ["seconds", "date"] as const) {
