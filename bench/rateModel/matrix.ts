@@ -21,6 +21,7 @@ import { execSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { it, vi } from "vitest";
 import { AdaptiveRate } from "../../lib/http/AdaptiveRate";
+import { RateModel } from "../../lib/rate/RateModel";
 import { createLimiter, type LimiterSettings } from "../../lib/simulators/limiters";
 import { parseLimiterSettings } from "../../lib/simulators/limiters/settings";
 import {
@@ -89,11 +90,12 @@ const KINDS: Kind[] = [
 type Client = PacedController<unknown> | GatedClient<unknown>;
 const CLIENTS: Record<string, (kind: Kind) => Client> = {
   ours: () => new AdaptiveRate() as unknown as Client,
+  model: () => new RateModel() as unknown as Client,
   aws: () => awsAdaptive() as Client,
   aimd: () => aimd() as Client,
   told: (kind) => told(parseLimiterSettings(kind.limiter)) as Client,
 };
-const CLIENT_NAMES = list("CLIENTS", Object.keys(CLIENTS).join(","));
+const CLIENT_NAMES = list("CLIENTS", "ours,aws,aimd,told");
 
 interface Spread {
   mean: number;
@@ -189,9 +191,9 @@ function table(rows: Map<string, Row>, baseline: Baseline | undefined): string[]
   return lines;
 }
 
-/** Ours against the baseline: mean wall/floor within 0.03 of it, mean requests at most 1.03. */
+/** Ours (the candidate model, if run) against the baseline: mean wall/floor within 0.03 of it, mean requests at most 1.03. */
 function gate(kind: string, row: Row, baseline: Baseline | undefined): string {
-  const ours = row.ours;
+  const ours = row.model ?? row.ours;
   const before = baseline?.kinds[kind];
   if (!ours || !before) return "";
   const wallOk = ours.wallOverFloor.mean <= before.wallOverFloor.mean + 0.03;
