@@ -21,8 +21,8 @@ const ESTIMATE_ANSWERS = 8;
 const HOLD_MS = 1000;
 /** After a cut the pace stands this long, then regains the estimate by x2 a second. */
 const REGROW_AFTER_MS = 250;
-/** Probing grows the pace by this factor a second above the estimate. */
-const PROBE_GAIN = 1.1;
+/** Probing raises the pace by this share of the estimate each second. */
+const PROBE_GAIN = 0.02;
 /** A `Retry-After` this long or longer holds every start. */
 const BLOCKING_MS = 2000;
 /** A block's first probe; later ones after a tenth of its age, at least this. */
@@ -53,9 +53,8 @@ export class RateModel {
   #nextStart = Number.NEGATIVE_INFINITY;
   /** Accepted answer times of requests started since the last cut. */
   #sinceCut: number[] = [];
-  /** Answers (any request's) since the last cut: none accepted and some refused is a block. */
-  #acceptedSinceCut = 0;
-  #refusedSinceCut = 0;
+  /** Refusals since the last accepted answer (a cap's aside). */
+  #refusedInARow = 0;
   /** Starts (not refused) and accepted answers over the last window. */
   #starts: ModelTicket[] = [];
   #accepted: number[] = [];
@@ -67,6 +66,8 @@ export class RateModel {
   #blocked = false;
   #heldUntil = Number.NEGATIVE_INFINITY;
   #blockFrom = 0;
+  #blockEndedAt = Number.NEGATIVE_INFINITY;
+  #acceptedSinceBlock = 0;
   #probeOut = false;
   /** When a fixed window would have opened at the latest: the first accepted answer, each block's end. */
   #windowFrom: number | undefined;
@@ -117,11 +118,14 @@ export class RateModel {
     this.#accepted.push(now);
     this.#windowFrom ??= now;
     if (ticket.startedAt >= this.#cutAt) this.#sinceCut.push(now);
-    this.#acceptedSinceCut++;
+    this.#refusedInARow = 0;
+    this.#acceptedSinceBlock++;
     if (ticket.probe) {
       this.#blocked = false;
       this.#probeOut = false;
       this.#heldUntil = Math.min(this.#heldUntil, now);
+      this.#blockEndedAt = now;
+      this.#acceptedSinceBlock = 0;
       this.#windowFrom = now;
       this.#nextStart = now;
       this.#lastUpdate = now;
@@ -154,12 +158,18 @@ export class RateModel {
       if (longWait) this.#guessWindowEnd(ticket, retryAfterMs, headers);
       return { retryAt: this.#heldUntil, blocked: true };
     }
-    if (!byCap) this.#refusedSinceCut++;
+    // Soon after a block's end (fewer accepted since than half the estimate), refusals are its
+    // tail (a log still full of the requests it refused): they may block again, measure nothing.
+    const tail =
+      now - this.#blockEndedAt < WINDOW_MS && this.#acceptedSinceBlock < this.#estimate / 2;
+    if (!byCap) this.#refusedInARow++;
     // Nothing but refusals since the last cut (a window spent, a quota), or a long wait: a block.
-    const spent = this.#acceptedSinceCut === 0 && this.#refusedSinceCut >= BLOCK_AFTER_REFUSALS;
+    const spent = this.#refusedInARow >= BLOCK_AFTER_REFUSALS;
     if (spent || (hold && longWait)) {
       // What the last second accepted is the limit; probing above it waits as after a refused probe.
-      this.#cut(now, Math.max(1, this.#acceptedOverWindow(now)));
+      const probing = this.#pace > this.#estimate * HEADROOM * 1.01;
+      const measured = Math.max(1, this.#acceptedOverWindow(now));
+      this.#cut(now, tail || probing ? Math.min(this.#estimate, measured * 2) : measured);
       this.#failedProbes = Math.max(1, this.#failedProbes);
       if (hold) {
         this.#blocked = true;
@@ -168,7 +178,12 @@ export class RateModel {
         if (longWait) this.#guessWindowEnd(ticket, retryAfterMs, headers);
         return { retryAt: this.#heldUntil, blocked: true };
       }
-    } else if (!byCap && ticket.startedAt >= this.#cutAt && (this.#sinceCut.length > 0 || this.#startup)) {
+    } else if (
+      !byCap &&
+      !tail &&
+      ticket.startedAt >= this.#cutAt &&
+      (this.#sinceCut.length > 0 || this.#startup)
+    ) {
       this.#cutToEstimate(now);
     }
     return { retryAt: now + (retryAfterMs ?? 0), blocked: false };
@@ -181,9 +196,11 @@ export class RateModel {
   #cutToEstimate(now: number): void {
     const probing = !this.#startup && this.#pace > this.#estimate * HEADROOM * 1.01;
     if (probing) {
-      // A probe refused: the estimate stands, unless the last second accepted less.
-      this.#failedProbes++;
-      this.#cut(now, Math.min(this.#estimate, Math.max(1, this.#acceptedOverWindow(now))));
+      // A probe refused: the limit is what the last second, probing, accepted; the next probe
+      // waits longer unless this one found more.
+      const found = this.#acceptedOverWindow(now);
+      if (found < this.#estimate * 1.05) this.#failedProbes++;
+      this.#cut(now, Math.max(1, found));
       return;
     }
     if (this.#startup) {
@@ -198,7 +215,6 @@ export class RateModel {
     const span = n >= 2 ? (this.#sinceCut[n - 1] as number) - (this.#sinceCut[0] as number) : 0;
     const sinceCut = n >= ESTIMATE_ANSWERS && span > 0 ? ((n - 1) * 1000) / span : undefined;
     const estimate = Math.min(sinceCut ?? Infinity, this.#acceptedOverWindow(now));
-    if (Math.abs(estimate - this.#estimate) > 0.05 * this.#estimate) this.#failedProbes = 0;
     this.#cut(now, Math.max(1, estimate));
   }
 
@@ -209,8 +225,6 @@ export class RateModel {
     this.#cutAt = now;
     this.#lastUpdate = now;
     this.#sinceCut = [];
-    this.#refusedSinceCut = 0;
-    this.#acceptedSinceCut = 0;
   }
 
   /** Startup doubles; later the pace holds under the estimate, then probes above it. */
@@ -231,7 +245,8 @@ export class RateModel {
       const holdMs = HOLD_MS * 2 ** Math.min(4, this.#failedProbes);
       if (now - this.#cutAt < holdMs) return;
       const sent = this.#sentRate(now, WINDOW_MS / 4);
-      next = Math.min(this.#pace * PROBE_GAIN ** dt, Math.max(1.25 * sent, this.#pace));
+      const step = PROBE_GAIN * Math.min(this.#estimate, this.#pace / HEADROOM) * dt;
+      next = Math.min(this.#pace + step, Math.max(1.25 * sent, this.#pace));
     }
     this.#pace = Math.min(this.#ceiling, next);
   }
