@@ -180,11 +180,10 @@ export class RateModel {
       }
     } else if (
       !byCap &&
-      !tail &&
       ticket.startedAt >= this.#cutAt &&
       (this.#sinceCut.length > 0 || this.#startup)
     ) {
-      this.#cutToEstimate(now);
+      this.#cutToEstimate(now, tail);
     }
     return { retryAt: now + (retryAfterMs ?? 0), blocked: false };
   }
@@ -193,7 +192,7 @@ export class RateModel {
    * A refusal of a request sent after the last cut: the limit is what was accepted since the cut
    * (enough answers), else over the last window; a probe refused keeps the estimate.
    */
-  #cutToEstimate(now: number): void {
+  #cutToEstimate(now: number, tail: boolean): void {
     const probing = !this.#startup && this.#pace > this.#estimate * HEADROOM * 1.01;
     if (probing) {
       // A probe refused: the limit is what the last second, probing, accepted; the next probe
@@ -214,7 +213,9 @@ export class RateModel {
     const n = this.#sinceCut.length;
     const span = n >= 2 ? (this.#sinceCut[n - 1] as number) - (this.#sinceCut[0] as number) : 0;
     const sinceCut = n >= ESTIMATE_ANSWERS && span > 0 ? ((n - 1) * 1000) / span : undefined;
-    const estimate = Math.min(sinceCut ?? Infinity, this.#acceptedOverWindow(now));
+    // In a block's tail the last second is mostly the block's: only a rate since the cut tells.
+    if (tail && sinceCut === undefined) return;
+    const estimate = Math.min(sinceCut ?? Infinity, tail ? Infinity : this.#acceptedOverWindow(now));
     this.#cut(now, Math.max(1, estimate));
   }
 
