@@ -117,7 +117,7 @@ export class RateModel {
     this.#answered(ticket, false, now);
     this.#accepted.push(now);
     this.#windowFrom ??= now;
-    if (ticket.startedAt >= this.#cutAt) this.#sinceCut.push(now);
+    this.#sinceCut.push(now);
     this.#refusedInARow = 0;
     this.#acceptedSinceBlock++;
     if (ticket.probe) {
@@ -180,8 +180,7 @@ export class RateModel {
       }
     } else if (
       !byCap &&
-      ticket.startedAt >= this.#cutAt &&
-      (this.#sinceCut.length > 0 || this.#startup)
+      (ticket.startedAt >= this.#cutAt ? this.#sinceCut.length > 0 || this.#startup : this.#saturated())
     ) {
       this.#cutToEstimate(now, tail);
     }
@@ -210,13 +209,27 @@ export class RateModel {
       this.#cut(now, Math.max(accepted, this.#sentRate(now, WINDOW_MS / 2)), HEADROOM * accepted);
       return;
     }
-    const n = this.#sinceCut.length;
-    const span = n >= 2 ? (this.#sinceCut[n - 1] as number) - (this.#sinceCut[0] as number) : 0;
-    const sinceCut = n >= ESTIMATE_ANSWERS && span > 0 ? ((n - 1) * 1000) / span : undefined;
+    const sinceCut = this.#rateSinceCut();
     // In a block's tail the last second is mostly the block's: only a rate since the cut tells.
     if (tail && sinceCut === undefined) return;
     const estimate = Math.min(sinceCut ?? Infinity, tail ? Infinity : this.#acceptedOverWindow(now));
     this.#cut(now, Math.max(1, estimate));
+  }
+
+  /**
+   * Accepted per second since the last cut, between its first and last accepted answer (any
+   * request's: those in flight at the cut tell too), once there are `ESTIMATE_ANSWERS`.
+   */
+  #rateSinceCut(): number | undefined {
+    const n = this.#sinceCut.length;
+    const span = n >= 2 ? (this.#sinceCut[n - 1] as number) - (this.#sinceCut[0] as number) : 0;
+    return n >= ESTIMATE_ANSWERS && span > 0 ? ((n - 1) * 1000) / span : undefined;
+  }
+
+  /** A refusal of a request sent before the cut still cuts if the upstream accepts less than the pace. */
+  #saturated(): boolean {
+    const rate = this.#rateSinceCut();
+    return rate !== undefined && rate < HEADROOM * this.#pace;
   }
 
   #cut(now: number, estimate: number, pace = HEADROOM * estimate): void {
