@@ -217,12 +217,13 @@ export class RateModel {
   }
 
   /**
-   * Accepted per second since the last cut, between its first and last accepted answer (any
-   * request's: those in flight at the cut tell too), once there are `ESTIMATE_ANSWERS`.
+   * Accepted per second since the last cut, over its last 2 x `ESTIMATE_ANSWERS` accepted answers
+   * (any request's: those in flight at the cut tell too), once there are `ESTIMATE_ANSWERS`.
    */
   #rateSinceCut(): number | undefined {
-    const n = this.#sinceCut.length;
-    const span = n >= 2 ? (this.#sinceCut[n - 1] as number) - (this.#sinceCut[0] as number) : 0;
+    const recent = this.#sinceCut.slice(-2 * ESTIMATE_ANSWERS);
+    const n = recent.length;
+    const span = n >= 2 ? (recent[n - 1] as number) - (recent[0] as number) : 0;
     return n >= ESTIMATE_ANSWERS && span > 0 ? ((n - 1) * 1000) / span : undefined;
   }
 
