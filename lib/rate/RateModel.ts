@@ -55,6 +55,7 @@ export class RateModel {
   #sinceCut: number[] = [];
   /** Refusals since the last accepted answer (a cap's aside). */
   #refusedInARow = 0;
+  #lastRefusal = Number.NEGATIVE_INFINITY;
   /** Starts (not refused) and accepted answers over the last window. */
   #starts: ModelTicket[] = [];
   #accepted: number[] = [];
@@ -182,7 +183,11 @@ export class RateModel {
       !byCap &&
       (ticket.startedAt >= this.#cutAt ? this.#sinceCut.length > 0 || this.#startup : this.#saturated())
     ) {
-      this.#cutToEstimate(now, tail);
+      // A lone refusal (none in the window before) is noise: a stall, a request that arrived
+      // early. A limit refuses again.
+      const lone = !this.#startup && now - this.#lastRefusal > WINDOW_MS;
+      this.#lastRefusal = now;
+      if (!lone) this.#cutToEstimate(now, tail);
     }
     return { retryAt: now + (retryAfterMs ?? 0), blocked: false };
   }
@@ -315,9 +320,11 @@ export class RateModel {
     return (this.#starts.filter((s) => s.startedAt > now - span).length * 1000) / span;
   }
 
+  /** Accepted per second over the last window, counted (over the run so far, if shorter). */
   #acceptedOverWindow(now: number): number {
     this.#forget(now);
-    return (this.#accepted.length * 1000) / WINDOW_MS;
+    const span = Math.min(WINDOW_MS, Math.max(now - (this.#firstStart ?? now), WINDOW_MS / 4));
+    return (this.#accepted.length * 1000) / span;
   }
 
   #forget(now: number): void {
