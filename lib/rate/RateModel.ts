@@ -171,7 +171,7 @@ export class RateModel {
       const probing = this.#pace > this.#estimate * HEADROOM * 1.01;
       const measured = Math.max(1, this.#acceptedOverWindow(now));
       this.#cut(now, tail || probing ? Math.min(this.#estimate, measured * 2) : measured);
-      this.#failedProbes = Math.max(1, this.#failedProbes);
+      this.#failedProbes++;
       if (hold) {
         this.#blocked = true;
         this.#blockFrom = now;
