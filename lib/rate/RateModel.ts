@@ -183,9 +183,10 @@ export class RateModel {
       !byCap &&
       (ticket.startedAt >= this.#cutAt ? this.#sinceCut.length > 0 || this.#startup : this.#saturated())
     ) {
-      // A lone refusal (none in the window before) is noise: a stall, a request that arrived
-      // early. A limit refuses again.
-      const lone = !this.#startup && now - this.#lastRefusal > WINDOW_MS;
+      // A lone refusal (none in the window before), not probing, is noise: a stall, a request
+      // that arrived early. A limit refuses again.
+      const probing = this.#pace > this.#estimate * HEADROOM * 1.01;
+      const lone = !this.#startup && !probing && now - this.#lastRefusal > WINDOW_MS;
       this.#lastRefusal = now;
       if (!lone) this.#cutToEstimate(now, tail);
     }
@@ -215,8 +216,9 @@ export class RateModel {
       return;
     }
     const sinceCut = this.#rateSinceCut();
-    // In a block's tail the last second is mostly the block's: only a rate since the cut tells.
-    if (tail && sinceCut === undefined) return;
+    // In a block's tail the last second is mostly the block's: only a rate since the cut under
+    // the pace tells.
+    if (tail && !this.#saturated()) return;
     const estimate = Math.min(sinceCut ?? Infinity, tail ? Infinity : this.#acceptedOverWindow(now));
     this.#cut(now, Math.max(1, estimate));
   }
