@@ -127,6 +127,8 @@ export class RateModel {
       this.#heldUntil = Math.min(this.#heldUntil, now);
       this.#blockEndedAt = now;
       this.#acceptedSinceBlock = 0;
+      // The rate since the cut is measured on the answers of requests started from here on.
+      this.#sinceCut = [];
       this.#windowFrom = now;
       this.#nextStart = now;
       this.#lastUpdate = now;
