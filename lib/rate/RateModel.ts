@@ -21,8 +21,8 @@ const ESTIMATE_ANSWERS = 8;
 const HOLD_MS = 1000;
 /** After a cut the pace stands this long, then regains the estimate by x2 a second. */
 const REGROW_AFTER_MS = 250;
-/** Probing raises the pace by this share of the estimate each second. */
-const PROBE_GAIN = 0.02;
+/** Probing: the pace is the plateau x (1 + this x t³), t seconds since the hold ended. */
+const PROBE_GAIN = 0.002;
 /** A `Retry-After` this long or longer holds every start. */
 const BLOCKING_MS = 2000;
 /** A block's first probe; later ones after a tenth of its age, at least this. */
@@ -188,7 +188,7 @@ export class RateModel {
       // A lone refusal (none in the window before), not probing, is noise: a stall, a request
       // that arrived early. A limit refuses again.
       const probing = this.#pace > this.#estimate * HEADROOM * 1.01;
-      const lone = !this.#startup && !probing && now - this.#lastRefusal > WINDOW_MS;
+      const lone = !probing && now - this.#lastRefusal > WINDOW_MS;
       this.#lastRefusal = now;
       if (!lone) this.#cutToEstimate(now, tail);
     }
@@ -202,11 +202,12 @@ export class RateModel {
   #cutToEstimate(now: number, tail: boolean): void {
     const probing = !this.#startup && this.#pace > this.#estimate * HEADROOM * 1.01;
     if (probing) {
-      // A probe refused: the limit is what the last second, probing, accepted; the next probe
-      // waits longer unless this one found more.
+      // A probe refused: back under the estimate, which rises halfway to what the last second
+      // accepted if that is more (a bucket's burst refilled meanwhile is part of it); the next
+      // probe waits longer unless this one found more.
       const found = this.#acceptedOverWindow(now);
       if (found < this.#estimate * 1.05) this.#failedProbes++;
-      this.#cut(now, Math.max(1, found));
+      this.#cut(now, Math.max(1, found > this.#estimate ? (found + this.#estimate) / 2 : found));
       return;
     }
     if (this.#startup) {
@@ -268,9 +269,11 @@ export class RateModel {
     } else {
       const holdMs = HOLD_MS * 2 ** Math.min(4, this.#failedProbes);
       if (now - this.#cutAt < holdMs) return;
+      // Above the plateau along a cubic: slow near the estimate (a probe of a window or a log
+      // costs the requests in flight), fast far from it (an estimate taken too low recovers).
+      const t = (now - this.#cutAt - holdMs) / 1000;
       const sent = this.#sentRate(now, WINDOW_MS / 4);
-      const step = PROBE_GAIN * Math.min(this.#estimate, this.#pace / HEADROOM) * dt;
-      next = Math.min(this.#pace + step, Math.max(1.25 * sent, this.#pace));
+      next = Math.min(plateau * (1 + PROBE_GAIN * t ** 3), Math.max(1.25 * sent, this.#pace));
     }
     this.#pace = Math.min(this.#ceiling, next);
   }
