@@ -15,7 +15,7 @@ const HEADROOM = 0.98;
 const DOUBLING_MS = 400;
 /** Starts, and accepted answers, are counted over this window. */
 const WINDOW_MS = 1000;
-/** An estimate needs this many accepted answers of requests sent after the cut. */
+/** The rate since a cut needs this many accepted answers (and is taken over twice as many). */
 const ESTIMATE_ANSWERS = 8;
 /** After a cut the pace holds this long, doubled per probe refused (at most 2^4), then probes. */
 const HOLD_MS = 1000;
@@ -27,7 +27,7 @@ const PROBE_GAIN = 0.002;
 const BLOCKING_MS = 2000;
 /** A block's first probe; later ones after a tenth of its age, at least this. */
 const FIRST_PROBE_MS = 200;
-/** Refusals with nothing accepted since the last cut that make a block. */
+/** Refusals in a row (a cap's aside) that make a block. */
 const BLOCK_AFTER_REFUSALS = 4;
 /** A cap needs this many answers accepted below the level refused. */
 const CAP_EVIDENCE = 10;
@@ -51,7 +51,7 @@ export class RateModel {
   #failedProbes = 0;
   #lastUpdate: number | undefined;
   #nextStart = Number.NEGATIVE_INFINITY;
-  /** Accepted answer times of requests started since the last cut. */
+  /** Accepted answer times since the last cut (from a block's end: of requests started since). */
   #sinceCut: number[] = [];
   /** Refusals since the last accepted answer (a cap's aside). */
   #refusedInARow = 0;
@@ -106,11 +106,18 @@ export class RateModel {
     this.#inFlight++;
     const probe = this.#blocked;
     if (probe) this.#probeOut = true;
-    const ticket = { startedAt: now, pace: this.#pace, level: this.#inFlight, probe, refused: false };
+    const ticket = {
+      startedAt: now,
+      pace: this.#pace,
+      level: this.#inFlight,
+      probe,
+      refused: false,
+    };
     this.#forget(now);
     this.#firstStart ??= now;
     this.#starts.push(ticket);
-    if (Number.isFinite(this.#pace)) this.#nextStart = Math.max(this.#nextStart, now) + 1000 / this.#pace;
+    if (Number.isFinite(this.#pace))
+      this.#nextStart = Math.max(this.#nextStart, now) + 1000 / this.#pace;
     return ticket;
   }
 
@@ -153,7 +160,8 @@ export class RateModel {
     const longWait = retryAfterMs !== undefined && retryAfterMs >= BLOCKING_MS;
     if (ticket.probe) {
       this.#probeOut = false;
-      const wait = retryAfterMs !== undefined && retryAfterMs > 1000 ? retryAfterMs : this.#probeInterval(now);
+      const wait =
+        retryAfterMs !== undefined && retryAfterMs > 1000 ? retryAfterMs : this.#probeInterval(now);
       this.#heldUntil = Math.max(this.#heldUntil, now + wait);
       return { retryAt: this.#heldUntil, blocked: true };
     }
@@ -166,11 +174,11 @@ export class RateModel {
     const tail =
       now - this.#blockEndedAt < WINDOW_MS && this.#acceptedSinceBlock < this.#estimate / 2;
     if (!byCap) this.#refusedInARow++;
-    // Nothing but refusals since the last cut (a window spent, a quota), or a long wait: a block.
+    // Nothing but refusals lately (a window spent, a quota), or a long wait: a block.
     const spent = this.#refusedInARow >= BLOCK_AFTER_REFUSALS;
     if (spent || (hold && longWait)) {
       // What the last second accepted is the limit; probing above it waits as after a refused probe.
-      const probing = this.#pace > this.#estimate * HEADROOM * 1.01;
+      const probing = this.#probing;
       const measured = Math.max(1, this.#acceptedOverWindow(now));
       this.#cut(now, tail || probing ? Math.min(this.#estimate, measured * 2) : measured);
       this.#failedProbes++;
@@ -183,11 +191,13 @@ export class RateModel {
       }
     } else if (
       !byCap &&
-      (ticket.startedAt >= this.#cutAt ? this.#sinceCut.length > 0 || this.#startup : this.#saturated())
+      (ticket.startedAt >= this.#cutAt
+        ? this.#sinceCut.length > 0 || this.#startup
+        : this.#saturated())
     ) {
       // A lone refusal (none in the window before), not probing, is noise: a stall, a request
       // that arrived early. A limit refuses again.
-      const probing = this.#pace > this.#estimate * HEADROOM * 1.01;
+      const probing = this.#probing;
       const lone = !probing && now - this.#lastRefusal > WINDOW_MS;
       this.#lastRefusal = now;
       if (!lone) this.#cutToEstimate(now, tail);
@@ -195,13 +205,17 @@ export class RateModel {
     return { retryAt: now + (retryAfterMs ?? 0), blocked: false };
   }
 
+  /** Above the plateau by more than 1%: a refusal now is the probe's. */
+  get #probing(): boolean {
+    return this.#pace > this.#estimate * HEADROOM * 1.01;
+  }
+
   /**
-   * A refusal of a request sent after the last cut: the limit is what was accepted since the cut
-   * (enough answers), else over the last window; a probe refused keeps the estimate.
+   * A refusal that cuts: in startup, its exit; while probing, back under the estimate; else the
+   * limit is the lower of the rate since the cut and what the last second accepted.
    */
   #cutToEstimate(now: number, tail: boolean): void {
-    const probing = !this.#startup && this.#pace > this.#estimate * HEADROOM * 1.01;
-    if (probing) {
+    if (this.#probing) {
       // A probe refused: back under the estimate, which rises halfway to what the last second
       // accepted if that is more (a bucket's burst refilled meanwhile is part of it); the next
       // probe waits longer unless this one found more.
@@ -222,7 +236,10 @@ export class RateModel {
     // In a block's tail the last second is mostly the block's: only a rate since the cut under
     // the pace tells.
     if (tail && !this.#saturated()) return;
-    const estimate = Math.min(sinceCut ?? Infinity, tail ? Infinity : this.#acceptedOverWindow(now));
+    const estimate = Math.min(
+      sinceCut ?? Infinity,
+      tail ? Infinity : this.#acceptedOverWindow(now),
+    );
     this.#cut(now, Math.max(1, estimate));
   }
 
@@ -262,7 +279,10 @@ export class RateModel {
     const plateau = HEADROOM * this.#estimate;
     if (this.#startup) {
       const sent = this.#sentRate(now, WINDOW_MS);
-      next = Math.min(this.#pace * 2 ** ((now - last) / DOUBLING_MS), Math.max(2 * sent, this.#pace));
+      next = Math.min(
+        this.#pace * 2 ** ((now - last) / DOUBLING_MS),
+        Math.max(2 * sent, this.#pace),
+      );
     } else if (this.#pace < plateau) {
       if (now - this.#cutAt < REGROW_AFTER_MS) return;
       next = Math.min(plateau, this.#pace * 2 ** dt);
@@ -313,7 +333,10 @@ export class RateModel {
   /** When one more start fits: the pace within any window (the estimate at the plateau). */
   #windowFreeAt(now: number): number {
     this.#forget(now);
-    const perWindow = Math.max(1, Math.floor(Math.max(this.#pace, Math.min(this.#estimate, this.#pace / HEADROOM))));
+    const perWindow = Math.max(
+      1,
+      Math.floor(Math.max(this.#pace, Math.min(this.#estimate, this.#pace / HEADROOM))),
+    );
     const live = this.#starts.filter((s) => !s.refused);
     if (live.length < perWindow) return now;
     return (live[live.length - perWindow] as ModelTicket).startedAt + WINDOW_MS + 5;
