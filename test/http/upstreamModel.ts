@@ -12,7 +12,6 @@
  * the catalogue's limiters (`lib/simulators/limiters`: the npm libraries themselves) run here.
  */
 import { vi } from "vitest";
-import type { AdaptiveRate, StartTicket } from "../../lib/http/AdaptiveRate";
 import { parseRetryAfter } from "../../lib/http/retryPolicy";
 
 /** What the simulators' limiters answer (`UpstreamLimiter`), or a model of one. */
@@ -21,8 +20,33 @@ export interface Upstream {
   release(): void;
 }
 
+/** What the model paces: `AdaptiveRate`, or any controller with its four calls. */
+export interface PacedController<T> {
+  nextStartAt(now: number): number | undefined;
+  start(now: number): T;
+  accepted(ticket: T, now: number, headers: Headers): void;
+  refused(
+    ticket: T,
+    now: number,
+    retryAfterMs: number | undefined,
+    headers: Headers,
+  ): { retryAt: number };
+}
+
+/**
+ * A client that waits by itself (timers, promises), as the AWS SDK's retry strategies do: each
+ * request goes once `acquire` resolves, given the refused request it retries, if any. Its timers
+ * run on the model's clock.
+ */
+export interface GatedClient<T> {
+  acquire(retryOf?: { token: T; retryAfterMs: number | undefined }): Promise<T>;
+  succeeded(token: T): void;
+}
+
 export interface ModelOptions {
   seconds: number;
+  /** Stop once this many requests have been accepted. */
+  stopAfterAccepted?: number;
   concurrency?: number;
   latencyMs?: number;
   seed?: number;
@@ -46,11 +70,13 @@ export function startFakeClock(): void {
   vi.useFakeTimers({ now: EPOCH, toFake: ["Date", "performance", "setTimeout", "clearTimeout"] });
 }
 
-export async function runModel(
-  rate: AdaptiveRate,
+export async function runModel<T>(
+  client: PacedController<T> | GatedClient<T>,
   upstream: Upstream,
   options: ModelOptions,
 ): Promise<ModelRun> {
+  const rate = "acquire" in client ? undefined : client;
+  const gated = "acquire" in client ? client : undefined;
   const concurrency = options.concurrency ?? 16;
   const latency = options.latencyMs ?? 40;
   const random = seeded(options.seed ?? 1);
@@ -66,7 +92,7 @@ export async function runModel(
   const waiting: Array<() => void> = [];
   let wakeAt = Number.POSITIVE_INFINITY;
   const pump = () => {
-    while (waiting.length > 0) {
+    while (rate && waiting.length > 0) {
       const at = rate.nextStartAt(EPOCH + clock);
       if (at === undefined) return; // an answer wakes it
       if (at > EPOCH + clock) {
@@ -84,43 +110,53 @@ export async function runModel(
   };
 
   const send = () => {
-    waiting.push(() => {
-      const ticket = rate.start(EPOCH + clock);
-      inFlight++;
-      run.peakInFlight = Math.max(run.peakInFlight, inFlight);
-      let arrival = clock + 0.1 + 0.4 * random();
-      if (arrival < stallUntil) {
-        stallQueue += 0.01;
-        arrival = stallUntil + stallQueue;
-      } else {
-        stallQueue = 0;
-      }
-      events.at(arrival, async () => {
-        const decision = await upstream.admit();
-        events.at(clock + latency + random(), () => {
-          if (decision.accepted) upstream.release();
-          events.at(clock + 0.1 + 0.4 * random(), () => answer(ticket, decision));
-        });
-      });
-    });
-    pump();
+    if (rate) {
+      waiting.push(() => begin(rate.start(EPOCH + clock)));
+      pump();
+    } else {
+      void gated?.acquire().then(begin);
+    }
+  };
+  const retry = (ticket: T, retryAfterMs: number | undefined) => {
+    void gated?.acquire({ token: ticket, retryAfterMs }).then(begin);
   };
 
-  const answer = (
-    ticket: StartTicket,
-    decision: { accepted: boolean; headers: Record<string, string> },
-  ) => {
+  const begin = (ticket: T) => {
+    inFlight++;
+    run.peakInFlight = Math.max(run.peakInFlight, inFlight);
+    let arrival = clock + 0.1 + 0.4 * random();
+    if (arrival < stallUntil) {
+      stallQueue += 0.01;
+      arrival = stallUntil + stallQueue;
+    } else {
+      stallQueue = 0;
+    }
+    events.at(arrival, async () => {
+      const decision = await upstream.admit();
+      events.at(clock + latency + random(), () => {
+        if (decision.accepted) upstream.release();
+        events.at(clock + 0.1 + 0.4 * random(), () => answer(ticket, decision));
+      });
+    });
+  };
+
+  const answer = (ticket: T, decision: { accepted: boolean; headers: Record<string, string> }) => {
     inFlight--;
     const headers = new Headers(decision.headers);
     if (decision.accepted) {
       run.accepted.push(clock);
-      rate.accepted(ticket, EPOCH + clock, headers);
+      rate?.accepted(ticket, EPOCH + clock, headers);
+      gated?.succeeded(ticket);
       send();
     } else {
       run.refused.push(clock);
       const retryAfter = parseRetryAfter(headers.get("retry-after"), EPOCH + clock);
-      const { retryAt } = rate.refused(ticket, EPOCH + clock, retryAfter, headers);
-      events.at(Math.max(clock, retryAt - EPOCH + random()), send);
+      if (rate) {
+        const { retryAt } = rate.refused(ticket, EPOCH + clock, retryAfter, headers);
+        events.at(Math.max(clock, retryAt - EPOCH + random()), send);
+      } else {
+        retry(ticket, retryAfter);
+      }
     }
     pump();
   };
@@ -133,15 +169,34 @@ export async function runModel(
     };
     events.at(stallEvery * random(), stall);
   }
-  for (let i = 0; i < concurrency; i++) send();
-  for (let event = events.next(); event && event.at <= end; event = events.next()) {
-    vi.advanceTimersByTime(event.at - clock);
-    clock = event.at;
-    await event.run();
+  // A gated client's timers are the model's events, and every promise settles before the next.
+  const realSetTimeout = globalThis.setTimeout;
+  if (gated) {
+    globalThis.setTimeout = ((fn: () => void, ms = 0) => {
+      events.at(clock + ms, fn);
+      return 0;
+    }) as unknown as typeof setTimeout;
   }
-  vi.advanceTimersByTime(end - clock);
-  return run;
+  const stopAfter = options.stopAfterAccepted ?? Number.POSITIVE_INFINITY;
+  try {
+    for (let i = 0; i < concurrency; i++) send();
+    if (gated) await settle();
+    for (let event = events.next(); event && event.at <= end; event = events.next()) {
+      vi.advanceTimersByTime(event.at - clock);
+      clock = event.at;
+      await event.run();
+      if (gated) await settle();
+      if (run.accepted.length >= stopAfter) return run;
+    }
+    vi.advanceTimersByTime(end - clock);
+    return run;
+  } finally {
+    globalThis.setTimeout = realSetTimeout;
+  }
 }
+
+/** Every pending promise settled: `setImmediate` is not faked. */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Events in time order (ties in the order they were added). */
 class EventQueue {
