@@ -5,6 +5,8 @@
  * `isRetryableError` in `http/retryPolicy.ts`, never by a flag on the error.
  */
 
+import { redact } from "./redact";
+
 export const ExitCode = {
   ok: 0,
   failure: 1,
@@ -75,6 +77,11 @@ export class CredentialsRejectedError extends ConnectorError {
 /** The exit code for any thrown value: ours carry one, anything else is a runtime failure. */
 export function exitCodeOf(error: unknown): ExitCode {
   return ConnectorError.is(error) ? error.exitCode : ExitCode.failure;
+}
+
+/** A thrown value's message, redacted: for a log field, a reply, a label or another message. */
+export function messageOf(error: unknown): string {
+  return redact(error instanceof Error ? error.message : String(error));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { ConnectorError } from "../errors";
+import { ConnectorError, messageOf } from "../errors";
 import { redact } from "../redact";
 import type { NoAnswer } from "./counters";
 
@@ -101,7 +101,7 @@ export function noAnswerReason(
     error instanceof Error ? (error.cause as { code?: string; message?: string }) : undefined;
   if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ""}`;
   if (cause?.message) return cause.message;
-  return error instanceof Error ? error.message : String(error);
+  return messageOf(error);
 }
 
 /** No answer: connection refused or dropped, DNS failure, or the per-request timeout. */
