@@ -30,10 +30,6 @@ export class SnapshotInputError extends UsageError {
       `${path} is not a complete snapshot: ${why}; give a file a sync wrote whole`,
     );
   }
-
-  static override is(error: unknown): error is SnapshotInputError {
-    return error instanceof SnapshotInputError;
-  }
 }
 
 /** A record key seen twice in one file (a resource is `{type}:{id}`, the others their `id`). */
