@@ -5,6 +5,8 @@
  * `isRetryableError` in `http/retryPolicy.ts`, never by a flag on the error.
  */
 
+import { redact } from "./redact";
+
 export const ExitCode = {
   ok: 0,
   failure: 1,
@@ -15,14 +17,22 @@ export const ExitCode = {
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
+/** A class of errors, whatever its constructor's parameters. */
+type ErrorClass<T> = abstract new (...args: never[]) => T;
+
 /** Base class: a failure of the upstream or of the runtime (exit 1). */
 export class ConnectorError extends Error {
   override name = "ConnectorError";
   readonly code: string = "connector_error";
   readonly exitCode: ExitCode = ExitCode.failure;
 
-  static is(error: unknown): error is ConnectorError {
-    return error instanceof ConnectorError;
+  /**
+   * Whether `error` is an instance of the class this is called on, typed as one
+   * (`ConfigError.is(error)`): every subclass inherits it, so none repeats it.
+   */
+  static is<T extends ConnectorError>(this: ErrorClass<T>, error: unknown): error is T {
+    // biome-ignore lint/complexity/noThisInStatic: the class it is called on is the point
+    return error instanceof this;
   }
 }
 
@@ -48,10 +58,6 @@ export class ConfigError extends ConnectorError {
     );
     this.issues = issues;
   }
-
-  static override is(error: unknown): error is ConfigError {
-    return error instanceof ConfigError;
-  }
 }
 
 /** Bad command-line usage (exit 2). */
@@ -66,15 +72,16 @@ export class CredentialsRejectedError extends ConnectorError {
   override name = "CredentialsRejectedError";
   override readonly code: string = "credentials_rejected";
   override readonly exitCode: ExitCode = ExitCode.credentialsRejected;
-
-  static override is(error: unknown): error is CredentialsRejectedError {
-    return error instanceof CredentialsRejectedError;
-  }
 }
 
 /** The exit code for any thrown value: ours carry one, anything else is a runtime failure. */
 export function exitCodeOf(error: unknown): ExitCode {
   return ConnectorError.is(error) ? error.exitCode : ExitCode.failure;
+}
+
+/** A thrown value's message, redacted: for a log field, a reply, a label or another message. */
+export function messageOf(error: unknown): string {
+  return redact(error instanceof Error ? error.message : String(error));
 }
 
 /**

@@ -10,10 +10,6 @@ export class ActionError extends ConnectorError {
     super(message);
     this.code = code;
   }
-
-  static override is(error: unknown): error is ActionError {
-    return error instanceof ActionError;
-  }
 }
 
 /**
@@ -31,9 +27,5 @@ export class RequestIdTakenError extends ConnectorError {
         : `the request ${requestId} is being carried out right now`,
     );
     this.code = code;
-  }
-
-  static override is(error: unknown): error is RequestIdTakenError {
-    return error instanceof RequestIdTakenError;
   }
 }

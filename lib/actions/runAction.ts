@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { ConfigError, CredentialsRejectedError, describeIssues } from "../errors";
+import { ConfigError, CredentialsRejectedError, describeIssues, messageOf } from "../errors";
 import { HttpStatusError, RateLimitedError, type RequestContext } from "../http";
 import { redact } from "../redact";
 import { ActionError } from "./errors";
@@ -78,7 +78,7 @@ export function failedReply(
 }
 
 function classify(error: unknown): { code: ActionErrorCode; message: string } {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   if (ActionError.is(error)) return { code: error.code, message };
   if (error instanceof ConfigError) return { code: "invalid_request", message };
   if (error instanceof CredentialsRejectedError) return { code: "auth_failed", message };

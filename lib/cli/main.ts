@@ -3,8 +3,7 @@ import packageJson from "../../package.json" with { type: "json" };
 import type { FunctionInvoker } from "../cloud/aws/invoker";
 import { loadEnvironment } from "../config";
 import { CONNECTOR_CHOICES, parseConnectorName } from "../connectors";
-import { ExitCode, exitCodeOf } from "../errors";
-import { redact } from "../redact";
+import { ExitCode, exitCodeOf, messageOf } from "../errors";
 import { actionCommand } from "./commands/action";
 import { addCloudRunsCommand } from "./commands/cloudRuns";
 import { DEMO_OUTPUT_DIR, runDemo } from "./commands/demo";
@@ -365,8 +364,7 @@ export async function runCli(
       // Help and version are successes; every other parser complaint is bad usage.
       return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
     }
-    const message = error instanceof Error ? error.message : String(error);
-    io.stderr.write(`error: ${redact(message)}\n`);
+    io.stderr.write(`error: ${messageOf(error)}\n`);
     return exitCodeOf(error);
   }
 }

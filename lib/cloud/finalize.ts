@@ -1,9 +1,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { messageOf } from "../errors";
 import { MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../guard";
 import { publishGuarded } from "../publish";
-import { redact } from "../redact";
 import { S3GuardStore } from "./aws/guardStore";
 import { InstanceRegistry } from "./aws/instances";
 import { type FinalizeMessage, finalizeMessage } from "./aws/messages";
@@ -32,7 +32,7 @@ export async function finalizeRecord(
     message = finalizeMessage.parse(JSON.parse(body));
   } catch (error) {
     telemetry.logger.error("not a finalize message, dropped", {
-      error: error instanceof Error ? error.message : String(error),
+      error: messageOf(error),
     });
     return undefined;
   }
@@ -105,7 +105,7 @@ export async function finalizeRun(
     });
     return { syncId, status: "complete", counts: snapshot.counts };
   } catch (error) {
-    const reason = redact(error instanceof Error ? error.message : String(error));
+    const reason = messageOf(error);
     await failRun(config, run, `the snapshot was not published: ${reason}`, telemetry);
     return { syncId, status: "error" };
   } finally {

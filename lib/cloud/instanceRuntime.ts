@@ -26,10 +26,6 @@ export class UnknownInstanceError extends ConfigError {
       },
     ]);
   }
-
-  static override is(error: unknown): error is UnknownInstanceError {
-    return error instanceof UnknownInstanceError;
-  }
 }
 
 /**

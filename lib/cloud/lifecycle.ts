@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ConfigError } from "../errors";
+import { ConfigError, messageOf } from "../errors";
 import { describeVerdict, type GuardVerdict, MAX_REMOVAL_VARIABLE } from "../guard";
 import { publishHeld } from "../publish";
 import { redact } from "../redact";
@@ -43,7 +43,7 @@ export async function startRun(
   } catch (error) {
     // Settings that cannot work: say so on the instance's row, where `cloud list` shows it.
     if (ConfigError.is(error) && !UnknownInstanceError.is(error)) {
-      await registry.setError(connectorId, redact((error as Error).message));
+      await registry.setError(connectorId, messageOf(error));
     }
     throw error;
   }
@@ -85,7 +85,7 @@ export async function failRun(
   } catch (error) {
     telemetry.logger.warn("cannot report the error label to the platform", {
       connectorId: run.connectorId,
-      error: redact(error instanceof Error ? error.message : String(error)),
+      error: messageOf(error),
     });
   }
 }
@@ -182,7 +182,7 @@ export async function reportLabel(
   } catch (error) {
     telemetry.logger.warn("cannot set the platform label", {
       label,
-      error: redact(error instanceof Error ? error.message : String(error)),
+      error: messageOf(error),
     });
   }
 }

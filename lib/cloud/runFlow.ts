@@ -1,4 +1,4 @@
-import type { Job, RunIdentity, SnapshotRecord } from "../sync";
+import type { Job, JobResult, RunIdentity } from "../sync";
 import { jobId } from "../sync/job";
 import { sendFinalize, sendJobs } from "./aws/messages";
 import type { JobMarker, RunItem } from "./aws/runItem";
@@ -12,12 +12,6 @@ export type Acceptance =
   | { status: "run_over"; runStatus: RunItem["status"] | undefined }
   | { status: "unknown" }
   | { status: "already_done" };
-
-/** A job's page, as `runJob` gives it. */
-export interface JobResult {
-  records: readonly SnapshotRecord[];
-  followUps: readonly Job[];
-}
 
 /**
  * The cloud run's transitions, in one place: start a run, accept a job message, commit a job's

@@ -1,6 +1,5 @@
 import * as z from "zod";
-import { ConfigError } from "../errors";
-import { redact } from "../redact";
+import { ConfigError, messageOf } from "../errors";
 import { SyncDeadlineError } from "../sync";
 import { InstanceRegistry, isDue } from "./aws/instances";
 import { sendFinalize } from "./aws/messages";
@@ -68,7 +67,7 @@ export async function sweep(config: CloudConfig, telemetry: Telemetry): Promise<
       }
       if (isDue(row, now)) answer.started.push(await startRun(config, row.connectorId, telemetry));
     } catch (error) {
-      const message = redact(error instanceof Error ? error.message : String(error));
+      const message = messageOf(error);
       telemetry.logger.error("cannot start a scheduled sync", {
         connectorId: row.connectorId,
         error: message,

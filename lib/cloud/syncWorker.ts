@@ -1,8 +1,7 @@
 import type { SQSRecord } from "aws-lambda";
-import { ConnectorError } from "../errors";
+import { ConnectorError, messageOf } from "../errors";
 import { type HttpCounters, isRetryableError, newRequestContext, RateLimitedError } from "../http";
 import { withFields } from "../logging";
-import { redact } from "../redact";
 import { describeJob, InvalidJobError, type Job, parseJob, runJob } from "../sync";
 import { jobId } from "../sync/job";
 import { sendJobs } from "./aws/messages";
@@ -113,7 +112,7 @@ async function countUpstream(
       syncId: job.syncId,
       connectorId: job.connectorId,
       ...count,
-      error: redact(countError instanceof Error ? countError.message : String(countError)),
+      error: messageOf(countError),
     });
   });
 }
@@ -125,7 +124,7 @@ function parseMessage(record: SQSRecord, telemetry: Telemetry): Job | undefined 
     // Nothing to retry and no run to name: a message this runtime never sends.
     telemetry.logger.error("not a sync job, dropped", {
       messageId: record.messageId,
-      error: error instanceof Error ? error.message : String(error),
+      error: messageOf(error),
     });
     telemetry.count("invalidMessages", 1);
     return undefined;
@@ -154,7 +153,7 @@ async function handleFailure(
   inv: WorkerInvocation,
 ): Promise<void> {
   const { config, telemetry } = inv;
-  const message = redact(error instanceof Error ? error.message : String(error));
+  const message = messageOf(error);
   const run = { syncId: job.syncId, connectorId: job.connectorId };
   if (RateLimitedError.is(error)) {
     const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(error.waitMs / 1000)));

@@ -1,4 +1,4 @@
-import { ConnectorError } from "../errors";
+import { ConnectorError, messageOf } from "../errors";
 
 /** A file `diff` cannot compare: lib/snapshot's one refusal, in the words every reader uses (exit 2). */
 export { SnapshotInputError } from "../snapshot/errors";
@@ -10,7 +10,7 @@ export class DiffWorkError extends ConnectorError {
 
   constructor(error: unknown) {
     super(
-      `diff could not write its temporary files: ${error instanceof Error ? error.message : String(error)} (set TMPDIR to a directory with room)`,
+      `diff could not write its temporary files: ${messageOf(error)} (set TMPDIR to a directory with room)`,
     );
   }
 }

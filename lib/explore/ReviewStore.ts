@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import * as z from "zod";
-import { UsageError } from "../errors";
+import { messageOf, UsageError } from "../errors";
 import { writeWhole } from "../service/writeWhole";
 import { DECISIONS, type Decision } from "./apiSchemas";
 
@@ -40,7 +40,7 @@ export class ReviewStore {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT")
         return new ReviewStore(path, snapshot, new Map());
-      throw new UsageError(`cannot read the review file ${path}: ${(error as Error).message}`);
+      throw new UsageError(`cannot read the review file ${path}: ${messageOf(error)}`);
     }
     let parsed: z.output<typeof reviewFile>;
     try {

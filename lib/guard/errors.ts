@@ -9,8 +9,4 @@ export class SnapshotHeldError extends ConnectorError {
   override name = "SnapshotHeldError";
   override readonly code: string = "snapshot_held";
   override readonly exitCode: ExitCode = ExitCode.snapshotHeld;
-
-  static override is(error: unknown): error is SnapshotHeldError {
-    return error instanceof SnapshotHeldError;
-  }
 }

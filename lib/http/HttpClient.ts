@@ -1,3 +1,4 @@
+import { messageOf } from "../errors";
 import { redact } from "../redact";
 import { sleepUnlessAborted } from "./abortListeners";
 import { newRequestContext, type RequestContext } from "./context";
@@ -372,7 +373,7 @@ export class HttpClient {
     if (refused) {
       await ctx.sharedRate?.refused().catch((error: unknown) => {
         ctx.logger.warn("the shared rate could not be lowered", {
-          error: error instanceof Error ? error.message : String(error),
+          error: messageOf(error),
         });
       });
     }

@@ -1,4 +1,4 @@
-import { ConnectorError } from "../errors";
+import { ConnectorError, messageOf } from "../errors";
 import { redact } from "../redact";
 import type { NoAnswer } from "./counters";
 
@@ -37,10 +37,6 @@ export class HttpStatusError extends ConnectorError {
     this.body = options.body;
     this.retryAfterMs = options.retryAfterMs;
   }
-
-  static override is(error: unknown): error is HttpStatusError {
-    return error instanceof HttpStatusError;
-  }
 }
 
 /**
@@ -64,10 +60,6 @@ export class RateLimitedError extends ConnectorError {
     );
     this.request = request;
     this.waitMs = waitMs;
-  }
-
-  static override is(error: unknown): error is RateLimitedError {
-    return error instanceof RateLimitedError;
   }
 }
 
@@ -101,7 +93,7 @@ export function noAnswerReason(
     error instanceof Error ? (error.cause as { code?: string; message?: string }) : undefined;
   if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ""}`;
   if (cause?.message) return cause.message;
-  return error instanceof Error ? error.message : String(error);
+  return messageOf(error);
 }
 
 /** No answer: connection refused or dropped, DNS failure, or the per-request timeout. */
@@ -114,20 +106,12 @@ export class NetworkError extends ConnectorError {
     super(redact(`${request.method} ${request.path} got no answer: ${reason}`), { cause });
     this.request = request;
   }
-
-  static override is(error: unknown): error is NetworkError {
-    return error instanceof NetworkError;
-  }
 }
 
 /** The caller's abort signal fired (a Lambda running out of time, a service shutting down). */
 export class AbortedError extends ConnectorError {
   override name = "AbortedError";
   override readonly code = "aborted";
-
-  static override is(error: unknown): error is AbortedError {
-    return error instanceof AbortedError;
-  }
 }
 
 /** An upstream answered with a body this project cannot read: a precise zod path is in the message. */
@@ -174,9 +158,5 @@ export class ResponseTooLargeError extends UnexpectedResponseError {
       ),
     );
     this.maxBytes = maxBytes;
-  }
-
-  static override is(error: unknown): error is ResponseTooLargeError {
-    return error instanceof ResponseTooLargeError;
   }
 }

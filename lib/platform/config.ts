@@ -8,7 +8,7 @@ import {
   resolveSecrets,
   type SettingMeta,
 } from "../config";
-import { ConfigError } from "../errors";
+import { ConfigError, messageOf } from "../errors";
 import { redact } from "../redact";
 import { DEFAULT_SYNC_INTERVAL_MS, MAX_SYNC_INTERVAL_MS, MIN_SYNC_INTERVAL_MS } from "./constants";
 import { IntervalError } from "./errors";
@@ -65,7 +65,7 @@ const interval = z.string().transform((value, ctx) => {
   try {
     return parseInterval(value);
   } catch (error) {
-    ctx.addIssue({ code: "custom", message: (error as Error).message });
+    ctx.addIssue({ code: "custom", message: messageOf(error) });
     return z.NEVER;
   }
 });

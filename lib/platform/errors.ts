@@ -23,20 +23,12 @@ export class PlatformCredentialsError extends CredentialsRejectedError {
     this.request = request;
     this.status = status;
   }
-
-  static override is(error: unknown): error is PlatformCredentialsError {
-    return error instanceof PlatformCredentialsError;
-  }
 }
 
 /** The platform answered with an error status the call does not expect, after any retries. */
 export class PlatformStatusError extends HttpStatusError {
   override name = "PlatformStatusError";
   override readonly code: string = "platform_status";
-
-  static override is(error: unknown): error is PlatformStatusError {
-    return error instanceof PlatformStatusError;
-  }
 }
 
 /** The platform answered with a body that is not JSON or does not fit the protocol. */
@@ -49,28 +41,16 @@ export class PlatformResponseError extends ConnectorError {
     super(redact(`${request.method} ${request.path}: ${problem}`));
     this.request = request;
   }
-
-  static override is(error: unknown): error is PlatformResponseError {
-    return error instanceof PlatformResponseError;
-  }
 }
 
 /** A sync interval that does not read (CONNECTOR_SYNC_INTERVAL, `--interval`): exit 2. */
 export class IntervalError extends UsageError {
   override name = "IntervalError";
   override readonly code: string = "invalid_interval";
-
-  static override is(error: unknown): error is IntervalError {
-    return error instanceof IntervalError;
-  }
 }
 
 /** A snapshot file that cannot be read for upload (missing, unreadable, not a file). */
 export class SnapshotFileError extends ConnectorError {
   override name = "SnapshotFileError";
   override readonly code: string = "snapshot_unreadable";
-
-  static override is(error: unknown): error is SnapshotFileError {
-    return error instanceof SnapshotFileError;
-  }
 }

@@ -28,8 +28,4 @@ export class ScimError extends HttpStatusError {
     this.scimType = body.scimType;
     this.detail = body.detail;
   }
-
-  static override is(error: unknown): error is ScimError {
-    return error instanceof ScimError;
-  }
 }

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Environment } from "../config/environment";
+import { messageOf } from "../errors";
 import {
   loadPlatformConfig,
   PlatformClient,
@@ -10,7 +11,6 @@ import { WriteFailedError } from "../sync/errors";
 import { Backoff } from "./Backoff";
 import type { ServiceConfig } from "./config";
 import { PLATFORM_BACKOFF, SERVICE_PLATFORM_RETRY } from "./constants";
-import { messageOf } from "./describeFailure";
 import type { JsonLogger } from "./jsonLogger";
 import { withLinkedSignal } from "./linkedSignal";
 import { isPlatformError, isPlatformUnavailable } from "./platformErrors";

@@ -1,3 +1,4 @@
+import { messageOf } from "../errors";
 import type { Logger } from "../logging";
 import type { ServiceConfig } from "./config";
 import { HEALTH_WRITE_INTERVAL_MS } from "./constants";
@@ -101,7 +102,7 @@ export class ServiceHealth {
       else
         this.#logger.warn("the health file cannot be written", {
           path: this.#file.path,
-          reason: error instanceof Error ? error.message : String(error),
+          reason: messageOf(error),
         });
     });
   }

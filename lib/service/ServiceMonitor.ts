@@ -1,8 +1,9 @@
 import { ACTION_ERROR_CODES } from "../actions";
+import { messageOf } from "../errors";
 import type { Logger } from "../logging";
 import type { PlatformTask, TaskOutcome, UploadResult } from "../platform";
 import type { ServiceConfig } from "./config";
-import { messageOf, RELEASE_SERVICE_COMMAND } from "./describeFailure";
+import { RELEASE_SERVICE_COMMAND } from "./describeFailure";
 import { HeldSnapshot } from "./HeldSnapshot";
 import { type HttpEndpoint, json, type Routes, startHttpEndpoint } from "./httpEndpoint";
 import { LoopWatch } from "./loopWatch";

@@ -1,5 +1,5 @@
 import { type ConnectorName, connectorNamed } from "../connectors";
-import { ConfigError, CredentialsRejectedError } from "../errors";
+import { ConfigError, CredentialsRejectedError, messageOf } from "../errors";
 import { describeVerdict, type GuardVerdict, MAX_REMOVAL_VARIABLE } from "../guard";
 import { HttpStatusError, NetworkError, RateLimitedError } from "../http";
 import { redact } from "../redact";
@@ -93,9 +93,4 @@ function clip(detail: string): string {
 
 function sentence(text: string): string {
   return /[.!?]$/.test(text) ? text : `${text}.`;
-}
-
-/** An error's message, redacted. */
-export function messageOf(error: unknown): string {
-  return redact(error instanceof Error ? error.message : String(error));
 }

@@ -1,6 +1,6 @@
+import { messageOf } from "../errors";
 import type { Logger } from "../logging";
 import type { PlatformClient } from "../platform";
-import { redact } from "../redact";
 
 /**
  * Sends a heartbeat for `taskId` every `intervalMs` until stopped, one at a time (a slow answer
@@ -28,7 +28,7 @@ export function startHeartbeats(
         if (controller.signal.aborted) return;
         logger.warn("task heartbeat failed", {
           taskId,
-          error: redact(error instanceof Error ? error.message : String(error)),
+          error: messageOf(error),
         });
       })
       .finally(() => {

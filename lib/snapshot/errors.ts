@@ -1,4 +1,4 @@
-import { UsageError } from "../errors";
+import { messageOf, UsageError } from "../errors";
 
 /**
  * A snapshot file a reader refuses: unreadable, or not a complete snapshot (its structure, its
@@ -18,9 +18,7 @@ export class SnapshotInputError extends UsageError {
           ? "it is a directory"
           : code === "EACCES"
             ? "permission denied"
-            : error instanceof Error
-              ? error.message
-              : String(error);
+            : messageOf(error);
     return new SnapshotInputError(
       `${path} cannot be read: ${why}${typeof code === "string" ? ` (${code})` : ""}; check the path`,
     );
@@ -31,10 +29,6 @@ export class SnapshotInputError extends UsageError {
     return new SnapshotInputError(
       `${path} is not a complete snapshot: ${why}; give a file a sync wrote whole`,
     );
-  }
-
-  static override is(error: unknown): error is SnapshotInputError {
-    return error instanceof SnapshotInputError;
   }
 }
 

@@ -17,10 +17,6 @@ export class SyncDeadlineError extends ConnectorError {
     );
     this.deadline = deadline;
   }
-
-  static override is(error: unknown): error is SyncDeadlineError {
-    return error instanceof SyncDeadlineError;
-  }
 }
 
 /** The kind of a write that failed, as its `code` says it. */
@@ -43,10 +39,6 @@ export class WriteFailedError extends ConnectorError {
     super(message, { cause });
     this.code = code;
     this.path = path;
-  }
-
-  static override is(error: unknown): error is WriteFailedError {
-    return error instanceof WriteFailedError;
   }
 }
 

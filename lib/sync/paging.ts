@@ -40,10 +40,6 @@ export class TooManyPagesError extends ConnectorError {
       `${what}: more than ${maxPages.value} pages, the most one list may have (${maxPages.variable}), and no end in sight; stopped rather than grow without end. If the list really is that long, raise ${maxPages.variable} or the page size; otherwise the server does not page as expected`,
     );
   }
-
-  static override is(error: unknown): error is TooManyPagesError {
-    return error instanceof TooManyPagesError;
-  }
 }
 
 /** The list's size changed between its pages: items shifted, so one could be missed. */

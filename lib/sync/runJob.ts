@@ -20,10 +20,6 @@ import type { SyncConnector } from "./types";
 export class InvalidJobError extends ConnectorError {
   override name = "InvalidJobError";
   override readonly code: string = "invalid_job";
-
-  static override is(error: unknown): error is InvalidJobError {
-    return error instanceof InvalidJobError;
-  }
 }
 
 /** Parses a job from outside (a queue message), or throws `InvalidJobError` naming the fields. */

@@ -8,7 +8,7 @@ import {
   jsonEnd,
   RunFiles,
 } from "../../diff";
-import { ConnectorError, ExitCode, exitCodeOf } from "../../errors";
+import { ConnectorError, ExitCode, exitCodeOf, messageOf } from "../../errors";
 import { judgeRemovals, MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../../guard";
 import { removeTempFilesOnExit } from "../../sync";
 import type { CliIo } from "../io";
@@ -52,7 +52,7 @@ class DiffFailedError extends ConnectorError {
   override readonly code: string;
 
   constructor(cause: unknown) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    super(messageOf(cause), { cause });
     this.name = cause instanceof Error ? cause.name : "DiffFailedError";
     this.code = ConnectorError.is(cause) ? cause.code : "diff_failed";
   }

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { BatchGetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import * as z from "zod";
-import { ConnectorError } from "../../errors";
+import { ConnectorError, messageOf } from "../../errors";
 import { awsClients } from "./clients";
 import { type RunItem, runItem } from "./runItem";
 
@@ -43,7 +43,7 @@ export async function recentRuns(
       // A stage deployed before the index: say what to do instead of DynamoDB's words.
       if ((error as { name?: string }).name === "ValidationException") {
         throw new ConnectorError(
-          `the runs table ${table} cannot list runs by instance (${(error as Error).message}); deploy this version of the stage (serverless deploy), which adds its ${RUNS_BY_CONNECTOR_INDEX} index`,
+          `the runs table ${table} cannot list runs by instance (${messageOf(error)}); deploy this version of the stage (serverless deploy), which adds its ${RUNS_BY_CONNECTOR_INDEX} index`,
         );
       }
       throw error;

@@ -1,5 +1,5 @@
 import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-cloudformation";
-import { ConnectorError } from "../../errors";
+import { ConnectorError, messageOf } from "../../errors";
 
 /** The stack outputs the operator commands read (serverless.yml, infra/outputs.yml). */
 export interface StackOutputs {
@@ -34,7 +34,7 @@ export async function readStackOutputs(stage: string, region?: string): Promise<
       (Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? "", o.OutputValue ?? ""]),
     );
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     throw new ConnectorError(
       `cannot read the stack ${name} (${reason}); deploy it with \`npx serverless deploy --stage ${stage}\`, or pass the --stage and --region it was deployed with`,
     );

@@ -1,5 +1,6 @@
 import { Zstd } from "@hpcc-js/wasm-zstd";
 import initSqlJs, { type Database, type Statement } from "sql.js";
+import { messageOf } from "../../errors";
 import { SnapshotInputError } from "../../snapshot/errors";
 import { readSnapshotFile } from "../../snapshot/snapshotFile";
 import type {
@@ -76,7 +77,7 @@ function buildIndexes(db: Database, path: string): void {
   try {
     db.exec(INDEXES);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     if (!message.startsWith("UNIQUE constraint failed")) throw error;
     throw SnapshotInputError.notComplete(path, `it holds a record twice (${message})`);
   }
