@@ -66,6 +66,13 @@ export class CredentialsRejectedError extends ConnectorError {
   override name = "CredentialsRejectedError";
   override readonly code: string = "credentials_rejected";
   override readonly exitCode: ExitCode = ExitCode.credentialsRejected;
+  /** The setting to look at first (its variable name), when the answer points at one. */
+  readonly field: string | undefined;
+
+  constructor(message: string, options: ErrorOptions & { field?: string } = {}) {
+    super(message, options);
+    this.field = options.field;
+  }
 
   static override is(error: unknown): error is CredentialsRejectedError {
     return error instanceof CredentialsRejectedError;

@@ -1,9 +1,12 @@
+import { clearCaches } from "@aws-lambda-powertools/parameters";
 import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
 import {
   CreateSecretCommand,
   DeleteSecretCommand,
+  GetSecretValueCommand,
   PutSecretValueCommand,
   ResourceExistsException,
+  ResourceNotFoundException,
 } from "@aws-sdk/client-secrets-manager";
 import * as z from "zod";
 import type { Environment } from "../../config";
@@ -21,7 +24,10 @@ export function secretName(prefix: string, connectorId: string): string {
   return `${prefix}${connectorId}`;
 }
 
-/** Creates the instance's secret, or stores a new version of it. */
+/**
+ * Creates the instance's secret, or stores a new version of it. This process's cached reads
+ * (`readInstanceSettings`) are dropped, so that it reads the new version next.
+ */
 export async function writeInstanceSecret(
   name: string,
   settings: Record<string, string>,
@@ -40,12 +46,49 @@ export async function writeInstanceSecret(
     if (!(error instanceof ResourceExistsException)) throw error;
     await secrets.send(new PutSecretValueCommand({ SecretId: name, SecretString }));
   }
+  clearCaches();
 }
 
-export async function deleteInstanceSecret(name: string): Promise<void> {
-  await awsClients().secrets.send(
-    new DeleteSecretCommand({ SecretId: name, ForceDeleteWithoutRecovery: true }),
-  );
+/** Deletes the instance's secret at once (no recovery window); false when there was none. */
+export async function deleteInstanceSecret(name: string): Promise<boolean> {
+  try {
+    await awsClients().secrets.send(
+      new DeleteSecretCommand({ SecretId: name, ForceDeleteWithoutRecovery: true }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ResourceNotFoundException) return false;
+    throw error;
+  } finally {
+    clearCaches();
+  }
+}
+
+/**
+ * The instance's settings as stored now (no cache: what a save merges with and `get` shows), or
+ * undefined when it has no secret.
+ */
+export async function readStoredSettings(
+  name: string,
+): Promise<Record<string, string> | undefined> {
+  let text: string | undefined;
+  try {
+    ({ SecretString: text } = await awsClients().secrets.send(
+      new GetSecretValueCommand({ SecretId: name }),
+    ));
+  } catch (error) {
+    if (error instanceof ResourceNotFoundException) return undefined;
+    throw error;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text ?? "");
+  } catch {
+    value = undefined;
+  }
+  // A secret written by hand that is not a JSON object of strings holds nothing a save can keep.
+  const parsed = secretSettings.safeParse(value);
+  return parsed.success ? parsed.data : {};
 }
 
 const secretSettings = z.record(z.string(), z.string());

@@ -70,11 +70,28 @@ export class InstanceRegistry {
     );
   }
 
-  async remove(connectorId: string): Promise<boolean> {
-    const { Attributes } = await awsClients().dynamo.send(
-      new DeleteCommand({ TableName: this.#table, Key: { connectorId }, ReturnValues: "ALL_OLD" }),
-    );
-    return Attributes !== undefined;
+  /**
+   * Deletes the row; unless `force`, only while no run is current (checked in the delete itself,
+   * so a run claimed a moment before is seen). Says what it found.
+   */
+  async remove(
+    connectorId: string,
+    options: { force: boolean },
+  ): Promise<"removed" | "absent" | "running"> {
+    try {
+      const { Attributes } = await awsClients().dynamo.send(
+        new DeleteCommand({
+          TableName: this.#table,
+          Key: { connectorId },
+          ReturnValues: "ALL_OLD",
+          ...(options.force ? {} : { ConditionExpression: "attribute_not_exists(currentSyncId)" }),
+        }),
+      );
+      return Attributes === undefined ? "absent" : "removed";
+    } catch (error) {
+      if (isConditionFailure(error)) return "running";
+      throw error;
+    }
   }
 
   /**
