@@ -27,6 +27,8 @@ const OUTPUTS = [
   "SyncWorkerFunctionName",
   "FinalizeFunctionName",
   "ActionFunctionName",
+  "SettingsFunctionName",
+  "SettingsFunctionArn",
   "SecretsPrefix",
 ];
 
