@@ -88,7 +88,12 @@ export function settingsFunctionCases(
         op: "save",
         connectorId: "settings-bl",
         connector: "blackline",
-        settings: { ...blackline.env(), ...bl.fields },
+        // No shared rate (a permit write a request): the upload is what these cases look at.
+        settings: {
+          ...blackline.env(),
+          ...bl.fields,
+          CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
+        },
         interval: "6h",
       }),
       await settingsFn({
@@ -96,7 +101,7 @@ export function settingsFunctionCases(
         op: "save",
         connectorId: "settings-vm",
         connector: "valimail",
-        settings: { ...valimail.env(), ...vm.fields },
+        settings: { ...valimail.env(), ...vm.fields, CONNECTOR_EMAILAUTH_REQUESTS_PER_SECOND: "0" },
       }),
     ];
     await runQueues();
