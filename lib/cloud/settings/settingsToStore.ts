@@ -42,7 +42,9 @@ export function settingsToStore(
   try {
     validateInstanceSettings(connector, settings);
   } catch (error) {
-    if (ConfigError.is(error)) issues.push(...error.issues);
+    // A field refused above is not said again as missing.
+    const refused = new Set(issues.map((issue) => issue.variable));
+    if (ConfigError.is(error)) issues.push(...error.issues.filter((i) => !refused.has(i.variable)));
     else if (issues.length > 0 && CredentialsRejectedError.is(error) && error.field) {
       issues.push({ variable: error.field, message: error.message });
     } else throw error;
