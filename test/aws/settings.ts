@@ -164,7 +164,7 @@ export function settingsFunctionCases(
   });
 
   it("keeps a stored secret sent as null, and a repeated requestId changes nothing twice", async () => {
-    const { fields } = await platform();
+    const { sim: moved, fields } = await platform();
     const save = {
       requestId: "save-bl-null-1",
       op: "save",
@@ -227,6 +227,16 @@ export function settingsFunctionCases(
       status: "succeeded",
       result: { settings: { CONNECTOR_ACCOUNTING_PAGE_SIZE: "50" } },
     });
+
+    // Functions still warm from the first run read the saved settings: this run uploads to the
+    // platform the save named, not to the one they read five minutes' cache ago.
+    const next = await stack.invokeByName<{ syncId: string; status: string }>(
+      stack.outputs.SchedulerFunctionName as string,
+      { connectorId: "settings-bl" },
+    );
+    await runQueues();
+    expect(next.status).toBe("started");
+    expect(moved.uploads.get(next.syncId)?.accepted).toBe(1);
   });
 
   it("answers a save with a wrong scope, a bad environment and no username invalid, one entry a field, storing nothing", async () => {

@@ -96,16 +96,27 @@ const secretSettings = z.record(z.string(), z.string());
 /** How long a warm function trusts a secret it read; a rotated secret is seen within this time. */
 const SECRET_MAX_AGE_SECONDS = 300;
 
+/** Per secret, the `settingsSavedAt` of the registry row it was last fetched for. */
+const fetchedFor = new Map<string, string | undefined>();
+
 /**
  * Reads an instance's settings through Powertools Parameters (cached for five minutes per warm
- * function). Every value of the platform and the connector's secret variables is registered for
- * redaction before anything can print it.
+ * function, but fetched again once the row says they were saved since: a save that fixes a
+ * setting is used by the next run, not five minutes later). Every value of the platform and the
+ * connector's secret variables is registered for redaction before anything can print it.
  */
 export async function readInstanceSettings(
   name: string,
   connector: ConnectorName,
+  savedAt?: string,
 ): Promise<Environment> {
-  const raw = await getSecret(name, { transform: "json", maxAge: SECRET_MAX_AGE_SECONDS });
+  const forceFetch = fetchedFor.has(name) && fetchedFor.get(name) !== savedAt;
+  const raw = await getSecret(name, {
+    transform: "json",
+    maxAge: SECRET_MAX_AGE_SECONDS,
+    forceFetch,
+  });
+  fetchedFor.set(name, savedAt);
   const parsed = secretSettings.safeParse(raw);
   if (!parsed.success) {
     throw new ConfigError([

@@ -21,6 +21,8 @@ export const instanceRow = z.object({
   lastSyncAt: z.string().optional(),
   /** When the last complete sync started: the next is due `intervalSeconds` after it. */
   lastSuccessStartedAt: z.string().optional(),
+  /** When its settings were last saved: a function that read them before reads them again. */
+  settingsSavedAt: z.string().optional(),
   updatedAt: z.string(),
 });
 export type InstanceRow = z.infer<typeof instanceRow>;
@@ -52,14 +54,17 @@ export class InstanceRegistry {
     return rows.sort((a, b) => a.connectorId.localeCompare(b.connectorId));
   }
 
-  /** Creates or updates the registration; the run state of an existing row is kept. */
+  /**
+   * Creates or updates the registration, once its secret is written; the run state of an existing
+   * row is kept.
+   */
   async register(row: Pick<InstanceRow, "connectorId" | "connector" | "intervalSeconds">) {
     await awsClients().dynamo.send(
       new UpdateCommand({
         TableName: this.#table,
         Key: { connectorId: row.connectorId },
         UpdateExpression:
-          "SET connector = :connector, intervalSeconds = :interval, updatedAt = :now, label = if_not_exists(label, :registered)",
+          "SET connector = :connector, intervalSeconds = :interval, settingsSavedAt = :now, updatedAt = :now, label = if_not_exists(label, :registered)",
         ExpressionAttributeValues: {
           ":connector": row.connector,
           ":interval": row.intervalSeconds,
