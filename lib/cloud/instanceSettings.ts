@@ -55,20 +55,6 @@ export function pickInstanceSettings(
 }
 
 /**
- * The settings an instance's secret holds, read from `env` as `pickInstanceSettings` reads them
- * and validated as stored by the same schemas as `sync` (the same mistake gets the same message,
- * exit 2).
- */
-export function collectInstanceSettings(
-  connector: ConnectorName,
-  env: Environment,
-): Record<string, string> {
-  const settings = pickInstanceSettings(connector, env);
-  validateInstanceSettings(connector, settings);
-  return settings;
-}
-
-/**
  * Validates an instance's settings with the connector's and the platform's schemas, and the
  * removal guard's limit: one ConfigError naming every variable at fault.
  */
