@@ -11,7 +11,7 @@ import type { SettingsReply } from "../../lib/cloud/settings";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { type PlatformSimulator, startPlatformSimulator } from "../../lib/simulators/platform";
 import { startValimailSimulator, type ValimailSimulator } from "../../lib/simulators/valimail";
-import { awsClientConfig, type Moto, type Stack } from "./harness";
+import { awsClientConfig, type Moto, runOperator, type Stack } from "./harness";
 
 /** Secrets no other test uses: any of them in a reply or a log line is a leak. */
 const SECRETS = {
@@ -331,6 +331,8 @@ export function settingsFunctionCases(
       op: "remove",
       connectorId: "settings-vm-busy",
     });
+    // `cloud remove` carries out the same request in its own process.
+    const operatorRefused = await runOperator(stack, ["remove", "settings-vm-busy"]);
     await runQueues();
     const removed = await settingsFn({
       requestId: "remove-vm-busy-1",
@@ -349,6 +351,11 @@ export function settingsFunctionCases(
       result: { connectorId: "settings-vm-busy", removed: true },
     });
     expect(await registry().get("settings-vm-busy")).toBeUndefined();
+    expect(operatorRefused.code).toBe(1);
+    expect(operatorRefused.stderr).toMatch(/run_in_progress: settings-vm-busy has a run in flight/);
+    const again = await runOperator(stack, ["remove", "settings-vm-busy"]);
+    expect(again.stdout).toMatch(/no such instance on stage dev; nothing to remove/);
+    expect(again.code).toBe(0);
   });
 
   it("answers a malformed request invalid_request, storing and sending nothing", async () => {

@@ -49,16 +49,17 @@ export async function writeInstanceSecret(
   clearCaches();
 }
 
-/** Deletes the instance's secret at once (no recovery window); false when there was none. */
-export async function deleteInstanceSecret(name: string): Promise<boolean> {
+/**
+ * Deletes the instance's secret at once (no recovery window); one that is not there is no error
+ * (Secrets Manager answers a forced delete of a missing secret as done).
+ */
+export async function deleteInstanceSecret(name: string): Promise<void> {
   try {
     await awsClients().secrets.send(
       new DeleteSecretCommand({ SecretId: name, ForceDeleteWithoutRecovery: true }),
     );
-    return true;
   } catch (error) {
-    if (error instanceof ResourceNotFoundException) return false;
-    throw error;
+    if (!(error instanceof ResourceNotFoundException)) throw error;
   } finally {
     clearCaches();
   }

@@ -127,7 +127,7 @@ export async function describeInstance(
 
 /**
  * `remove`: the registry row, then the secret. Refused while a run is in flight unless `force`
- * (the run then ends `error`: its jobs find no instance). An id with neither is `not_found`.
+ * (the run then ends `error`: its jobs find no instance). An id with no row is `not_found`.
  */
 export async function removeInstance(
   stage: SettingsStage,
@@ -144,8 +144,9 @@ export async function removeInstance(
       { retryable: true },
     );
   }
-  const secret = await deleteInstanceSecret(secretName(stage.secretsPrefix, connectorId));
-  if (row === "absent" && !secret) throw notFound(connectorId);
+  // A secret left without its row (a save cut short) goes too; the answer follows the row.
+  await deleteInstanceSecret(secretName(stage.secretsPrefix, connectorId));
+  if (row === "absent") throw notFound(connectorId);
   return { connectorId, removed: true };
 }
 
