@@ -46,7 +46,7 @@ export async function answerOnce<Request extends { requestId: string }, Reply>(
     });
     return { reply, ran };
   } catch (error) {
-    if (error instanceof UnrememberedReply) return { reply: error.reply as Reply, ran };
+    if (error instanceof UnrememberedReply) return { reply: error.reply, ran };
     throw error;
   }
 }
@@ -135,11 +135,11 @@ export async function replayAction(raw: unknown, options: ReplayOptions): Promis
 }
 
 /** Carries a reply to try again out of `ReplyMemory.once`, so that it is not remembered. */
-class UnrememberedReply extends Error {
+class UnrememberedReply<Reply> extends Error {
   override name = "UnrememberedReply";
-  readonly reply: unknown;
+  readonly reply: Reply;
 
-  constructor(reply: unknown) {
+  constructor(reply: Reply) {
     super("a reply to try again is not remembered");
     this.reply = reply;
   }
