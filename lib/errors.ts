@@ -72,6 +72,13 @@ export class CredentialsRejectedError extends ConnectorError {
   override name = "CredentialsRejectedError";
   override readonly code: string = "credentials_rejected";
   override readonly exitCode: ExitCode = ExitCode.credentialsRejected;
+  /** The setting to look at first (its variable name), when the answer points at one. */
+  readonly field: string | undefined;
+
+  constructor(message: string, options: ErrorOptions & { field?: string } = {}) {
+    super(message, options);
+    this.field = options.field;
+  }
 }
 
 /** The exit code for any thrown value: ours carry one, anything else is a runtime failure. */

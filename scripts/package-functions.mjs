@@ -27,6 +27,7 @@ export const FUNCTIONS = {
   syncWorker: "functions/sync-worker/handler.ts",
   finalize: "functions/finalize/handler.ts",
   action: "functions/action/handler.ts",
+  settings: "functions/settings/handler.ts",
 };
 
 /** The file inside each zip; serverless.yml sets `handler: handler.handler`. */

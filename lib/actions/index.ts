@@ -1,5 +1,11 @@
 export { ActionError, RequestIdTakenError } from "./errors";
-export { type ReplyMemory, type ReplyStore, replayAction, replyMemoryOf } from "./replay";
+export {
+  answerOnce,
+  type ReplyMemory,
+  type ReplyStore,
+  replayAction,
+  replyMemoryOf,
+} from "./replay";
 export * from "./reply";
 export {
   type ActionRequest,

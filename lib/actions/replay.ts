@@ -7,17 +7,48 @@ import { type ActionRequest, actionRequest } from "./request";
 import { failedReply, runAction } from "./runAction";
 
 /**
- * What a runtime remembers of action replies by `requestId`: the service's state file (through
- * `replyMemoryOf`), the cloud's idempotency table (Powertools idempotency on DynamoDB).
+ * What a runtime remembers of replies by `requestId`: the service's state file (through
+ * `replyMemoryOf`), the cloud's idempotency table (Powertools idempotency on DynamoDB). Action
+ * replies by default; the cloud's settings function remembers its own replies the same way.
  */
-export interface ReplyMemory {
+export interface ReplyMemory<
+  Request extends { requestId: string } = ActionRequest,
+  Reply = ActionReply,
+> {
   /**
    * The reply remembered for `request.requestId`, without running anything; otherwise runs `run`
    * and remembers what it returns. When `run` throws, nothing is remembered and the error is
    * thrown. Throws `RequestIdTakenError` when the id was remembered for another request
    * (`request_id_reused`) or is being run right now elsewhere (`request_in_progress`).
    */
-  once(request: ActionRequest, run: () => Promise<ActionReply>): Promise<ActionReply>;
+  once(request: Request, run: () => Promise<Reply>): Promise<Reply>;
+}
+
+/**
+ * Carries out `request` at most once per `requestId` through `memory`: a reply that `retryable`
+ * says may succeed if asked again is answered but not remembered, so that a retry runs again.
+ * `ran` says whether `run` ran now (false: the first reply was remembered). Throws
+ * `RequestIdTakenError` as `ReplyMemory.once` does.
+ */
+export async function answerOnce<Request extends { requestId: string }, Reply>(
+  memory: ReplyMemory<Request, Reply>,
+  request: Request,
+  run: () => Promise<Reply>,
+  retryable: (reply: Reply) => boolean,
+): Promise<{ reply: Reply; ran: boolean }> {
+  let ran = false;
+  try {
+    const reply = await memory.once(request, async () => {
+      ran = true;
+      const reply = await run();
+      if (retryable(reply)) throw new UnrememberedReply(reply);
+      return reply;
+    });
+    return { reply, ran };
+  } catch (error) {
+    if (error instanceof UnrememberedReply) return { reply: error.reply, ran };
+    throw error;
+  }
 }
 
 /** Replies kept by `requestId`, each with a fingerprint of the request it answered. */
@@ -69,22 +100,23 @@ export async function replayAction(raw: unknown, options: ReplayOptions): Promis
   const request = parsed.data;
   const { requestId } = request;
   const log = withFields(options.logger, { requestId, action: request.action });
-  let ran = false;
   try {
-    const reply = await options.memory.once(request, async () => {
-      ran = true;
-      const reply = await options.run(request, log);
-      if (reply.status === "succeeded") log.info("action succeeded", { result: reply.result });
-      else log.warn("action failed", { code: reply.error.code, reason: reply.error.message });
-      if (reply.status === "failed" && reply.error.retryable) throw new UnrememberedReply(reply);
-      return reply;
-    });
+    const { reply, ran } = await answerOnce(
+      options.memory,
+      request,
+      async () => {
+        const reply = await options.run(request, log);
+        if (reply.status === "succeeded") log.info("action succeeded", { result: reply.result });
+        else log.warn("action failed", { code: reply.error.code, reason: reply.error.message });
+        return reply;
+      },
+      (reply) => reply.status === "failed" && reply.error.retryable,
+    );
     if (!ran) {
       log.info("action done before; answering with its first reply", { status: reply.status });
     }
     return reply;
   } catch (error) {
-    if (error instanceof UnrememberedReply) return error.reply;
     if (!RequestIdTakenError.is(error)) throw error;
     if (error.code === "request_in_progress") {
       return failedReply(
@@ -103,11 +135,11 @@ export async function replayAction(raw: unknown, options: ReplayOptions): Promis
 }
 
 /** Carries a reply to try again out of `ReplyMemory.once`, so that it is not remembered. */
-class UnrememberedReply extends Error {
+class UnrememberedReply<Reply> extends Error {
   override name = "UnrememberedReply";
-  readonly reply: ActionReply;
+  readonly reply: Reply;
 
-  constructor(reply: ActionReply) {
+  constructor(reply: Reply) {
     super("a reply to try again is not remembered");
     this.reply = reply;
   }

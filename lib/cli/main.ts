@@ -274,8 +274,9 @@ function addCloudCommands(
     cloud
       .command("remove")
       .description("remove an instance: its registry row and its secret")
-      .argument("<connectorId>"),
-  ).action(async (connectorId: string, options: StageOptions) => {
+      .argument("<connectorId>")
+      .option("--force", "remove it even while a run is in flight (the run then ends error)"),
+  ).action(async (connectorId: string, options: StageOptions & { force?: boolean }) => {
     await (await commands()).removeInstance(io, connectorId, cloudOptions(options));
   });
   staged(

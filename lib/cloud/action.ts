@@ -1,26 +1,13 @@
-import {
-  IdempotencyAlreadyInProgressError,
-  IdempotencyConfig,
-  IdempotencyValidationError,
-  makeIdempotent,
-} from "@aws-lambda-powertools/idempotency";
-import { DynamoDBPersistenceLayer } from "@aws-lambda-powertools/idempotency/dynamodb";
 import type { Context } from "aws-lambda";
-import {
-  type ActionReply,
-  type ActionRequest,
-  type ReplyMemory,
-  RequestIdTakenError,
-  replayAction,
-  runAction,
-} from "../actions";
+import { type ActionReply, type ActionRequest, replayAction, runAction } from "../actions";
 import { newRequestContext } from "../http";
+import { IdempotentReplies } from "./aws/idempotentReplies";
 import type { CloudConfig } from "./config";
 import { openInstance } from "./instanceRuntime";
 import type { Telemetry } from "./observability";
 
-/** Replies are remembered this long: a platform retrying within a day gets the first reply. */
-const REMEMBER_SECONDS = 24 * 3600;
+/** Made at the first request, and kept while the function is warm. */
+let replies: IdempotentReplies<ActionRequest, ActionReply> | undefined;
 
 /**
  * The action function (docs/actions.md, docs/cloud.md): the action replay of lib/actions, shared
@@ -35,8 +22,9 @@ export async function handleAction(
   config: CloudConfig,
   telemetry: Telemetry,
 ): Promise<ActionReply> {
+  replies ??= new IdempotentReplies(config.idempotencyTable, "[connectorId, action, args]");
   return replayAction(event, {
-    memory: idempotencyMemory(config, lambdaContext),
+    memory: replies.memory(lambdaContext),
     run: async (request, logger) =>
       runAction(
         request,
@@ -45,50 +33,4 @@ export async function handleAction(
       ),
     logger: telemetry.logger,
   });
-}
-
-type IdempotentRun = (
-  request: ActionRequest,
-  run: () => Promise<ActionReply>,
-) => Promise<ActionReply>;
-
-/** Made at the first valid request, and kept while the function is warm. */
-let idempotentRun: IdempotentRun | undefined;
-let sharedConfig: IdempotencyConfig | undefined;
-
-function idempotencyConfigFor(): IdempotencyConfig {
-  sharedConfig ??= new IdempotencyConfig({
-    eventKeyJmesPath: "requestId",
-    payloadValidationJmesPath: "[connectorId, action, args]",
-    expiresAfterSeconds: REMEMBER_SECONDS,
-    throwOnNoIdempotencyKey: true,
-  });
-  return sharedConfig;
-}
-
-/** The reply memory on the idempotency table: one record per `requestId`, kept a day. */
-function idempotencyMemory(config: CloudConfig, lambdaContext: Context): ReplyMemory {
-  return {
-    async once(request, run) {
-      idempotentRun ??= makeIdempotent(
-        (_request: ActionRequest, work: () => Promise<ActionReply>) => work(),
-        {
-          persistenceStore: new DynamoDBPersistenceLayer({ tableName: config.idempotencyTable }),
-          config: idempotencyConfigFor(),
-        },
-      );
-      idempotencyConfigFor().registerLambdaContext(lambdaContext);
-      try {
-        return await idempotentRun(request, run);
-      } catch (error) {
-        if (error instanceof IdempotencyValidationError) {
-          throw new RequestIdTakenError("request_id_reused", request.requestId);
-        }
-        if (error instanceof IdempotencyAlreadyInProgressError) {
-          throw new RequestIdTakenError("request_in_progress", request.requestId);
-        }
-        throw error;
-      }
-    },
-  };
 }

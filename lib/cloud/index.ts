@@ -1,5 +1,5 @@
 export { handleAction } from "./action";
-export { deleteInstanceSecret, secretName, writeInstanceSecret } from "./aws/instanceSecret";
+export { secretName } from "./aws/instanceSecret";
 export { InstanceRegistry, type InstanceRow, isDue } from "./aws/instances";
 export { finalizeMessage } from "./aws/messages";
 export type { RunItem } from "./aws/runItem";
@@ -7,7 +7,7 @@ export { RunStore } from "./aws/runs";
 export { type CloudConfig, loadCloudConfig } from "./config";
 export { finalizeRecord, finalizeRun } from "./finalize";
 export { openInstance, UnknownInstanceError } from "./instanceRuntime";
-export { collectInstanceSettings, connectorIdSchema } from "./instanceSettings";
+export { connectorIdSchema, pickInstanceSettings } from "./instanceSettings";
 export { failRun, type StartAnswer, startRun } from "./lifecycle";
 export type { Telemetry } from "./observability";
 export { schedule, syncNowRequest } from "./scheduler";

@@ -71,6 +71,7 @@ export async function openInstance(
   const settings = await readInstanceSettings(
     secretName(config.secretsPrefix, connectorId),
     row.connector,
+    row.settingsSavedAt,
   );
   const instance = warmInstance(row, settings, { ...CLOUD_UPSTREAM, ...options.upstream });
   return {

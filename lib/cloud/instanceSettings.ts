@@ -2,6 +2,7 @@ import * as z from "zod";
 import { type Environment, resolveSecrets } from "../config";
 import { type ConnectorName, connectorNamed } from "../connectors";
 import { ConfigError } from "../errors";
+import { MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../guard";
 import { loadPlatformConnection, PLATFORM_SECRET_VARIABLES } from "../platform";
 
 /** A connector instance id: it names a secret, a registry row and S3 keys. */
@@ -20,38 +21,49 @@ const PLATFORM_VARIABLES = [
 ];
 
 /**
- * The settings an instance's secret holds: the variables of its connector and the platform's
- * connection, read from `env` exactly as `sync` reads them (`<NAME>_FILE` resolved), validated by
- * the same schemas (the same mistake gets the same message, exit 2), and nothing else.
+ * The variables an instance's secret may hold: its connector's, the platform connection's and the
+ * removal guard's limit; `secrets` those of them that are secret (never shown again once stored).
  */
-export function collectInstanceSettings(
+export function instanceVariables(connector: ConnectorName): {
+  variables: ReadonlySet<string>;
+  secrets: ReadonlySet<string>;
+} {
+  const definition = connectorNamed(connector);
+  return {
+    variables: new Set([...definition.variables, ...PLATFORM_VARIABLES, MAX_REMOVAL_VARIABLE]),
+    secrets: new Set([...definition.secrets, ...PLATFORM_SECRET_VARIABLES]),
+  };
+}
+
+/**
+ * The settings of an instance found in `env` (what `cloud put-instance` reads): the variables
+ * of `instanceVariables`, each `<NAME>_FILE` of a secret resolved as `sync` resolves it, values
+ * trimmed, blanks left out. Not validated (`validateInstanceSettings` does that).
+ */
+export function pickInstanceSettings(
   connector: ConnectorName,
   env: Environment,
 ): Record<string, string> {
-  const { variables, secrets } = connectorNamed(connector);
-  const secretNames = [...secrets, ...PLATFORM_SECRET_VARIABLES];
-  const resolved = resolveSecrets(env, secretNames);
-  // Validated as stored: the values read from `<NAME>_FILE`, without the `_FILE` variables (the
-  // schemas would find both set and refuse).
-  const files = new Set(secretNames.map((name) => `${name}_FILE`));
-  validateInstanceSettings(
-    connector,
-    Object.fromEntries(Object.entries(resolved).filter(([name]) => !files.has(name))),
-  );
+  const { variables, secrets } = instanceVariables(connector);
+  const resolved = resolveSecrets(env, [...secrets]);
   const settings: Record<string, string> = {};
-  for (const name of [...variables, ...PLATFORM_VARIABLES]) {
+  for (const name of variables) {
     const value = resolved[name]?.trim();
     if (value) settings[name] = value;
   }
   return settings;
 }
 
-/** Validates an instance's settings with the connector's and the platform's schemas. */
+/**
+ * Validates an instance's settings with the connector's and the platform's schemas, and the
+ * removal guard's limit: one ConfigError naming every variable at fault.
+ */
 export function validateInstanceSettings(connector: ConnectorName, env: Environment): void {
   const issues = [];
   for (const check of [
     () => connectorNamed(connector).sync(env),
     () => loadPlatformConnection(env),
+    () => parseRemovalLimit(env[MAX_REMOVAL_VARIABLE], MAX_REMOVAL_VARIABLE),
   ]) {
     try {
       check();

@@ -25,7 +25,7 @@ export function parseSettings<Schema extends z.ZodType>(
   if (result.success) return result.data;
 
   const issues: ConfigIssue[] = [];
-  let credentials: string | undefined;
+  let credentials: { field: string; text: string } | undefined;
   for (const issue of result.error.issues) {
     const variable = String(issue.path[0] ?? "configuration");
     const missing = issue.path.length > 0 && input[variable] === undefined;
@@ -34,11 +34,13 @@ export function parseSettings<Schema extends z.ZodType>(
       issue.code === "custom" &&
       (issue.params as { credentials?: boolean } | undefined)?.credentials
     ) {
-      credentials ??= `${variable}: ${message}`;
+      credentials ??= { field: variable, text: `${variable}: ${message}` };
     } else {
       issues.push({ variable, message });
     }
   }
   if (issues.length > 0) throw new ConfigError(issues);
-  throw new CredentialsRejectedError(credentials ?? "the configuration was rejected");
+  throw new CredentialsRejectedError(credentials?.text ?? "the configuration was rejected", {
+    field: credentials?.field,
+  });
 }

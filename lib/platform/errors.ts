@@ -19,6 +19,7 @@ export class PlatformCredentialsError extends CredentialsRejectedError {
       redact(
         `the platform rejected the credentials CONNECTOR_CLIENT_ID/CONNECTOR_CLIENT_SECRET (${request.method} ${request.path} answered ${status}${detail ? `: ${detail}` : ""}); check both values against the connector's credentials in the platform`,
       ),
+      { field: "CONNECTOR_CLIENT_SECRET" },
     );
     this.request = request;
     this.status = status;

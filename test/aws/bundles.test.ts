@@ -30,7 +30,7 @@ beforeAll(async () => {
 describe("function bundles", () => {
   it("each handler.mjs is under 1 MB minified", async () => {
     expect(manifest.map((f) => f.key).sort()).toEqual(
-      ["action", "finalize", "scheduler", "syncWorker"].sort(),
+      ["action", "finalize", "scheduler", "settings", "syncWorker"].sort(),
     );
     for (const f of manifest) {
       const bytes = (await readFile(join(functionsDir, f.key, "handler.mjs"))).length;
@@ -39,13 +39,14 @@ describe("function bundles", () => {
     }
   });
 
-  it("only action carries Powertools idempotency (lib/cloud's index is not imported)", async () => {
+  it("only action and settings carry Powertools idempotency (lib/cloud's index is not imported)", async () => {
     for (const f of manifest) {
       const idempotency = (await sources(f.key)).filter((s) =>
         /node_modules\/@aws-lambda-powertools\/(?:idempotency|jmespath)\//.test(s),
       );
-      if (f.key === "action") expect(idempotency.length, f.key).toBeGreaterThan(0);
-      else expect(idempotency, f.key).toEqual([]);
+      if (["action", "settings"].includes(f.key)) {
+        expect(idempotency.length, f.key).toBeGreaterThan(0);
+      } else expect(idempotency, f.key).toEqual([]);
     }
   });
 

@@ -31,6 +31,7 @@ import {
   type Stack,
   startMoto,
 } from "./harness";
+import { settingsFunctionCases } from "./settings";
 
 let moto: Moto;
 let stack: Stack;
@@ -92,6 +93,10 @@ function startedSyncId(stdout: string): string {
 // First: its metrics case reads every function's output since the deploy.
 describe("the removal guard in the cloud runtime", () => {
   removalGuardCases(() => ({ moto, stack }));
+});
+
+describe("the settings function", () => {
+  settingsFunctionCases(() => ({ moto, stack }), runQueues);
 });
 
 describe("a cloud sync", () => {

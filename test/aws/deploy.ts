@@ -27,6 +27,8 @@ const OUTPUTS = [
   "SyncWorkerFunctionName",
   "FinalizeFunctionName",
   "ActionFunctionName",
+  "SettingsFunctionName",
+  "SettingsFunctionArn",
   "SecretsPrefix",
 ];
 
@@ -69,9 +71,14 @@ export function deployedStackCases(deployed: () => { moto: Moto; stack: Stack })
       "action",
       "finalize",
       "scheduler",
+      "settings",
       "syncWorker",
     ]);
     expect(stack.outputs.SyncWorkerFunctionName).toBe(stack.functions.syncWorker?.name);
+    expect(stack.outputs.SettingsFunctionName).toBe(stack.functions.settings?.name);
+    expect(stack.outputs.SettingsFunctionArn).toMatch(
+      /^arn:aws:lambda:.*:function:access-connectors-dev-settings$/,
+    );
   });
 
   it("points every function's environment at the stack's own resources", async () => {

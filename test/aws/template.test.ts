@@ -235,7 +235,7 @@ describe("packaged template", () => {
 
   it("runs every function on nodejs22.x, arm64, with its own role and the full environment", () => {
     const functions = ofType("AWS::Lambda::Function");
-    expect(functions).toHaveLength(4);
+    expect(functions).toHaveLength(5);
     const roles = new Set<string>();
     const maxReceives = (
       props(template.Resources.SyncJobsQueue).RedrivePolicy as { maxReceiveCount: number }
@@ -284,7 +284,7 @@ describe("packaged template", () => {
         NODE_OPTIONS: "--enable-source-maps",
       });
     }
-    expect(roles.size).toBe(4);
+    expect(roles.size).toBe(5);
     // No framework-made role shared by all functions.
     expect(template.Resources.IamRoleLambdaExecution).toBeUndefined();
   });
@@ -324,6 +324,37 @@ describe("packaged template", () => {
         `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${props(fn).FunctionName}:*`,
       ]);
     }
+  });
+
+  it("lets the settings function touch only the stage's secrets and registry, and start a first run", () => {
+    const role = getAtt(props(template.Resources.SettingsLambdaFunction).Role, "Arn");
+    expect(role).toBe("SettingsRole");
+    const granted = identityStatements()
+      .filter((s) => s.where.startsWith("SettingsRole/"))
+      .flatMap(({ statement }) =>
+        asArray(statement.Action).flatMap((action) =>
+          asArray(statement.Resource as unknown).map((r) => `${action} ${render(r)}`),
+        ),
+      )
+      .filter((grant) => !grant.startsWith("logs:"))
+      .sort();
+    const secrets = `arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:access-connectors/${STAGE}/*`;
+    const table = (id: string) => `\${${id}.Arn}`;
+    expect(granted).toEqual(
+      [
+        ...["CreateSecret", "DeleteSecret", "GetSecretValue", "PutSecretValue"].map(
+          (a) => `secretsmanager:${a} ${secrets}`,
+        ),
+        ...["GetItem", "UpdateItem", "DeleteItem"].map(
+          (a) => `dynamodb:${a} ${table("InstancesTable")}`,
+        ),
+        ...["GetItem", "PutItem", "UpdateItem", "DeleteItem"].map(
+          (a) => `dynamodb:${a} ${table("IdempotencyTable")}`,
+        ),
+        ...["PutItem", "BatchWriteItem"].map((a) => `dynamodb:${a} ${table("RunsTable")}`),
+        `sqs:SendMessage ${table("SyncJobsQueue")}`,
+      ].sort(),
+    );
   });
 
   it("keeps the shard bucket encrypted, private, TLS-only, and expires runs/", () => {
@@ -374,10 +405,14 @@ describe("packaged template", () => {
       SyncWorkerFunctionName: "SyncWorkerLambdaFunction",
       FinalizeFunctionName: "FinalizeLambdaFunction",
       ActionFunctionName: "ActionLambdaFunction",
+      SettingsFunctionName: "SettingsLambdaFunction",
     };
     for (const [name, ref] of Object.entries(expected)) {
       expect(outputs[name]?.Value, name).toEqual({ Ref: ref });
     }
+    expect(outputs.SettingsFunctionArn?.Value).toEqual({
+      "Fn::GetAtt": ["SettingsLambdaFunction", "Arn"],
+    });
     expect(outputs.SecretsPrefix?.Value).toBe(`access-connectors/${STAGE}/`);
   });
 
@@ -465,8 +500,8 @@ describe("serverless package from a fresh checkout", () => {
       const functions = Object.values(packaged.Resources).filter(
         (r) => r.Type === "AWS::Lambda::Function",
       );
-      expect(functions).toHaveLength(4);
-      for (const key of ["scheduler", "syncWorker", "finalize", "action"]) {
+      expect(functions).toHaveLength(5);
+      for (const key of ["scheduler", "syncWorker", "finalize", "action", "settings"]) {
         expect(existsSync(join(checkout, ".build", "functions", `${key}.zip`))).toBe(true);
       }
     } finally {

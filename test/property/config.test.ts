@@ -4,10 +4,8 @@ import { dirname, join } from "node:path";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadCloudConfig } from "../../lib/cloud/config";
-import {
-  collectInstanceSettings,
-  validateInstanceSettings,
-} from "../../lib/cloud/instanceSettings";
+import { pickInstanceSettings, validateInstanceSettings } from "../../lib/cloud/instanceSettings";
+import { settingsToStore } from "../../lib/cloud/settings/settingsToStore";
 import { DNS_LABEL, loadEnvironment } from "../../lib/config";
 import { BLACKLINE_VARIABLES, loadBlacklineConfig } from "../../lib/connectors/blackline";
 import { loadValimailConfig, VALIMAIL_VARIABLES } from "../../lib/connectors/valimail";
@@ -362,7 +360,8 @@ describe("configuration values (property)", () => {
             ...PLATFORM_VARIABLES,
           ];
           const settings = expectConfigOutcome(
-            () => collectInstanceSettings(connector, env),
+            // What `cloud put-instance` stores: a save of the variables it picks from env.
+            () => settingsToStore(connector, pickInstanceSettings(connector, env), undefined),
             variables,
             {
               credentials: /CONNECTOR_ACCOUNTING_SCOPE: .*instance_/,
@@ -405,8 +404,8 @@ describe("configuration values (property)", () => {
             viaFiles[name] = undefined;
             viaFiles[`${name}_FILE`] = secretFile;
           }
-          expect(collectInstanceSettings(connector, viaFiles)).toEqual(
-            collectInstanceSettings(connector, inline),
+          expect(pickInstanceSettings(connector, viaFiles)).toEqual(
+            pickInstanceSettings(connector, inline),
           );
         },
       ),

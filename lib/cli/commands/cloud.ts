@@ -1,24 +1,23 @@
 import { randomUUID } from "node:crypto";
 import * as z from "zod";
-import type { ActionReply } from "../../actions";
-import {
-  collectInstanceSettings,
-  connectorIdSchema,
-  deleteInstanceSecret,
-  InstanceRegistry,
-  secretName,
-  writeInstanceSecret,
-} from "../../cloud";
+import type { ActionReply, ReplyMemory } from "../../actions";
+import { connectorIdSchema, InstanceRegistry, type StartAnswer, secretName } from "../../cloud";
 import { type FunctionInvoker, lambdaInvoker } from "../../cloud/aws/invoker";
 import { MAX_RUN_HISTORY, recentRuns } from "../../cloud/aws/runHistory";
 import type { RunItem } from "../../cloud/aws/runItem";
 import { readStackOutputs } from "../../cloud/aws/stack";
+import { pickInstanceSettings } from "../../cloud/instanceSettings";
+import {
+  answerSettings,
+  instanceSummary,
+  type SaveResult,
+  type SettingsReply,
+  type SettingsRequest,
+} from "../../cloud/settings";
 import type { Environment } from "../../config";
-import { blankToUndefined } from "../../config/environment";
 import { parseConnectorName } from "../../connectors";
-import { ExitCode, UsageError } from "../../errors";
-import { MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../../guard";
-import { parseInterval } from "../../platform";
+import { ConfigError, ConnectorError, ExitCode, UsageError } from "../../errors";
+import { silentLogger } from "../../logging";
 import type { CliIo } from "../io";
 import { printReply } from "./action";
 
@@ -30,37 +29,37 @@ export interface CloudOptions {
   invoke?: FunctionInvoker;
 }
 
+/**
+ * `cloud put-instance`: a `save` of docs/settings.md, carried out here by the code the
+ * settings function runs: the variables read from `env` as `sync` reads them (`<NAME>_FILE`
+ * resolved here), checked before anything is written (a mistake exits 2 naming each variable),
+ * then the secret, the registry row, and the first sync started by the scheduler.
+ */
 export async function putInstance(
   io: CliIo,
   env: Environment,
   args: { connectorId: string; connector: string; interval: string; sync: boolean },
   options: CloudOptions,
 ): Promise<void> {
-  // Everything is checked before anything is written: a mistake exits 2 and changes nothing.
   const connectorId = parseConnectorId(args.connectorId);
   const connector = parseConnectorName(args.connector);
-  const intervalSeconds = Math.round(parseInterval(args.interval) / 1000);
-  const settings = collectInstanceSettings(connector, env);
-  const limit = blankToUndefined(env[MAX_REMOVAL_VARIABLE])?.trim();
-  if (limit !== undefined) {
-    parseRemovalLimit(limit, MAX_REMOVAL_VARIABLE);
-    settings[MAX_REMOVAL_VARIABLE] = limit;
-  }
-  useRegion(options);
-  const stack = await readStackOutputs(options.stage, options.region);
-  const secret = secretName(stack.secretsPrefix, connectorId);
-  await writeInstanceSecret(secret, settings);
-  await new InstanceRegistry(stack.instancesTable).register({
+  const settings = pickInstanceSettings(connector, env);
+  const { stack, answer } = await settingsHere(options, {
+    op: "save",
     connectorId,
     connector,
-    intervalSeconds,
+    settings,
+    interval: args.interval,
+    sync: args.sync,
   });
+  const saved = succeeded<SaveResult>(answer);
   io.stdout.write(
-    `${connectorId}: ${connector} instance saved on stage ${options.stage} (secret ${secret}, every ${args.interval})\n`,
+    `${connectorId}: ${connector} instance saved on stage ${options.stage} (secret ${secretName(stack.secretsPrefix, connectorId)}, every ${saved.interval})\n`,
   );
-  if (args.sync) await startSync(io, connectorId, options, stack.schedulerFunctionName);
+  if (saved.sync) io.stdout.write(`${JSON.stringify(saved.sync)}\n`);
 }
 
+/** `cloud list`: each instance's summary (as `get` gives it), or its registry row as JSON. */
 export async function listInstances(io: CliIo, options: CloudOptions & { json?: boolean }) {
   useRegion(options);
   const stack = await readStackOutputs(options.stage, options.region);
@@ -75,12 +74,15 @@ export async function listInstances(io: CliIo, options: CloudOptions & { json?: 
     );
     return;
   }
-  for (const row of rows) {
-    const run = row.currentSyncId
-      ? `syncing ${row.currentSyncId}`
-      : `last ${row.lastSyncStatus ?? "never"}${row.lastSyncAt ? ` at ${row.lastSyncAt}` : ""}`;
-    const detail = row.labelDetail ? ` (${row.labelDetail})` : "";
-    io.stdout.write(`${row.connectorId}\t${row.connector}\t${row.label}${detail}\t${run}\n`);
+  for (const summary of rows.map(instanceSummary)) {
+    const { currentRun, lastRun } = summary;
+    const run = currentRun
+      ? `syncing ${currentRun.syncId}`
+      : `last ${lastRun?.status ?? "never"}${lastRun?.at ? ` at ${lastRun.at}` : ""}`;
+    const detail = summary.labelDetail ? ` (${summary.labelDetail})` : "";
+    io.stdout.write(
+      `${summary.connectorId}\t${summary.connector}\t${summary.label}${detail}\t${run}\n`,
+    );
   }
 }
 
@@ -141,19 +143,29 @@ function parseLimit(value: string): number {
   throw new UsageError(`--limit "${value}": give a whole number from 1 to ${MAX_RUN_HISTORY}`);
 }
 
-export async function removeInstance(io: CliIo, connectorIdArg: string, options: CloudOptions) {
+/**
+ * `cloud remove`: a `remove` of docs/settings.md carried out here: refused (exit 1) while a
+ * run is in flight unless `--force`; an id with nothing to remove says so and exits 0.
+ */
+export async function removeInstance(
+  io: CliIo,
+  connectorIdArg: string,
+  options: CloudOptions & { force?: boolean },
+) {
   const connectorId = parseConnectorId(connectorIdArg);
-  useRegion(options);
-  const stack = await readStackOutputs(options.stage, options.region);
-  const existed = await new InstanceRegistry(stack.instancesTable).remove(connectorId);
-  await deleteInstanceSecret(secretName(stack.secretsPrefix, connectorId)).catch((error) => {
-    if ((error as { name?: string }).name !== "ResourceNotFoundException") throw error;
+  const { answer } = await settingsHere(options, {
+    op: "remove",
+    connectorId,
+    force: options.force ?? false,
   });
-  io.stdout.write(
-    existed
-      ? `${connectorId}: removed (registry row and secret)\n`
-      : `${connectorId}: no such instance on stage ${options.stage}; nothing to remove\n`,
-  );
+  if (answer.status === "failed" && answer.error.code === "not_found") {
+    io.stdout.write(
+      `${connectorId}: no such instance on stage ${options.stage}; nothing to remove\n`,
+    );
+    return;
+  }
+  succeeded(answer);
+  io.stdout.write(`${connectorId}: removed (registry row and secret)\n`);
 }
 
 export async function syncInstance(io: CliIo, connectorIdArg: string, options: CloudOptions) {
@@ -224,6 +236,55 @@ async function startSync(
  */
 function useRegion(options: CloudOptions): void {
   if (options.region) process.env.AWS_REGION = options.region;
+}
+
+/** A settings request without its id (each command run makes one). */
+type SettingsRequestBody<R = SettingsRequest> = R extends SettingsRequest
+  ? Omit<R, "requestId">
+  : never;
+
+/** The operator commands remember no reply: each run sends a fresh requestId. */
+const NO_MEMORY: ReplyMemory<SettingsRequest, SettingsReply> = { once: (_request, run) => run() };
+
+/**
+ * Carries out a settings request in this process on the stage's resources (the settings
+ * function's code; a first sync is started by invoking the scheduler).
+ */
+async function settingsHere(options: CloudOptions, request: SettingsRequestBody) {
+  useRegion(options);
+  const stack = await readStackOutputs(options.stage, options.region);
+  const answer = await answerSettings(
+    { ...request, requestId: randomUUID() },
+    {
+      stage: {
+        instancesTable: stack.instancesTable,
+        secretsPrefix: stack.secretsPrefix,
+        startSync: async (connectorId) =>
+          (await invoker(options)(stack.schedulerFunctionName, { connectorId })) as StartAnswer,
+      },
+      memory: NO_MEMORY,
+      logger: silentLogger,
+    },
+  );
+  return { stack, answer };
+}
+
+/**
+ * The result of a succeeded reply; otherwise the error the command line exits with: the fields
+ * at fault as a ConfigError (exit 2, "VARIABLE: what is wrong; how to fix it" as `sync` says it),
+ * a failure with its message (exit 1).
+ */
+function succeeded<Result>(answer: SettingsReply): Result {
+  if (answer.status === "succeeded") return answer.result as Result;
+  if (answer.status === "invalid") {
+    throw new ConfigError(
+      answer.errors.map((e) => ({
+        variable: e.field,
+        message: e.fix === e.message ? e.message : `${e.message}; ${e.fix}`,
+      })),
+    );
+  }
+  throw new ConnectorError(`${answer.error.code}: ${answer.error.message}`);
 }
 
 function invoker(options: CloudOptions): FunctionInvoker {

@@ -21,6 +21,8 @@ export const instanceRow = z.object({
   lastSyncAt: z.string().optional(),
   /** When the last complete sync started: the next is due `intervalSeconds` after it. */
   lastSuccessStartedAt: z.string().optional(),
+  /** When its settings were last saved: a function that read them before reads them again. */
+  settingsSavedAt: z.string().optional(),
   updatedAt: z.string(),
 });
 export type InstanceRow = z.infer<typeof instanceRow>;
@@ -52,14 +54,17 @@ export class InstanceRegistry {
     return rows.sort((a, b) => a.connectorId.localeCompare(b.connectorId));
   }
 
-  /** Creates or updates the registration; the run state of an existing row is kept. */
+  /**
+   * Creates or updates the registration, once its secret is written; the run state of an existing
+   * row is kept.
+   */
   async register(row: Pick<InstanceRow, "connectorId" | "connector" | "intervalSeconds">) {
     await awsClients().dynamo.send(
       new UpdateCommand({
         TableName: this.#table,
         Key: { connectorId: row.connectorId },
         UpdateExpression:
-          "SET connector = :connector, intervalSeconds = :interval, updatedAt = :now, label = if_not_exists(label, :registered)",
+          "SET connector = :connector, intervalSeconds = :interval, settingsSavedAt = :now, updatedAt = :now, label = if_not_exists(label, :registered)",
         ExpressionAttributeValues: {
           ":connector": row.connector,
           ":interval": row.intervalSeconds,
@@ -70,11 +75,28 @@ export class InstanceRegistry {
     );
   }
 
-  async remove(connectorId: string): Promise<boolean> {
-    const { Attributes } = await awsClients().dynamo.send(
-      new DeleteCommand({ TableName: this.#table, Key: { connectorId }, ReturnValues: "ALL_OLD" }),
-    );
-    return Attributes !== undefined;
+  /**
+   * Deletes the row; unless `force`, only while no run is current (checked in the delete itself,
+   * so a run claimed a moment before is seen). Says what it found.
+   */
+  async remove(
+    connectorId: string,
+    options: { force: boolean },
+  ): Promise<"removed" | "absent" | "running"> {
+    try {
+      const { Attributes } = await awsClients().dynamo.send(
+        new DeleteCommand({
+          TableName: this.#table,
+          Key: { connectorId },
+          ReturnValues: "ALL_OLD",
+          ...(options.force ? {} : { ConditionExpression: "attribute_not_exists(currentSyncId)" }),
+        }),
+      );
+      return Attributes === undefined ? "absent" : "removed";
+    } catch (error) {
+      if (isConditionFailure(error)) return "running";
+      throw error;
+    }
   }
 
   /**

@@ -269,21 +269,28 @@ function tokenError(error: unknown, clientAuth: ClientAuthMethod): unknown {
   // Upstream text: redacted, control characters escaped, cut short.
   const quoted = printable(description ? `${code}: ${description}` : code);
   let fix: string;
+  // The setting named first in the fix: where a settings page points.
+  let field = "CONNECTOR_ACCOUNTING_CLIENT_SECRET";
   if (code === "invalid_grant" && description?.includes(INVALID_INSTANCE_GUID)) {
+    field = "CONNECTOR_ACCOUNTING_SCOPE";
     fix =
       "Set CONNECTOR_ACCOUNTING_SCOPE to the API scope names plus exactly one instance_<GUID> token of your BlackLine instance";
   } else if (code === "invalid_grant") {
+    field = "CONNECTOR_ACCOUNTING_API_KEY";
     fix =
       "Check CONNECTOR_ACCOUNTING_USERNAME and CONNECTOR_ACCOUNTING_API_KEY (the user's API key, not the web password)";
   } else if (code === "invalid_scope") {
+    field = "CONNECTOR_ACCOUNTING_SCOPE";
     fix = "Check the API scope names in CONNECTOR_ACCOUNTING_SCOPE";
   } else if (code === "invalid_client") {
+    if (clientAuth === "body" && error.status === 401) field = "CONNECTOR_ACCOUNTING_CLIENT_AUTH";
     fix = invalidClientFix(clientAuth, error.status);
   } else {
     fix = "Check CONNECTOR_ACCOUNTING_CLIENT_ID and CONNECTOR_ACCOUNTING_CLIENT_SECRET";
   }
   return new CredentialsRejectedError(`BlackLine rejected the token request (${quoted}). ${fix}.`, {
     cause: error,
+    field,
   });
 }
 
@@ -309,7 +316,10 @@ function resourceError(error: unknown): unknown {
     error.status === 403
       ? "The API user lacks permission to read it: give the user of CONNECTOR_ACCOUNTING_USERNAME the administrator role, or a role that can read users, teams and roles"
       : "A fresh token was rejected too: check that the API client and user are still active";
-  return new CredentialsRejectedError(`${error.message}. ${fix}.`, { cause: error });
+  return new CredentialsRejectedError(`${error.message}. ${fix}.`, {
+    cause: error,
+    field: "CONNECTOR_ACCOUNTING_USERNAME",
+  });
 }
 
 /**

@@ -160,7 +160,7 @@ export class ValimailApi {
           parsed.success && parsed.data.message ? `: ${printable(parsed.data.message)}` : "";
         throw new CredentialsRejectedError(
           `Valimail rejected the API key (/auth answered ${error.status}${said}). Check CONNECTOR_EMAILAUTH_CLIENT_ID and CONNECTOR_EMAILAUTH_APP_ID: both come from one Configuration Only key.`,
-          { cause: error },
+          { cause: error, field: "CONNECTOR_EMAILAUTH_CLIENT_ID" },
         );
       }
       throw error;
@@ -177,7 +177,11 @@ export class ValimailApi {
           error.status === 403
             ? `Check CONNECTOR_EMAILAUTH_SLUG ("${this.#config.slug}") and that the key belongs to that account`
             : "A fresh token was rejected too: check that the API key is still active";
-        throw new CredentialsRejectedError(`${error.message}. ${fix}.`, { cause: error });
+        throw new CredentialsRejectedError(`${error.message}. ${fix}.`, {
+          cause: error,
+          field:
+            error.status === 403 ? "CONNECTOR_EMAILAUTH_SLUG" : "CONNECTOR_EMAILAUTH_CLIENT_ID",
+        });
       }
       throw error;
     }
