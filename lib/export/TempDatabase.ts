@@ -14,8 +14,9 @@ const CACHE_KIB = 64 * 1024;
  * through node:fs (no native build), so memory holds its page cache (`CACHE_KIB`) and not the
  * database. Its temporary storage is memory only (built with SQLITE_TEMP_STORE=3), so nothing
  * here may make SQLite sort a table (an index created on rows already in, an `order by` without an
- * index): indexes are created before the rows go in. The file is registered (lib/sync/tempFiles)
- * so a signal removes it, and `close` removes it.
+ * index): indexes are created before the rows go in. The file and SQLite's lock beside it (a
+ * directory `{path}.lock` while the database is open) are registered (lib/sync/tempFiles) so a
+ * signal removes them, and `close` removes them.
  */
 export class TempDatabase {
   readonly path: string;
@@ -37,8 +38,9 @@ export class TempDatabase {
       elsewhere: "give an OUT on a filesystem with room",
       outcome: `nothing was exported and ${outPath} is as it was`,
     };
+    const lock = `${path}.lock`;
     registerTempFile(path);
-    rmSync(path, { force: true });
+    registerTempFile(lock);
     let db: Database;
     try {
       db = new sqlite3.Database(path);
@@ -46,8 +48,7 @@ export class TempDatabase {
         `pragma journal_mode = off; pragma synchronous = off; pragma locking_mode = exclusive; pragma cache_size = -${CACHE_KIB}`,
       );
     } catch (error) {
-      rmSync(path, { force: true });
-      unregisterTempFile(path);
+      removeFiles(path);
       throw databaseFailure(error, file);
     }
     return new TempDatabase(path, db, file);
@@ -65,8 +66,15 @@ export class TempDatabase {
     } catch {
       // The file goes whatever SQLite says on closing it.
     }
-    rmSync(this.path, { force: true });
-    unregisterTempFile(this.path);
+    removeFiles(this.path);
+  }
+}
+
+/** Removes the database at `path` and its lock, and unregisters them. */
+function removeFiles(path: string): void {
+  for (const file of [path, `${path}.lock`]) {
+    rmSync(file, { force: true, recursive: true });
+    unregisterTempFile(file);
   }
 }
 
@@ -75,7 +83,8 @@ export class TempDatabase {
  * `writeFailure` names the file, the cause and the fix (exit 1); any other error as it is.
  */
 function databaseFailure(error: unknown, file: SyncFile): unknown {
-  const message = error instanceof Error ? error.message : "";
+  if (!(error instanceof Error) || error.name !== "SQLite3Error") return error;
+  const { message } = error;
   const errno = message.includes("disk is full")
     ? "ENOSPC"
     : message.includes("disk I/O error") || message.includes("unable to open database file")
