@@ -91,7 +91,7 @@ async function measure(
   };
   const run: ExportBenchRun = {
     tenant,
-    command: args.slice(0, args[0] === "export" ? 3 : 1).join(" "),
+    command: args[0] === "export" ? `export --format ${args[3]}` : "diff SNAPSHOT SNAPSHOT --json",
     exit: finished.code,
     wallSeconds: +(finished.wallMs / 1000).toFixed(1),
     peakRssMiB: +(probe.peakRssBytes / 2 ** 20).toFixed(1),
