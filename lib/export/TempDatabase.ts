@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { closeSync, openSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import sqlite3, { type Database } from "node-sqlite3-wasm";
 import { type SyncFile, writeFailure } from "../sync/errors";
@@ -43,13 +43,16 @@ export class TempDatabase {
     registerTempFile(lock);
     let db: Database;
     try {
+      // Created here first: a directory that cannot take it fails with the system's errno (EACCES,
+      // EROFS), which SQLite would only call "unable to open database file".
+      closeSync(openSync(path, "wx"));
       db = new sqlite3.Database(path);
       db.exec(
         `pragma journal_mode = off; pragma synchronous = off; pragma locking_mode = exclusive; pragma cache_size = -${CACHE_KIB}`,
       );
     } catch (error) {
       removeFiles(path);
-      throw databaseFailure(error, file);
+      throw writeFailure(databaseFailure(error, file), file);
     }
     return new TempDatabase(path, db, file);
   }
