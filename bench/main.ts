@@ -2,6 +2,8 @@
  * `npm run bench`: the scenarios of issue 8 and issue 16's limiter matrix against the simulators on
  * loopback, each sync in a fresh process; one JSON line per scenario on stdout, and BENCHMARKS.md.
  * `-- --diff` runs diff's cases alone (bench/diffBench.ts) and rewrites only their section.
+ * `-- --export` runs export's and diff's cases on synced 100,000- and 1,000,000-user snapshots
+ * (bench/exportBench.ts) and prints them, writing no file.
  * `-- --quick` runs the small ones without their concurrency-1 runs (under a minute), `-- --matrix`
  * the limiter matrix alone (a few minutes), `-- --only a,b` the named scenarios (`*` matches any
  * characters: `--only 'limiter-bucket-*'`); each of them writes .build/BENCHMARKS.partial.md
@@ -15,6 +17,7 @@ import { type Artifacts, measureArtifacts } from "./artifacts";
 import { type BenchPaths, runCliSync } from "./cliSync";
 import { runCloudSync } from "./cloudSync";
 import { writeDiffSection } from "./diffBench";
+import { benchExport } from "./exportBench";
 import { renderReport, thisMachine } from "./report";
 import {
   checkTargets,
@@ -31,6 +34,7 @@ const { values } = parseArgs({
     quick: { type: "boolean", default: false },
     matrix: { type: "boolean", default: false },
     diff: { type: "boolean", default: false },
+    export: { type: "boolean", default: false },
     only: { type: "string" },
     root: { type: "string" },
   },
@@ -70,6 +74,14 @@ const paths: BenchPaths = {
   processProbe: join(root, "bench", "processProbe.mjs"),
   work,
 };
+if (values.export) {
+  try {
+    await benchExport(paths);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
 
 async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   process.stderr.write(`bench: ${scenario.name}\n`);

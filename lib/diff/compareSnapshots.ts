@@ -1,9 +1,15 @@
 import { ConnectorError } from "../errors";
 import type { Removal } from "../guard";
 import { duplicateRecordError } from "../snapshot/snapshotFile";
+import { RunFiles } from "../sortedRuns/RunFiles";
+import { compareKeys, MergedRuns, RepeatedKey } from "../sortedRuns/runs";
 import { DiffWorkError, SnapshotInputError } from "./errors";
-import { compareKeys, type FieldChanges, fieldChanges, type KeyedRecord } from "./keyedRecord";
-import { MergedRuns, RepeatedKey, RunFiles } from "./runFiles";
+import {
+  type FieldChanges,
+  fieldChanges,
+  KEYED_RECORD_CODEC,
+  type KeyedRecord,
+} from "./keyedRecord";
 import { type SortedSnapshot, sortSnapshot } from "./sortSnapshot";
 
 /** One difference between the two snapshots, in key order (resources, entitlements, grants). */
@@ -80,8 +86,10 @@ export async function diffSnapshots(
     return { old, new: next, ...joined };
   } catch (error) {
     // Equal neighbours in one file's sorted runs: a record it holds twice (lib/snapshot's words).
-    if (error instanceof RepeatedKey)
-      throw await duplicateRecordError(error.file, error.record.kind, error.record.id);
+    if (error instanceof RepeatedKey) {
+      const { file, record } = error as RepeatedKey<KeyedRecord>;
+      throw await duplicateRecordError(file, record.kind, record.id);
+    }
     throw ConnectorError.is(error) ? error : new DiffWorkError(error);
   } finally {
     await files.removeAll();
@@ -114,11 +122,13 @@ async function joinSorted(
   const now = { users: 0, grants: 0 };
   const others = { added: 0, removed: 0, changed: 0 };
   const emit = (change: Change) => sink(change);
-  const left = await MergedRuns.open(old.runs, old.path);
-  const right = await MergedRuns.open(next.runs, next.path).catch(async (error: unknown) => {
-    await left.close();
-    throw error;
-  });
+  const left = await MergedRuns.open(old.runs, old.path, KEYED_RECORD_CODEC);
+  const right = await MergedRuns.open(next.runs, next.path, KEYED_RECORD_CODEC).catch(
+    async (error: unknown) => {
+      await left.close();
+      throw error;
+    },
+  );
   try {
     for (;;) {
       const a = left.head;

@@ -1,10 +1,10 @@
 import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import { describeVerdict, type GuardVerdict } from "../guard";
+import type { RunFiles } from "../sortedRuns/RunFiles";
 import { endStream, writeChunk } from "../sync/jsonLines";
 import { type Change, type ChangeSink, type DiffResult, isToggle } from "./compareSnapshots";
 import type { FieldChanges, KeyedRecord } from "./keyedRecord";
 import type { ChunkedOutput } from "./output";
-import { diffWriteFailure, type RunFiles } from "./runFiles";
 
 /** The groups of the human report, in the order it prints them. */
 const SECTIONS = {
@@ -89,7 +89,7 @@ export class HumanReport {
     if (counted) open.lines++;
     const { path, stream } = open;
     await writeChunk(stream, line).catch((error: unknown) => {
-      throw diffWriteFailure(error, path, stream);
+      throw this.#files.writeFailure(error, path, stream);
     });
   }
 
@@ -107,7 +107,7 @@ export class HumanReport {
   ): Promise<void> {
     for (const { path, stream } of this.#sections.values()) {
       await endStream(stream).catch((error: unknown) => {
-        throw diffWriteFailure(error, path, stream);
+        throw this.#files.writeFailure(error, path, stream);
       });
     }
     await out.write(summary(result, verdict, paths));

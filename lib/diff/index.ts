@@ -1,3 +1,4 @@
+export { RunFiles } from "../sortedRuns/RunFiles";
 export {
   type Change,
   type DiffCounts,
@@ -9,4 +10,3 @@ export { DiffWorkError, SnapshotInputError } from "./errors";
 export { HumanReport } from "./humanReport";
 export { jsonChanges, jsonEnd } from "./jsonReport";
 export { ChunkedOutput } from "./output";
-export { RunFiles } from "./runFiles";

@@ -1,4 +1,5 @@
 import { type BodyLine, isUser, userKey } from "../snapshot/records";
+import { escapeLine, type RunCodec, unescapeLine } from "../sortedRuns/runs";
 
 /** The kinds of record `diff` compares (resource types are the connector's, not the tenant's). */
 export type DiffKind = "resource" | "entitlement" | "grant";
@@ -134,23 +135,11 @@ export function decodeRecord(line: string): KeyedRecord {
   };
 }
 
-const NEEDS_ESCAPE = /[\\\n]/;
-
-/** Text on one line: `\` as `\\` and a line break as `\n` (rarely needed: ids seldom hold either). */
-export function escapeLine(text: string): string {
-  return NEEDS_ESCAPE.test(text) ? text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n") : text;
-}
-
-export function unescapeLine(line: string): string {
-  return line.includes("\\")
-    ? line.replace(/\\(\\|n)/g, (_, c: string) => (c === "n" ? "\n" : "\\"))
-    : line;
-}
-
-/** Orders keys by UTF-16 code units, the same everywhere (sorting runs, merging, joining). */
-export function compareKeys(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+/** How a keyed record is one line of a sorted run. */
+export const KEYED_RECORD_CODEC: RunCodec<KeyedRecord> = {
+  encode: encodeRecord,
+  decode: decodeRecord,
+};
 
 export type FieldChanges = Partial<Record<ResourceField, { before: unknown; after: unknown }>>;
 

@@ -2,21 +2,17 @@ import { ConnectorError } from "../errors";
 import type { SnapshotEnds } from "../snapshot/readSnapshot";
 import type { SyncStartLine } from "../snapshot/records";
 import { duplicateRecordError, readSnapshotFile } from "../snapshot/snapshotFile";
-import { DiffWorkError } from "./errors";
-import { encodeRecord, keyedRecord } from "./keyedRecord";
+import type { RunFiles } from "../sortedRuns/RunFiles";
 import {
-  mergeIntoRun,
+  MAX_FAN_IN,
+  mergeRuns,
   RepeatedKey,
+  RUN_RECORDS,
   type RunEntry,
-  type RunFiles,
-  refuseRepeatedKeys,
   writeRun,
-} from "./runFiles";
-
-/** Records sorted in memory before they go to disk as one run (about 20 MB of them at most). */
-export const RUN_RECORDS = 50_000;
-/** Runs merged at once; more are merged into longer runs first, so memory stays flat in size. */
-export const MAX_FAN_IN = 32;
+} from "../sortedRuns/runs";
+import { DiffWorkError } from "./errors";
+import { encodeRecord, KEYED_RECORD_CODEC, keyedRecord } from "./keyedRecord";
 
 /** A complete snapshot, sorted on disk. */
 export interface SortedSnapshot extends SnapshotEnds {
@@ -71,7 +67,7 @@ export async function sortSnapshot(
       if (buffer.length < runRecords) return;
       const full = buffer;
       buffer = [];
-      return writeRun(files, options.tag, full, path).then(
+      return writeRun(files, options.tag, full, path, KEYED_RECORD_CODEC).then(
         (run) => {
           runs.push(run);
         },
@@ -87,17 +83,10 @@ export async function sortSnapshot(
   if (repeated) throw repeated;
   if (repeatedType !== undefined)
     throw await duplicateRecordError(path, "resource_type", repeatedType);
-  if (buffer.length > 0) runs.push(await writeRun(files, options.tag, buffer, path));
+  if (buffer.length > 0)
+    runs.push(await writeRun(files, options.tag, buffer, path, KEYED_RECORD_CODEC));
   buffer = [];
-  while (runs.length > fanIn) {
-    const merged: string[] = [];
-    for (let at = 0; at < runs.length; at += fanIn) {
-      merged.push(await mergeIntoRun(files, options.tag, runs.slice(at, at + fanIn), path));
-    }
-    runs = merged;
-  }
-  // A run holds no key twice (writeRun, mergeIntoRun); keys repeated across runs are looked for
-  // now, so diff refuses the file before printing any change.
-  if (runs.length > 1) await refuseRepeatedKeys(runs, path);
+  // Merged down to `fanIn` runs; a key in two runs throws `RepeatedKey` before diff prints a change.
+  runs = await mergeRuns(files, options.tag, runs, path, KEYED_RECORD_CODEC, fanIn);
   return { path, start: read.start, end: read.end, counts: read.counts, records, runs };
 }

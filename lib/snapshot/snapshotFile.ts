@@ -1,6 +1,6 @@
 import { ConnectorError } from "../errors";
-import { HashedIdSet } from "../sync/HashedIdSet";
 import { readLines } from "../sync/jsonLines";
+import { DuplicateCheck } from "./DuplicateCheck";
 import { duplicateRecord, SnapshotInputError } from "./errors";
 import { openSnapshot, readCompleteSnapshot, type SnapshotEnds } from "./readSnapshot";
 import { type BodyLine, type RecordKind, recordIdentity, type SyncStartLine } from "./records";
@@ -9,9 +9,9 @@ export interface ReadSnapshotFileOptions {
   /** Sees `sync_start` before any record; may throw (a ConnectorError goes through as it is). */
   start?: (line: SyncStartLine) => void;
   /**
-   * Refuse a record seen twice, by a 128-bit hash of each key in memory (`HashedIdSet`: about 25
-   * bytes a record). For readers that hold the snapshot anyway (`explore`, `export`); `diff`
-   * keeps its memory flat and finds them in its sorted runs instead (`duplicateRecordError`).
+   * Refuse a record seen twice, found on disk in sorted runs of the records' keys
+   * (`DuplicateCheck`: memory flat in the file's size, temporary files in TMPDIR). For `export`
+   * and `explore`; `diff` finds them in its own sorted runs instead (`duplicateRecordError`).
    */
   checkDuplicates?: boolean;
 }
@@ -30,35 +30,23 @@ export async function readSnapshotFile(
   visit: (line: BodyLine, lineNumber: number) => void | Promise<void>,
   options: ReadSnapshotFileOptions = {},
 ): Promise<SnapshotEnds> {
-  const keys = options.checkDuplicates ? new RecordKeys() : undefined;
-  let repeated: { kind: RecordKind; key: string } | undefined;
-  const visitChecked = keys
+  const check = options.checkDuplicates ? new DuplicateCheck(path) : undefined;
+  const visitChecked = check
     ? (line: BodyLine, n: number) => {
-        if (!repeated && !keys.add(line))
-          repeated = { kind: line.kind, key: recordIdentity(line).key };
-        return visit(line, n);
+        const stored = check.add(line);
+        return stored ? stored.then(() => visit(line, n)) : visit(line, n);
       }
     : visit;
-  const read = await readWith(path, async (lines) =>
-    readCompleteSnapshot(lines, visitChecked, options.start),
-  );
-  if ("notSnapshot" in read) throw SnapshotInputError.notComplete(path, read.notSnapshot);
-  if (repeated) throw await duplicateRecordError(path, repeated.kind, repeated.key);
-  return read;
-}
-
-/** The keys read so far, one hashed set a kind. */
-class RecordKeys {
-  readonly #sets: Record<RecordKind, HashedIdSet> = {
-    resource_type: new HashedIdSet(8),
-    resource: new HashedIdSet(),
-    entitlement: new HashedIdSet(),
-    grant: new HashedIdSet(),
-  };
-
-  /** False when the record's key was read before. */
-  add(line: BodyLine): boolean {
-    return this.#sets[line.kind].add(recordIdentity(line).hashKey);
+  try {
+    const read = await readWith(path, async (lines) =>
+      readCompleteSnapshot(lines, visitChecked, options.start),
+    );
+    if ("notSnapshot" in read) throw SnapshotInputError.notComplete(path, read.notSnapshot);
+    const repeated = await check?.repeated();
+    if (repeated) throw await duplicateRecordError(path, repeated.kind, repeated.key);
+    return read;
+  } finally {
+    await check?.close();
   }
 }
 

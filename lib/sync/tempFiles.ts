@@ -44,7 +44,8 @@ export function tempFiles(): readonly string[] {
 export function removeTempFiles(): void {
   for (const path of files) {
     try {
-      rmSync(path, { force: true });
+      // Recursive: a registered path may be a directory (the lock of an export's SQLite file).
+      rmSync(path, { force: true, recursive: true });
     } catch {
       // A file that cannot be removed now cannot be removed later either; the others still go.
     }

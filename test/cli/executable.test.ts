@@ -129,7 +129,7 @@ describe("what the command line loads to start", () => {
   const ONLY_ON_USE = [
     "prom-client", // the service's metrics
     "proper-lockfile", // the service's state directory
-    "sql.js", // export c1z
+    "node-sqlite3-wasm", // export's temporary databases
     "@hpcc-js/wasm-zstd",
     "@bufbuild/protobuf",
     "cli-progress", // the progress bar, on a terminal only

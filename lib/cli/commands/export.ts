@@ -2,6 +2,7 @@ import { stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { UsageError } from "../../errors";
+import { removeTempFilesOnExit } from "../../sync";
 import type { CliIo } from "../io";
 
 const FORMATS = ["c1z", "csv"] as const;
@@ -36,6 +37,8 @@ async function exportSnapshot(
   if (resolve(snapshot) === out)
     throw new UsageError(`OUT: ${out} is the snapshot itself; give another file to write`);
   await checkOut(out, snapshot, format);
+  // OUT's temporary file, the temporary database beside it and the duplicate check's runs.
+  removeTempFilesOnExit();
   // Loaded on use: the c1z writer's SQLite, zstd and protobuf cost every other command 0.15 s.
   const { writeC1z, writeGrantsCsv } = await import("../../export");
   if (format === "c1z") {

@@ -93,7 +93,10 @@ create table v1_connector_sessions (
     value blob not null
 );`;
 
-/** Created after the rows are in: one sort per index instead of a b-tree insert per row. */
+/**
+ * Created with the tables, before any row: the SQLite of the export sorts in memory only
+ * (`TempDatabase`), so an index built over rows already in would hold them all in memory.
+ */
 export const INDEXES = `
 create unique index idx_resource_types_external_sync_v1 on v1_resource_types (external_id, sync_id);
 create index idx_resources_resource_type_id_v1 on v1_resources (resource_type_id);
@@ -112,15 +115,16 @@ create unique index idx_sync_runs_sync_id_v1 on v1_sync_runs (sync_id);
 create unique index idx_assets_external_sync_v1 on v1_assets (external_id, sync_id);
 create unique index idx_session_store_sync_key_v1 on v1_connector_sessions (sync_id, key);`;
 
+/** A record's row is `or ignore`d when a unique index holds its key already: a record twice (`changes` 0). */
 export const INSERT = {
   resource_type:
-    "insert into v1_resource_types (external_id, data, sync_id, discovered_at) values (?, ?, ?, ?)",
+    "insert or ignore into v1_resource_types (external_id, data, sync_id, discovered_at) values (?, ?, ?, ?)",
   resource:
-    "insert into v1_resources (resource_type_id, external_id, parent_resource_type_id, parent_resource_id, data, sync_id, discovered_at) values (?, ?, null, null, ?, ?, ?)",
+    "insert or ignore into v1_resources (resource_type_id, external_id, parent_resource_type_id, parent_resource_id, data, sync_id, discovered_at) values (?, ?, null, null, ?, ?, ?)",
   entitlement:
-    "insert into v1_entitlements (resource_type_id, resource_id, external_id, data, sync_id, discovered_at) values (?, ?, ?, ?, ?, ?)",
+    "insert or ignore into v1_entitlements (resource_type_id, resource_id, external_id, data, sync_id, discovered_at) values (?, ?, ?, ?, ?, ?)",
   grant:
-    "insert into v1_grants (resource_type_id, resource_id, entitlement_id, principal_resource_type_id, principal_resource_id, external_id, expansion, needs_expansion, data, sync_id, discovered_at) values (?, ?, ?, ?, ?, ?, null, 0, ?, ?, ?)",
+    "insert or ignore into v1_grants (resource_type_id, resource_id, entitlement_id, principal_resource_type_id, principal_resource_id, external_id, expansion, needs_expansion, data, sync_id, discovered_at) values (?, ?, ?, ?, ?, ?, null, 0, ?, ?, ?)",
   /** A new sync needs no grant backfill: baton's insertSyncRunWithLink sets grants_backfilled 1. */
   sync_run:
     "insert into v1_sync_runs (sync_id, started_at, ended_at, sync_token, sync_type, grants_backfilled) values (?, ?, ?, '', 'full', 1)",

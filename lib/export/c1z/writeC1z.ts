@@ -1,8 +1,10 @@
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
 import { Zstd } from "@hpcc-js/wasm-zstd";
-import initSqlJs, { type Database, type Statement } from "sql.js";
-import { messageOf } from "../../errors";
+import type { Database, Statement } from "node-sqlite3-wasm";
+import type { RepeatedRecord } from "../../snapshot/DuplicateCheck";
 import { SnapshotInputError } from "../../snapshot/errors";
-import { readSnapshotFile } from "../../snapshot/snapshotFile";
+import { duplicateRecordError, readSnapshotFile } from "../../snapshot/snapshotFile";
 import type {
   EntitlementRecord,
   GrantRecord,
@@ -13,6 +15,7 @@ import type {
   Trait,
 } from "../../sync/records";
 import { ExportFile } from "../ExportFile";
+import { TempDatabase } from "../TempDatabase";
 import { entitlementMessage, grantMessage, resourceMessage, resourceTypeMessage } from "./messages";
 import { batonTime, C1Z_MAGIC, INDEXES, INSERT, TABLES } from "./schema";
 
@@ -33,53 +36,54 @@ export interface C1zSummary {
 
 /**
  * Writes the snapshot at `snapshotPath` as baton's c1z v1 file at `outPath` (docs/review-tools.md):
- * the records stream into an SQLite database (sql.js, in memory) in transactions of
- * `BATCH_ROWS`, the indexes are built once at the end, and the database is compressed as one zstd
- * frame in slices straight into the file. A grant needs its entitlement's resource and a resource
- * its type's traits: records that come before the record they need (the snapshot's order is free;
- * a sync writes types first and grants last) wait in memory until the end.
+ * the records stream into an SQLite database in a temporary file beside OUT (`TempDatabase`:
+ * memory holds its page cache, not the database) in transactions of `BATCH_ROWS`, into tables
+ * whose indexes exist from the start (SQLite here sorts in memory only, so no index is built
+ * over rows already in); then the file is compressed as one zstd frame in slices straight into
+ * OUT's temporary file, and the database removed. A record twice is found by the unique indexes
+ * and refused in the snapshot reader's words once the rest of the file is found whole. A grant
+ * needs its entitlement's resource and a resource its type's traits: records that come before the
+ * record they need (the snapshot's order is free; a sync writes types first and grants last) wait
+ * in memory until the end, so a sync's snapshot holds nothing there but the entitlements' resources.
  */
 export async function writeC1z(snapshotPath: string, outPath: string): Promise<C1zSummary> {
-  const SQL = await initSqlJs();
-  const db = new SQL.Database();
+  const database = TempDatabase.open(outPath, "c1z");
   try {
-    db.exec(`pragma journal_mode = off; pragma synchronous = off; ${TABLES}`);
-    const rows = new RowWriter(db);
-    let syncId = "";
-    let discoveredAt = "";
-    const read = await readSnapshotFile(snapshotPath, (record) => rows.add(record), {
-      start: (start) => {
-        syncId = start.syncId;
-        discoveredAt = timeOf(snapshotPath, start.startedAt, "sync_start's startedAt");
-        rows.begin(syncId, discoveredAt);
-      },
-      checkDuplicates: true,
-    });
-    rows.finish(snapshotPath);
-    const endedAt = timeOf(snapshotPath, read.end.finishedAt, "sync_end's finishedAt");
-    db.run(INSERT.sync_run, [syncId, discoveredAt, endedAt]);
-    buildIndexes(db, snapshotPath);
-    const database = db.export();
-    db.close();
+    const { db } = database;
+    let rows: RowWriter | undefined;
+    let read: Awaited<ReturnType<typeof readSnapshotFile>>;
+    try {
+      db.exec(`${TABLES}; ${INDEXES}`);
+      rows = new RowWriter(db, (error) => database.failure(error));
+      let syncId = "";
+      let discoveredAt = "";
+      const writer = rows;
+      read = await readSnapshotFile(snapshotPath, (record) => writer.add(record), {
+        start: (start) => {
+          syncId = start.syncId;
+          discoveredAt = timeOf(snapshotPath, start.startedAt, "sync_start's startedAt");
+          writer.begin(syncId, discoveredAt);
+        },
+      });
+      writer.finish(snapshotPath);
+      if (writer.repeated)
+        throw await duplicateRecordError(snapshotPath, writer.repeated.kind, writer.repeated.key);
+      const endedAt = timeOf(snapshotPath, read.end.finishedAt, "sync_end's finishedAt");
+      db.run(INSERT.sync_run, [syncId, discoveredAt, endedAt]);
+    } catch (error) {
+      throw database.failure(error);
+    } finally {
+      rows?.free();
+    }
+    database.db.close();
+    const databaseBytes = (await stat(database.path)).size;
     let fileBytes = 0;
     await ExportFile.writeAtomically(outPath, async (file) => {
-      fileBytes = await writeCompressed(file, database);
+      fileBytes = await writeCompressed(file, database.path);
     });
-    return { counts: read.counts, databaseBytes: database.length, fileBytes };
+    return { counts: read.counts, databaseBytes, fileBytes };
   } finally {
-    // close() again after export's close is a no-op; on a failure it frees the database.
-    db.close();
-  }
-}
-
-/** The indexes; a unique one that cannot be built means the snapshot holds a record twice. */
-function buildIndexes(db: Database, path: string): void {
-  try {
-    db.exec(INDEXES);
-  } catch (error) {
-    const message = messageOf(error);
-    if (!message.startsWith("UNIQUE constraint failed")) throw error;
-    throw SnapshotInputError.notComplete(path, `it holds a record twice (${message})`);
+    database.close();
   }
 }
 
@@ -92,16 +96,16 @@ function timeOf(path: string, iso: unknown, what: string): string {
   return batonTime(iso);
 }
 
-/** The magic, then the database as one zstd frame; returns the file's size. */
-async function writeCompressed(file: ExportFile, database: Uint8Array): Promise<number> {
+/** The magic, then the database file at `path` as one zstd frame; returns the file's size. */
+async function writeCompressed(file: ExportFile, path: string): Promise<number> {
   const zstd = await Zstd.load();
   copyOutputQuickly(zstd);
   zstd.reset();
   zstd.setCompressionLevel(ZSTD_LEVEL);
   await file.write(C1Z_MAGIC);
   let size = C1Z_MAGIC.length;
-  for (let at = 0; at < database.length; at += COMPRESS_SLICE) {
-    const chunk = zstd.compressChunk(database.subarray(at, at + COMPRESS_SLICE));
+  for await (const slice of createReadStream(path, { highWaterMark: COMPRESS_SLICE })) {
+    const chunk = zstd.compressChunk(slice as Buffer);
     size += chunk.length;
     if (chunk.length > 0) await file.write(Buffer.from(chunk));
   }
@@ -136,9 +140,14 @@ function copyOutputQuickly(zstd: Zstd): void {
   module.heapToUint8Array = (block) => view.call(module, block).slice();
 }
 
-/** The rows of the four record tables, inserted in transactions of `BATCH_ROWS`. */
+/**
+ * The rows of the four record tables, inserted in transactions of `BATCH_ROWS`. A row a unique
+ * index ignores is a record twice: the first is kept in `repeated`, and reading goes on.
+ */
 class RowWriter {
+  repeated: RepeatedRecord | undefined;
   readonly #db: Database;
+  readonly #failure: (error: unknown) => unknown;
   readonly #insert: Record<RecordKind, Statement>;
   readonly #traits = new Map<string, Trait[]>();
   readonly #entitlementResource = new Map<string, ResourceRef>();
@@ -148,8 +157,10 @@ class RowWriter {
   #discoveredAt = "";
   #inBatch = 0;
 
-  constructor(db: Database) {
+  /** `failure` turns an error of the database's file into the error to throw (a full disk). */
+  constructor(db: Database, failure: (error: unknown) => unknown) {
     this.#db = db;
+    this.#failure = failure;
     this.#insert = {
       resource_type: db.prepare(INSERT.resource_type),
       resource: db.prepare(INSERT.resource),
@@ -168,7 +179,7 @@ class RowWriter {
     switch (record.kind) {
       case "resource_type":
         this.#traits.set(record.id, record.traits);
-        this.#row("resource_type", [record.id, resourceTypeMessage(record)]);
+        this.#row("resource_type", record.id, [record.id, resourceTypeMessage(record)]);
         break;
       case "resource":
         if (this.#traits.has(record.type)) this.#resource(record);
@@ -185,7 +196,7 @@ class RowWriter {
     }
   }
 
-  /** Inserts the records that waited, commits, and frees the statements. */
+  /** Inserts the records that waited and commits. */
   finish(path: string): void {
     for (const record of this.#waitingResources) this.#resource(record);
     for (const record of this.#waitingGrants) {
@@ -199,24 +210,30 @@ class RowWriter {
     this.#waitingResources = [];
     this.#waitingGrants = [];
     this.#db.exec("commit");
-    for (const statement of Object.values(this.#insert)) statement.free();
+  }
+
+  /** Frees the statements (also after a failure). */
+  free(): void {
+    for (const statement of Object.values(this.#insert))
+      if (!statement.isFinalized) statement.finalize();
   }
 
   #resource(record: ResourceRecord): void {
     const data = resourceMessage(record, this.#traits.get(record.type) ?? []);
-    this.#row("resource", [record.type, `${record.type}:${record.id}`, data]);
+    const key = `${record.type}:${record.id}`;
+    this.#row("resource", key, [record.type, key, data]);
   }
 
   #entitlement(record: EntitlementRecord): void {
     const { type, id } = record.resource;
-    this.#row("entitlement", [type, id, record.id, entitlementMessage(record)]);
+    this.#row("entitlement", record.id, [type, id, record.id, entitlementMessage(record)]);
   }
 
   #grant(record: GrantRecord): void {
     const resource = this.#entitlementResource.get(record.entitlement) as ResourceRef;
     const { principal } = record;
     const data = grantMessage(record, resource);
-    this.#row("grant", [
+    this.#row("grant", record.id, [
       resource.type,
       resource.id,
       record.entitlement,
@@ -227,11 +244,22 @@ class RowWriter {
     ]);
   }
 
-  #row(kind: RecordKind, values: (string | Uint8Array)[]): void {
-    this.#insert[kind].run([...values, this.#syncId, this.#discoveredAt]);
+  /** Inserts a row of the record `kind` `key` (its external id, as a refusal names it). */
+  #row(kind: RecordKind, key: string, values: (string | Uint8Array)[]): void {
+    let inserted: number;
+    try {
+      inserted = this.#insert[kind].run([...values, this.#syncId, this.#discoveredAt]).changes;
+    } catch (error) {
+      throw this.#failure(error);
+    }
+    if (inserted === 0) this.repeated ??= { kind, key };
     if (++this.#inBatch >= BATCH_ROWS) {
-      this.#db.exec("commit; begin");
       this.#inBatch = 0;
+      try {
+        this.#db.exec("commit; begin");
+      } catch (error) {
+        throw this.#failure(error);
+      }
     }
   }
 }

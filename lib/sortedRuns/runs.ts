@@ -1,83 +1,75 @@
-import { randomUUID } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Writable } from "node:stream";
-import { type SyncFile, writeFailure } from "../sync/errors";
 import { endStream, writeChunk } from "../sync/jsonLines";
-import { registerTempFile, unregisterTempFile } from "../sync/tempFiles";
-import { compareKeys, decodeRecord, encodeRecord, type KeyedRecord } from "./keyedRecord";
+import type { RunFiles } from "./RunFiles";
 
-/**
- * The temporary files of one `diff`: sorted runs of keyed records (JSON Lines), named after this
- * process in the system's temporary directory and registered (lib/sync/tempFiles), so a signal
- * removes them as well as `removeAll`.
- */
-export class RunFiles {
-  readonly #prefix: string;
-  readonly #paths = new Set<string>();
-  #count = 0;
+/** Records sorted in memory before they go to disk as one run (about 20 MB of them at most). */
+export const RUN_RECORDS = 50_000;
+/** Runs merged at once; more are merged into longer runs first, so memory stays flat in size. */
+export const MAX_FAN_IN = 32;
 
-  constructor(dir = tmpdir()) {
-    this.#prefix = join(dir, `access-connectors-diff-${process.pid}-${randomUUID().slice(0, 8)}`);
-  }
-
-  /** A fresh path for a temporary file, registered for removal. */
-  path(tag: string): string {
-    const path = `${this.#prefix}-${tag}-${++this.#count}.jsonl`;
-    this.#paths.add(path);
-    registerTempFile(path);
-    return path;
-  }
-
-  async remove(path: string): Promise<void> {
-    await rm(path, { force: true });
-    this.#paths.delete(path);
-    unregisterTempFile(path);
-  }
-
-  /** Never throws: a file that cannot be removed must not hide the failure that ended the work. */
-  async removeAll(): Promise<void> {
-    await Promise.all([...this.#paths].map((path) => this.remove(path).catch(() => {})));
-  }
+/** A record a run holds: `key` orders it and is unique in one snapshot. */
+export interface Keyed {
+  key: string;
 }
 
-/**
- * A temporary file of diff as a write error names it: a failure of the file itself (a full disk)
- * is a `WriteFailedError` naming it and the fix (exit 1); any other error stays as it is.
- */
-export function diffWriteFailure(error: unknown, path: string, out: Writable): unknown {
-  if (!out.errored) return error;
-  const file: SyncFile = {
-    what: "a temporary file of diff",
-    path,
-    elsewhere: "set TMPDIR to a directory on a filesystem with room",
-    outcome: "the diff stopped and its temporary files are removed",
-  };
-  return writeFailure(out.errored, file);
+/** How a record is one line of a run and back (the line holds no line break). */
+export interface RunCodec<T extends Keyed> {
+  encode(record: T): string;
+  decode(line: string): T;
 }
 
-/** A record on its way to a run: its key, and its line (`encodeRecord`). */
+/** A record on its way to a run: its key, and its line (`RunCodec.encode`). */
 export interface RunEntry {
   key: string;
   line: string;
+}
+
+/** Orders keys by UTF-16 code units, the same everywhere (sorting runs, merging, joining). */
+export function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+const NEEDS_ESCAPE = /[\\\n]/;
+
+/** Text on one line: `\` as `\\` and a line break as `\n` (rarely needed: ids seldom hold either). */
+export function escapeLine(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n") : text;
+}
+
+export function unescapeLine(line: string): string {
+  return line.includes("\\")
+    ? line.replace(/\\(\\|n)/g, (_, c: string) => (c === "n" ? "\n" : "\\"))
+    : line;
+}
+
+/**
+ * Two records with one key in the sorted runs of one snapshot: the file holds a record twice
+ * (the snapshot reader's `duplicateRecordError` names the file and its lines).
+ */
+export class RepeatedKey<T extends Keyed = Keyed> extends Error {
+  constructor(
+    readonly file: string,
+    readonly record: T,
+  ) {
+    super(`${record.key} of ${file} is in its sorted runs twice`);
+  }
 }
 
 /**
  * Sorts `entries`, records of the snapshot `file`, by key and writes them as one run; returns its
  * path. Two entries with one key are a record the file holds twice (`RepeatedKey`).
  */
-export async function writeRun(
+export async function writeRun<T extends Keyed>(
   files: RunFiles,
   tag: string,
   entries: RunEntry[],
   file: string,
+  codec: RunCodec<T>,
 ): Promise<string> {
   entries.sort((a, b) => compareKeys(a.key, b.key));
   for (let i = 1; i < entries.length; i++) {
     const entry = entries[i] as RunEntry;
-    if (entry.key === entries[i - 1]?.key) throw new RepeatedKey(file, decodeRecord(entry.line));
+    if (entry.key === entries[i - 1]?.key) throw new RepeatedKey(file, codec.decode(entry.line));
   }
   const path = files.path(tag);
   const out = createWriteStream(path);
@@ -94,7 +86,7 @@ export async function writeRun(
     await endStream(out);
   } catch (error) {
     out.destroy();
-    throw diffWriteFailure(error, path, out);
+    throw files.writeFailure(error, path, out);
   }
   return path;
 }
@@ -104,37 +96,40 @@ const CHUNK = 256 * 1024;
 const READ_CHUNK = 16 * 1024;
 
 /** The records of one run in batches (one a chunk read), in its order. */
-async function* readRun(path: string): AsyncGenerator<KeyedRecord[]> {
+async function* readRun<T extends Keyed>(
+  path: string,
+  decode: (line: string) => T,
+): AsyncGenerator<T[]> {
   let rest = "";
   for await (const text of createReadStream(path, {
     encoding: "utf8",
     highWaterMark: READ_CHUNK,
   })) {
     const chunk = rest + (text as string);
-    const batch: KeyedRecord[] = [];
+    const batch: T[] = [];
     let from = 0;
     for (let end = chunk.indexOf("\n"); end !== -1; end = chunk.indexOf("\n", from)) {
-      batch.push(decodeRecord(chunk.slice(from, end)));
+      batch.push(decode(chunk.slice(from, end)));
       from = end + 1;
     }
     rest = chunk.slice(from);
     if (batch.length > 0) yield batch;
   }
-  if (rest.length > 0) yield [decodeRecord(rest)];
+  if (rest.length > 0) yield [decode(rest)];
 }
 
 /** One run being read: its current batch and where in it. */
-class RunCursor {
-  #batch: KeyedRecord[] = [];
+class RunCursor<T extends Keyed> {
+  #batch: T[] = [];
   #at = 0;
-  readonly #batches: AsyncGenerator<KeyedRecord[]>;
+  readonly #batches: AsyncGenerator<T[]>;
 
-  constructor(path: string) {
-    this.#batches = readRun(path);
+  constructor(path: string, decode: (line: string) => T) {
+    this.#batches = readRun(path, decode);
   }
 
-  get record(): KeyedRecord {
-    return this.#batch[this.#at] as KeyedRecord;
+  get record(): T {
+    return this.#batch[this.#at] as T;
   }
 
   /** Moves to the next record; false at the end. Awaits only to read the next batch. */
@@ -157,40 +152,31 @@ class RunCursor {
 }
 
 /**
- * Two records with one key in the sorted runs of one snapshot: the file holds a record twice
- * (`refuseRepeated` in sortSnapshot.ts names the file and its lines).
- */
-export class RepeatedKey extends Error {
-  constructor(
-    readonly file: string,
-    readonly record: KeyedRecord,
-  ) {
-    super(`${record.kind} ${record.id} of ${file} is in its sorted runs twice`);
-  }
-}
-
-/**
  * The records of sorted runs of one snapshot as one sorted sequence (a k-way merge on a binary
  * heap: memory holds a batch a run). A key that repeats is a record twice: `next` throws
  * `RepeatedKey` (a duplicate is found for free here, where a set of keys would grow with the file).
  * `head` is the current record (undefined at the end); `next` moves past it and awaits only when a
  * run's batch is used up, so most records cost no tick.
  */
-export class MergedRuns {
-  readonly #heap: RunCursor[] = [];
-  readonly #all: RunCursor[];
+export class MergedRuns<T extends Keyed> {
+  readonly #heap: RunCursor<T>[] = [];
+  readonly #all: RunCursor<T>[];
   readonly #file: string;
   #last: string | undefined;
 
-  private constructor(cursors: RunCursor[], file: string) {
+  private constructor(cursors: RunCursor<T>[], file: string) {
     this.#all = cursors;
     this.#file = file;
   }
 
   /** Merges `paths`, sorted runs of the snapshot `file` (named by `RepeatedKey`). */
-  static async open(paths: readonly string[], file: string): Promise<MergedRuns> {
+  static async open<T extends Keyed>(
+    paths: readonly string[],
+    file: string,
+    codec: RunCodec<T>,
+  ): Promise<MergedRuns<T>> {
     const merged = new MergedRuns(
-      paths.map((path) => new RunCursor(path)),
+      paths.map((path) => new RunCursor(path, codec.decode)),
       file,
     );
     for (const cursor of merged.#all) {
@@ -199,7 +185,7 @@ export class MergedRuns {
     return merged;
   }
 
-  get head(): KeyedRecord | undefined {
+  get head(): T | undefined {
     return this.#heap[0]?.record;
   }
 
@@ -230,7 +216,7 @@ export class MergedRuns {
   }
 
   #dropTop(): void {
-    const end = this.#heap.pop() as RunCursor;
+    const end = this.#heap.pop() as RunCursor<T>;
     if (this.#heap.length > 0) {
       this.#heap[0] = end;
       siftDown(this.#heap, 0);
@@ -244,19 +230,20 @@ export class MergedRuns {
 }
 
 /** Merges `paths`, runs of the snapshot `file`, into one run (a pass of a merge with more runs than it reads at once). */
-export async function mergeIntoRun(
+async function mergeIntoRun<T extends Keyed>(
   files: RunFiles,
   tag: string,
   paths: readonly string[],
   file: string,
+  codec: RunCodec<T>,
 ): Promise<string> {
   const path = files.path(tag);
   const out = createWriteStream(path);
-  const merged = await MergedRuns.open(paths, file);
+  const merged = await MergedRuns.open(paths, file, codec);
   try {
     let chunk = "";
     for (let record = merged.head; record; record = merged.head) {
-      chunk += `${encodeRecord(record)}\n`;
+      chunk += `${codec.encode(record)}\n`;
       if (chunk.length >= CHUNK) {
         await writeChunk(out, chunk);
         chunk = "";
@@ -268,7 +255,7 @@ export async function mergeIntoRun(
     await endStream(out);
   } catch (error) {
     out.destroy();
-    throw diffWriteFailure(error, path, out);
+    throw files.writeFailure(error, path, out);
   } finally {
     await merged.close();
   }
@@ -277,11 +264,38 @@ export async function mergeIntoRun(
 }
 
 /**
- * Reads the runs of the snapshot `file` once in key order and throws `RepeatedKey` at a key in
- * two of them, so a record twice is refused before `diff` prints a change (memory: a batch a run).
+ * Merges the sorted runs `paths` of the snapshot `file` into longer ones until at most `fanIn`
+ * are left (so memory stays a batch a run, whatever the file's size), then reads those once in
+ * key order: a key in two runs throws `RepeatedKey`, so a record twice is found before the runs are
+ * used. Returns the runs left.
  */
-export async function refuseRepeatedKeys(paths: readonly string[], file: string): Promise<void> {
-  const merged = await MergedRuns.open(paths, file);
+export async function mergeRuns<T extends Keyed>(
+  files: RunFiles,
+  tag: string,
+  paths: readonly string[],
+  file: string,
+  codec: RunCodec<T>,
+  fanIn: number,
+): Promise<string[]> {
+  let runs = [...paths];
+  while (runs.length > fanIn) {
+    const merged: string[] = [];
+    for (let at = 0; at < runs.length; at += fanIn)
+      merged.push(await mergeIntoRun(files, tag, runs.slice(at, at + fanIn), file, codec));
+    runs = merged;
+  }
+  // A run holds no key twice (writeRun, mergeIntoRun); keys repeated across runs are looked for now.
+  if (runs.length > 1) await refuseRepeatedKeys(runs, file, codec);
+  return runs;
+}
+
+/** Reads the runs of the snapshot `file` once in key order; throws `RepeatedKey` at a key in two of them. */
+async function refuseRepeatedKeys<T extends Keyed>(
+  paths: readonly string[],
+  file: string,
+  codec: RunCodec<T>,
+): Promise<void> {
+  const merged = await MergedRuns.open(paths, file, codec);
   try {
     while (merged.head) {
       const pending = merged.next();
@@ -292,30 +306,31 @@ export async function refuseRepeatedKeys(paths: readonly string[], file: string)
   }
 }
 
-const less = (a: RunCursor, b: RunCursor) => a.record.key < b.record.key;
+const less = <T extends Keyed>(a: RunCursor<T>, b: RunCursor<T>) => a.record.key < b.record.key;
 
-function push(heap: RunCursor[], cursor: RunCursor): void {
+function push<T extends Keyed>(heap: RunCursor<T>[], cursor: RunCursor<T>): void {
   heap.push(cursor);
   let at = heap.length - 1;
   while (at > 0) {
     const parent = (at - 1) >> 1;
-    if (!less(heap[at] as RunCursor, heap[parent] as RunCursor)) break;
-    [heap[at], heap[parent]] = [heap[parent] as RunCursor, heap[at] as RunCursor];
+    if (!less(heap[at] as RunCursor<T>, heap[parent] as RunCursor<T>)) break;
+    [heap[at], heap[parent]] = [heap[parent] as RunCursor<T>, heap[at] as RunCursor<T>];
     at = parent;
   }
 }
 
-function siftDown(heap: RunCursor[], from: number): void {
+function siftDown<T extends Keyed>(heap: RunCursor<T>[], from: number): void {
   let at = from;
   for (;;) {
     const left = 2 * at + 1;
     const right = left + 1;
     let least = at;
-    if (left < heap.length && less(heap[left] as RunCursor, heap[least] as RunCursor)) least = left;
-    if (right < heap.length && less(heap[right] as RunCursor, heap[least] as RunCursor))
+    if (left < heap.length && less(heap[left] as RunCursor<T>, heap[least] as RunCursor<T>))
+      least = left;
+    if (right < heap.length && less(heap[right] as RunCursor<T>, heap[least] as RunCursor<T>))
       least = right;
     if (least === at) return;
-    [heap[at], heap[least]] = [heap[least] as RunCursor, heap[at] as RunCursor];
+    [heap[at], heap[least]] = [heap[least] as RunCursor<T>, heap[at] as RunCursor<T>];
     at = least;
   }
 }
