@@ -5,7 +5,8 @@
  * `-- --quick` runs the small ones without their concurrency-1 runs (under a minute), `-- --matrix`
  * the limiter matrix alone (a few minutes), `-- --only a,b` the named scenarios (`*` matches any
  * characters: `--only 'limiter-bucket-*'`); each of them writes .build/BENCHMARKS.partial.md
- * instead. It measures and asserts nothing.
+ * instead. `-- --cloud-finalize [--users 10000,20000]` measures the cloud finalize alone
+ * (bench/cloudFinalize.ts) and prints its JSON lines. It measures and asserts nothing.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -13,6 +14,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type Artifacts, measureArtifacts } from "./artifacts";
 import { type BenchPaths, runCliSync } from "./cliSync";
+import { runFinalizeBench } from "./cloudFinalize";
 import { runCloudSync } from "./cloudSync";
 import { writeDiffSection } from "./diffBench";
 import { renderReport, thisMachine } from "./report";
@@ -31,6 +33,8 @@ const { values } = parseArgs({
     quick: { type: "boolean", default: false },
     matrix: { type: "boolean", default: false },
     diff: { type: "boolean", default: false },
+    "cloud-finalize": { type: "boolean", default: false },
+    users: { type: "string", default: "10000,20000" },
     only: { type: "string" },
     root: { type: "string" },
   },
@@ -70,6 +74,14 @@ const paths: BenchPaths = {
   processProbe: join(root, "bench", "processProbe.mjs"),
   work,
 };
+if (values["cloud-finalize"]) {
+  try {
+    await runFinalizeBench(paths, values.users.split(",").map(Number));
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
 
 async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   process.stderr.write(`bench: ${scenario.name}\n`);
