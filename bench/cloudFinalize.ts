@@ -24,6 +24,8 @@ export interface FinalizeMeasure {
   finalizeMs: number;
   /** GETs through the proxy during finalize (the shards, the guard's objects). */
   gets: number;
+  /** moto's own summed time answering them, ms: moto serves one request at a time, S3 does not. */
+  motoGetMs: number;
   /** The largest the function's temporary directory was seen (polled every 20 ms), bytes. */
   tmpPeakBytes: number;
   status: string;
@@ -67,10 +69,11 @@ export async function runFinalizeBench(
         };
         if (!syncId) throw new Error(`cloud sync: ${sync.stderr.trim() || sync.stdout.trim()}`);
         await stack.drainQueue("syncWorker");
-        proxy.takeCounts();
+        proxy.takeGets();
         const peak = watchPeak(tmp);
         const finalize = await stack.drainQueue("finalize");
         const tmpPeakBytes = await peak.stop();
+        const { gets, targetMs: motoGetMs } = proxy.takeGets();
         const run = await runs.get(syncId);
         const text = platform.uploads.get(syncId)?.text ?? "";
         const measure: FinalizeMeasure = {
@@ -78,7 +81,8 @@ export async function runFinalizeBench(
           shards: (await runs.markers(syncId)).filter((m) => m.shardKey).length,
           records: text.split("\n").filter((line) => line.length > 0).length - 2,
           finalizeMs: Math.round(finalize.handlerMs),
-          gets: proxy.takeCounts().GET ?? 0,
+          gets,
+          motoGetMs,
           tmpPeakBytes,
           status: run?.status ?? "missing",
         };

@@ -6,7 +6,9 @@
  * the limiter matrix alone (a few minutes), `-- --only a,b` the named scenarios (`*` matches any
  * characters: `--only 'limiter-bucket-*'`); each of them writes .build/BENCHMARKS.partial.md
  * instead. `-- --cloud-finalize [--users 10000,20000]` measures the cloud finalize alone
- * (bench/cloudFinalize.ts) and prints its JSON lines. It measures and asserts nothing.
+ * (bench/cloudFinalize.ts) and prints its JSON lines; `-- --cloud-sweep [--instances 10000]` the
+ * scheduler's sweep of that many due instances (bench/cloudSweep.ts). It measures and asserts
+ * nothing.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -15,6 +17,7 @@ import { parseArgs } from "node:util";
 import { type Artifacts, measureArtifacts } from "./artifacts";
 import { type BenchPaths, runCliSync } from "./cliSync";
 import { runFinalizeBench } from "./cloudFinalize";
+import { runSweepBench } from "./cloudSweep";
 import { runCloudSync } from "./cloudSync";
 import { writeDiffSection } from "./diffBench";
 import { renderReport, thisMachine } from "./report";
@@ -35,6 +38,8 @@ const { values } = parseArgs({
     diff: { type: "boolean", default: false },
     "cloud-finalize": { type: "boolean", default: false },
     users: { type: "string", default: "10000,20000" },
+    "cloud-sweep": { type: "boolean", default: false },
+    instances: { type: "string", default: "10000" },
     only: { type: "string" },
     root: { type: "string" },
   },
@@ -66,6 +71,10 @@ const chosen = SCENARIOS.filter((s) =>
 );
 const partial = values.quick || values.matrix || only !== undefined;
 
+if (values["cloud-sweep"]) {
+  await runSweepBench(Number(values.instances));
+  process.exit(0);
+}
 const machine = thisMachine();
 const work = await mkdtemp(join(tmpdir(), "ac-bench-"));
 const paths: BenchPaths = {

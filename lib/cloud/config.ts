@@ -14,6 +14,7 @@ const cloudEnvironment = z.object({
   SHARDS_BUCKET: z.string().min(1),
   SYNC_JOBS_QUEUE_URL: z.url(),
   FINALIZE_QUEUE_URL: z.url(),
+  INSTANCE_CHECKS_QUEUE_URL: z.url(),
   SECRETS_PREFIX: z.string().min(1),
   JOB_MAX_RECEIVES: z.coerce.number().int().min(1).default(5),
   RUN_STALL_SECONDS: z.coerce.number().int().min(60).default(900),
@@ -27,6 +28,8 @@ export interface CloudConfig {
   shardsBucket: string;
   syncJobsQueueUrl: string;
   finalizeQueueUrl: string;
+  /** The scheduler's own queue: one message per instance its sweep wants looked at. */
+  instanceChecksQueueUrl: string;
   /** Secrets Manager name prefix of the stage's instances, e.g. `access-connectors/dev/`. */
   secretsPrefix: string;
   /** Deliveries of a job before it rests in the dead-letter queue (the redrive's maxReceiveCount). */
@@ -54,6 +57,7 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
     shardsBucket: e.SHARDS_BUCKET,
     syncJobsQueueUrl: e.SYNC_JOBS_QUEUE_URL,
     finalizeQueueUrl: e.FINALIZE_QUEUE_URL,
+    instanceChecksQueueUrl: e.INSTANCE_CHECKS_QUEUE_URL,
     secretsPrefix: e.SECRETS_PREFIX,
     jobMaxReceives: e.JOB_MAX_RECEIVES,
     runStallSeconds: e.RUN_STALL_SECONDS,
