@@ -24,8 +24,13 @@ export interface FinalizeMeasure {
   finalizeMs: number;
   /** GETs through the proxy during finalize (the shards, the guard's objects). */
   gets: number;
-  /** moto's own summed time answering them, ms: moto serves one request at a time, S3 does not. */
-  motoGetMs: number;
+  /** The most GETs in flight at once: 1 when shards are read one after another. */
+  mostGetsInFlight: number;
+  /**
+   * CPU time of this process during finalize, ms: the handler's thread, the proxy and the
+   * harness (moto is a process of its own). A figure that holds on a loaded machine, unlike wall time.
+   */
+  cpuMs: number;
   /** The largest the function's temporary directory was seen (polled every 20 ms), bytes. */
   tmpPeakBytes: number;
   status: string;
@@ -71,9 +76,11 @@ export async function runFinalizeBench(
         await stack.drainQueue("syncWorker");
         proxy.takeGets();
         const peak = watchPeak(tmp);
+        const cpu = process.cpuUsage();
         const finalize = await stack.drainQueue("finalize");
+        const { user, system } = process.cpuUsage(cpu);
         const tmpPeakBytes = await peak.stop();
-        const { gets, targetMs: motoGetMs } = proxy.takeGets();
+        const { gets, mostInFlight } = proxy.takeGets();
         const run = await runs.get(syncId);
         const text = platform.uploads.get(syncId)?.text ?? "";
         const measure: FinalizeMeasure = {
@@ -82,7 +89,8 @@ export async function runFinalizeBench(
           records: text.split("\n").filter((line) => line.length > 0).length - 2,
           finalizeMs: Math.round(finalize.handlerMs),
           gets,
-          motoGetMs,
+          mostGetsInFlight: mostInFlight,
+          cpuMs: Math.round((user + system) / 1000),
           tmpPeakBytes,
           status: run?.status ?? "missing",
         };

@@ -2,16 +2,16 @@
  * An HTTP proxy on 127.0.0.1 in front of moto_server that holds each GET for `getDelayMs` before
  * passing it on: S3's time to first byte (20-50 ms) on loopback, where moto answers in a few
  * ms. A function reaches it through the SDK's per-service endpoint (`AWS_ENDPOINT_URL_S3`), so
- * only that service is slowed. It counts the GETs it passed on and the time the target took to
- * answer them (moto answers one request at a time: that time is a floor S3 does not have).
+ * only that service is slowed. It counts the GETs it passed on, and the most it held at once
+ * (counts, not times, so they hold on a loaded machine).
  */
 import { Agent, createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 
 export interface DelayingProxy {
   readonly endpoint: string;
-  /** GETs passed on since the last call, and the target's summed time to answer them (ms). */
-  takeGets(): { gets: number; targetMs: number };
+  /** GETs since the last call, and the most in flight at once (from arrival to answered). */
+  takeGets(): { gets: number; mostInFlight: number };
   close(): Promise<void>;
 }
 
@@ -22,11 +22,17 @@ export async function startDelayingProxy(
   const to = new URL(target);
   const agent = new Agent({ keepAlive: true });
   let gets = 0;
-  let targetMs = 0;
+  let inFlight = 0;
+  let mostInFlight = 0;
   const server = createServer((incoming, answer) => {
     const method = incoming.method ?? "GET";
+    if (method === "GET") {
+      gets++;
+      inFlight++;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      answer.on("close", () => inFlight--);
+    }
     const pass = () => {
-      const passed = performance.now();
       const outgoing = request(
         {
           host: to.hostname,
@@ -39,12 +45,6 @@ export async function startDelayingProxy(
         (upstream) => {
           answer.writeHead(upstream.statusCode ?? 502, upstream.headers);
           upstream.pipe(answer);
-          if (method === "GET") {
-            upstream.on("end", () => {
-              gets++;
-              targetMs += performance.now() - passed;
-            });
-          }
         },
       );
       outgoing.on("error", (error) => answer.destroy(error));
@@ -58,9 +58,9 @@ export async function startDelayingProxy(
   return {
     endpoint: `http://127.0.0.1:${port}`,
     takeGets() {
-      const taken = { gets, targetMs: Math.round(targetMs) };
+      const taken = { gets, mostInFlight };
       gets = 0;
-      targetMs = 0;
+      mostInFlight = inFlight;
       return taken;
     },
     async close() {

@@ -88,7 +88,9 @@ export async function sweep(
   telemetry: Telemetry,
   deadlineAt: number,
 ): Promise<SweepAnswer> {
+  const began = performance.now();
   const rows = await new InstanceRegistry(config.instancesTable).list();
+  const listMs = Math.round(performance.now() - began);
   const { starts, checks } = sweepOrder(rows, new Date());
   const outcome = await sendInOrder(
     [...starts, ...checks],
@@ -100,17 +102,27 @@ export async function sweep(
   for (const { connectorId, error } of failed) {
     telemetry.logger.error("cannot send an instance check", { connectorId, error });
   }
-  if (outcome.left.length > 0) {
-    telemetry.logger.warn("sweep deadline reached; the rest go next sweep", {
-      left: outcome.left.length,
-    });
-  }
-  return {
+  const answer = {
     starts: starts.filter((id) => sent.has(id)),
     checks: checks.filter((id) => sent.has(id)),
     left: outcome.left,
     failed,
   };
+  const counts = {
+    instances: rows.length,
+    starts: answer.starts.length,
+    checks: answer.checks.length,
+    left: answer.left.length,
+    failed: failed.length,
+    listMs,
+    sendMs: Math.round(performance.now() - began) - listMs,
+  };
+  if (answer.left.length > 0) {
+    telemetry.logger.warn("sweep deadline reached; the rest go next sweep, first", counts);
+  } else {
+    telemetry.logger.info("sweep done", counts);
+  }
+  return answer;
 }
 
 /**
