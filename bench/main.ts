@@ -5,8 +5,9 @@
  * `-- --quick` runs the small ones without their concurrency-1 runs (under a minute), `-- --matrix`
  * the limiter matrix alone (a few minutes), `-- --only a,b` the named scenarios (`*` matches any
  * characters: `--only 'limiter-bucket-*'`); each of them writes .build/BENCHMARKS.partial.md
- * instead. `-- --cloud-finalize [--users 10000,20000]` measures the cloud finalize alone
- * (bench/cloudFinalize.ts) and prints its JSON lines; `-- --cloud-sweep [--instances 10000]` the
+ * instead. `-- --cloud-finalize [--users 10000,20000]` measures the cloud finalize's
+ * shard reads in process (bench/shardReads.ts), then the finalize function alone
+ * (bench/cloudFinalize.ts), and prints their JSON lines; `-- --cloud-sweep [--instances 10000]` the
  * scheduler's sweep of that many due instances (bench/cloudSweep.ts). It measures and asserts
  * nothing.
  */
@@ -30,6 +31,7 @@ import {
   toldResult,
 } from "./results";
 import { SCENARIOS, type Scenario } from "./scenarios";
+import { measureShardReads } from "./shardReads";
 
 const { values } = parseArgs({
   options: {
@@ -85,6 +87,7 @@ const paths: BenchPaths = {
 };
 if (values["cloud-finalize"]) {
   try {
+    await measureShardReads(work);
     await runFinalizeBench(paths, values.users.split(",").map(Number));
   } finally {
     await rm(work, { recursive: true, force: true });

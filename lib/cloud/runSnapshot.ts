@@ -16,8 +16,8 @@ const FINALIZE_ELSEWHERE =
 /**
  * Shard reads in flight while the snapshot is written. One after another, finalize waits S3's
  * time to first byte (20-50 ms) once per shard: 21,000 shards of a 1,000,000-user tenant were
- * 7 to 18 minutes of waiting against Lambda's 15. The window stays below the S3 client's sockets
- * (`awsClients`), so no read queues for a socket while it counts as in flight.
+ * 7 to 18 minutes of waiting against Lambda's 15. The window stays below the AWS SDK's default of
+ * 50 sockets per client (`awsClients` sets none), so no read queues for a socket while in flight.
  */
 export const SHARD_READS_IN_FLIGHT = 32;
 
