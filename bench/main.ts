@@ -7,7 +7,11 @@
  * `-- --quick` runs the small ones without their concurrency-1 runs (under a minute), `-- --matrix`
  * the limiter matrix alone (a few minutes), `-- --only a,b` the named scenarios (`*` matches any
  * characters: `--only 'limiter-bucket-*'`); each of them writes .build/BENCHMARKS.partial.md
- * instead. It measures and asserts nothing.
+ * instead. `-- --cloud-finalize [--users 10000,20000]` measures the cloud finalize's
+ * shard reads in process (bench/shardReads.ts), then the finalize function alone
+ * (bench/cloudFinalize.ts), and prints their JSON lines; `-- --cloud-sweep [--instances 10000]` the
+ * scheduler's sweep of that many due instances (bench/cloudSweep.ts). It measures and asserts
+ * nothing.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -15,6 +19,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type Artifacts, measureArtifacts } from "./artifacts";
 import { type BenchPaths, runCliSync } from "./cliSync";
+import { runFinalizeBench } from "./cloudFinalize";
+import { runSweepBench } from "./cloudSweep";
 import { runCloudSync } from "./cloudSync";
 import { writeDiffSection } from "./diffBench";
 import { benchExport } from "./exportBench";
@@ -28,6 +34,7 @@ import {
   toldResult,
 } from "./results";
 import { SCENARIOS, type Scenario } from "./scenarios";
+import { measureShardReads } from "./shardReads";
 
 const { values } = parseArgs({
   options: {
@@ -35,6 +42,10 @@ const { values } = parseArgs({
     matrix: { type: "boolean", default: false },
     diff: { type: "boolean", default: false },
     export: { type: "boolean", default: false },
+    "cloud-finalize": { type: "boolean", default: false },
+    users: { type: "string", default: "10000,20000" },
+    "cloud-sweep": { type: "boolean", default: false },
+    instances: { type: "string", default: "10000" },
     only: { type: "string" },
     root: { type: "string" },
   },
@@ -66,6 +77,10 @@ const chosen = SCENARIOS.filter((s) =>
 );
 const partial = values.quick || values.matrix || only !== undefined;
 
+if (values["cloud-sweep"]) {
+  await runSweepBench(Number(values.instances));
+  process.exit(0);
+}
 const machine = thisMachine();
 const work = await mkdtemp(join(tmpdir(), "ac-bench-"));
 const paths: BenchPaths = {
@@ -77,6 +92,15 @@ const paths: BenchPaths = {
 if (values.export) {
   try {
     await benchExport(paths);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+if (values["cloud-finalize"]) {
+  try {
+    await measureShardReads(work);
+    await runFinalizeBench(paths, values.users.split(",").map(Number));
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -8,7 +8,7 @@
 
 const PERIOD = 300;
 const FUNCTIONS = ["scheduler", "syncWorker", "finalize", "action"];
-const DEAD_LETTER_QUEUES = ["sync-jobs-dlq", "finalize-dlq"];
+const DEAD_LETTER_QUEUES = ["sync-jobs-dlq", "finalize-dlq", "instance-checks-dlq"];
 
 /** The widgets, in rows of two, for one stage. */
 function dashboard({ prefix, region, namespace, service, stage, functionNames }) {

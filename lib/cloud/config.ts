@@ -14,6 +14,9 @@ export const cloudEnvironment = z.object({
   SHARDS_BUCKET: z.string().min(1).describe("The S3 bucket of run shards and the guard's objects."),
   SYNC_JOBS_QUEUE_URL: z.url().describe("The sync-jobs queue."),
   FINALIZE_QUEUE_URL: z.url().describe("The finalize queue."),
+  INSTANCE_CHECKS_QUEUE_URL: z
+    .url()
+    .describe("The instance-checks queue the scheduler's sweep fans its starts out through."),
   SECRETS_PREFIX: z
     .string()
     .min(1)
@@ -37,6 +40,8 @@ export interface CloudConfig {
   shardsBucket: string;
   syncJobsQueueUrl: string;
   finalizeQueueUrl: string;
+  /** The scheduler's own queue: one message per instance its sweep wants looked at. */
+  instanceChecksQueueUrl: string;
   /** Secrets Manager name prefix of the stage's instances, e.g. `access-connectors/dev/`. */
   secretsPrefix: string;
   /** Deliveries of a job before it rests in the dead-letter queue (the redrive's maxReceiveCount). */
@@ -64,6 +69,7 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
     shardsBucket: e.SHARDS_BUCKET,
     syncJobsQueueUrl: e.SYNC_JOBS_QUEUE_URL,
     finalizeQueueUrl: e.FINALIZE_QUEUE_URL,
+    instanceChecksQueueUrl: e.INSTANCE_CHECKS_QUEUE_URL,
     secretsPrefix: e.SECRETS_PREFIX,
     jobMaxReceives: e.JOB_MAX_RECEIVES,
     runStallSeconds: e.RUN_STALL_SECONDS,

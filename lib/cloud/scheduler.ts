@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { ConfigError, messageOf } from "../errors";
 import { SyncDeadlineError } from "../sync";
+import { instanceCheckMessage, sendInstanceChecks } from "./aws/instanceChecks";
 import { InstanceRegistry, isDue } from "./aws/instances";
 import { sendFinalize } from "./aws/messages";
 import type { RunItem } from "./aws/runItem";
@@ -11,6 +12,7 @@ import { connectorIdSchema } from "./instanceSettings";
 import { failRun, type ReleaseAnswer, releaseHeld, type StartAnswer, startRun } from "./lifecycle";
 import type { Telemetry } from "./observability";
 import { RunFlow } from "./runFlow";
+import { sendInOrder, sweepOrder } from "./sweepPlan";
 
 /** A direct invoke: sync this instance now (how the platform and `cloud sync` ask). */
 export const syncNowRequest = z.object({ connectorId: connectorIdSchema }).strict();
@@ -24,22 +26,46 @@ export const releaseRequest = z
 const scheduledEvent = z.object({ "detail-type": z.literal("Scheduled Event") }).loose();
 
 export interface SweepAnswer {
-  started: StartAnswer[];
-  stalled: string[];
+  /** Due instances sent to be started, the most overdue first. */
+  starts: string[];
+  /** Instances with a current run, sent to have it looked at (stalled, late, its finalizer lost). */
+  checks: string[];
+  /** Instances not sent before the sweep's deadline: the next sweep sends them first. */
+  left: string[];
   failed: { connectorId: string; error: string }[];
 }
 
-/** The scheduler's two entry points, told apart by the event's shape. */
+/**
+ * The sweep stops sending this long before its invocation's end, so a send it started has
+ * time to finish; the SDK's sends to SQS answer in milliseconds.
+ */
+const SWEEP_MARGIN_MS = 10_000;
+
+/** Batches of checks a sweep has in flight at once. */
+const SWEEP_SENDS_IN_FLIGHT = 8;
+
+/** Lambda's SQS event on the instance-checks queue (its records are parsed one by one). */
+export const instanceChecksEvent = z
+  .object({ Records: z.array(z.object({ eventSource: z.literal("aws:sqs") }).loose()).min(1) })
+  .loose();
+
+/**
+ * The scheduler's direct invokes and its schedule, told apart by the event's shape (its queue's
+ * events go to `checkInstance`). `remainingMs`: the invocation's time left, which bounds a sweep.
+ */
 export async function schedule(
   event: unknown,
   config: CloudConfig,
   telemetry: Telemetry,
+  remainingMs = 60_000,
 ): Promise<StartAnswer | SweepAnswer | ReleaseAnswer> {
   const direct = syncNowRequest.safeParse(event);
   if (direct.success) return startRun(config, direct.data.connectorId, telemetry);
   const release = releaseRequest.safeParse(event);
   if (release.success) return releaseHeld(config, release.data.connectorId, telemetry);
-  if (scheduledEvent.safeParse(event).success) return sweep(config, telemetry);
+  if (scheduledEvent.safeParse(event).success) {
+    return sweep(config, telemetry, Date.now() + remainingMs - SWEEP_MARGIN_MS);
+  }
   throw new ConfigError([
     {
       variable: "event",
@@ -50,32 +76,98 @@ export async function schedule(
 }
 
 /**
- * The schedule: ends runs that made no progress for `runStallSeconds`, then starts every
- * instance that is due. One instance's failure does not stop the others.
+ * The schedule: sends every instance that is due, the most overdue first, and every instance
+ * with a current run to the instance-checks queue, whose messages the scheduler takes one
+ * instance at a time (`checkInstance`), as many at once as its event source mapping allows. The
+ * sweep itself only reads the registry and sends (10,000 instances in a few seconds); it stops
+ * sending at `deadlineAt`, and the rest go next sweep, first.
  */
-export async function sweep(config: CloudConfig, telemetry: Telemetry): Promise<SweepAnswer> {
-  const registry = new InstanceRegistry(config.instancesTable);
-  const answer: SweepAnswer = { started: [], stalled: [], failed: [] };
-  const now = new Date();
-  for (const row of await registry.list()) {
-    try {
-      if (row.currentSyncId) {
-        if (await settleCurrentRun(config, row.connectorId, row.currentSyncId, now, telemetry)) {
-          answer.stalled.push(row.connectorId);
-        }
-        continue;
-      }
-      if (isDue(row, now)) answer.started.push(await startRun(config, row.connectorId, telemetry));
-    } catch (error) {
-      const message = messageOf(error);
-      telemetry.logger.error("cannot start a scheduled sync", {
-        connectorId: row.connectorId,
-        error: message,
-      });
-      answer.failed.push({ connectorId: row.connectorId, error: message });
-    }
+export async function sweep(
+  config: CloudConfig,
+  telemetry: Telemetry,
+  deadlineAt: number,
+): Promise<SweepAnswer> {
+  const began = performance.now();
+  const rows = await new InstanceRegistry(config.instancesTable).list();
+  const listMs = Math.round(performance.now() - began);
+  const { starts, checks } = sweepOrder(rows, new Date());
+  const outcome = await sendInOrder(
+    [...starts, ...checks],
+    (batch) => sendInstanceChecks(config.instanceChecksQueueUrl, batch),
+    { deadlineAt, inFlight: SWEEP_SENDS_IN_FLIGHT },
+  );
+  const sent = new Set(outcome.sent);
+  const failed = outcome.failed;
+  for (const { connectorId, error } of failed) {
+    telemetry.logger.error("cannot send an instance check", { connectorId, error });
+  }
+  const answer = {
+    starts: starts.filter((id) => sent.has(id)),
+    checks: checks.filter((id) => sent.has(id)),
+    left: outcome.left,
+    failed,
+  };
+  const counts = {
+    instances: rows.length,
+    starts: answer.starts.length,
+    checks: answer.checks.length,
+    left: answer.left.length,
+    failed: failed.length,
+    listMs,
+    sendMs: Math.round(performance.now() - began) - listMs,
+  };
+  if (answer.left.length > 0) {
+    telemetry.logger.warn("sweep deadline reached; the rest go next sweep, first", counts);
+  } else {
+    telemetry.logger.info("sweep done", counts);
   }
   return answer;
+}
+
+/**
+ * One message of the instance-checks queue: what the sweep used to do for one instance, with the
+ * row read again (a check that comes late, or twice, finds the instance as it is now). A current
+ * run that made no progress for `runStallSeconds`, or is past its deadline, ends `error`; a due
+ * instance starts. Settings that cannot work put the instance's label at `error` (in `startRun`)
+ * and are not retried; any other error is, by the queue. A message of another shape is dropped.
+ */
+export async function checkInstance(
+  body: string,
+  config: CloudConfig,
+  telemetry: Telemetry,
+): Promise<"started" | "stalled" | "unchanged"> {
+  const parsed = instanceCheckMessage.safeParse(parseJson(body));
+  if (!parsed.success) {
+    telemetry.logger.error("not an instance check, dropped", { error: parsed.error.message });
+    return "unchanged";
+  }
+  const { connectorId } = parsed.data;
+  const row = await new InstanceRegistry(config.instancesTable).get(connectorId);
+  const now = new Date();
+  if (row?.currentSyncId) {
+    const stalled = await settleCurrentRun(config, connectorId, row.currentSyncId, now, telemetry);
+    return stalled ? "stalled" : "unchanged";
+  }
+  if (!row || !isDue(row, now)) return "unchanged";
+  try {
+    const answer = await startRun(config, connectorId, telemetry);
+    return answer.status === "started" ? "started" : "unchanged";
+  } catch (error) {
+    if (!ConfigError.is(error)) throw error;
+    telemetry.logger.error("cannot start a scheduled sync", {
+      connectorId,
+      error: messageOf(error),
+    });
+    return "unchanged";
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -10,7 +10,7 @@ import { GetQueueAttributesCommand, PurgeQueueCommand, SQSClient } from "@aws-sd
 import { DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ActionReply } from "../../lib/actions";
-import { InstanceRegistry, isDue, RunStore } from "../../lib/cloud";
+import { InstanceRegistry, isDue, RunStore, type SweepAnswer } from "../../lib/cloud";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { type PlatformSimulator, startPlatformSimulator } from "../../lib/simulators/platform";
 import { startValimailSimulator, type ValimailSimulator } from "../../lib/simulators/valimail";
@@ -506,12 +506,12 @@ describe("the scheduler", () => {
     const sweep = (await stack.invokeByName(
       stack.outputs.SchedulerFunctionName as string,
       scheduled,
-    )) as {
-      stalled: string[];
-    };
+    )) as SweepAnswer;
+    const checked = await stack.drainQueue("scheduler");
     await runQueues();
 
-    expect(sweep.stalled).toContain("bl-stall");
+    expect(sweep.checks).toContain("bl-stall");
+    expect(checked.failedRecords).toBe(0);
     expect((await new RunStore(runsTable).get(syncId))?.status).toBe("error");
     expect(platformSim.uploads.size).toBe(0);
     expect(platformSim.labels.map((l) => l.label)).toEqual(["syncing", "error"]);
@@ -556,6 +556,7 @@ describe("the scheduler", () => {
     sqs.destroy();
 
     await stack.invokeByName(stack.outputs.SchedulerFunctionName as string, scheduled);
+    await stack.drainQueue("scheduler");
     await stack.drainQueue("finalize");
 
     expect((await new RunStore(runsTable).get(syncId))?.status).toBe("complete");
@@ -575,19 +576,19 @@ describe("the scheduler", () => {
     const sweep = (await stack.invokeByName(
       stack.outputs.SchedulerFunctionName as string,
       scheduled,
-    )) as {
-      started: { connectorId: string; status: string }[];
-    };
+    )) as SweepAnswer;
+    await stack.drainQueue("scheduler");
     await runQueues();
 
-    const started = sweep.started.map((s) => s.connectorId).sort();
     const due = [...before.values()]
       .filter((row) => isDue(row, new Date()))
       .map((row) => row.connectorId)
       .sort();
-    expect(started).toEqual(due);
-    // Synced within its interval: not due. Never completed a sync: due.
-    expect(started).toContain("bl-new");
-    expect(started).not.toContain("bl-synced");
+    expect([...sweep.starts].sort()).toEqual(due);
+    // Synced within its interval: not due. Never completed a sync: due, and its checks start it.
+    expect(sweep.starts).toContain("bl-new");
+    expect(sweep.starts).not.toContain("bl-synced");
+    expect(await registry.get("bl-new")).toMatchObject({ lastSyncStatus: "complete" });
+    expect((await registry.get("bl-synced"))?.lastSyncId).toBe(before.get("bl-synced")?.lastSyncId);
   });
 });

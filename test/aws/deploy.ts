@@ -22,6 +22,8 @@ const OUTPUTS = [
   "SyncJobsDeadLetterQueueUrl",
   "FinalizeQueueUrl",
   "FinalizeDeadLetterQueueUrl",
+  "InstanceChecksQueueUrl",
+  "InstanceChecksDeadLetterQueueUrl",
   "ShardsBucketName",
   "SchedulerFunctionName",
   "SyncWorkerFunctionName",
@@ -93,6 +95,7 @@ export function deployedStackCases(deployed: () => { moto: Moto; stack: Stack })
         SHARDS_BUCKET: o.ShardsBucketName,
         SYNC_JOBS_QUEUE_URL: o.SyncJobsQueueUrl,
         FINALIZE_QUEUE_URL: o.FinalizeQueueUrl,
+        INSTANCE_CHECKS_QUEUE_URL: o.InstanceChecksQueueUrl,
         SECRETS_PREFIX: o.SecretsPrefix,
         JOB_MAX_RECEIVES: "5",
         RUN_STALL_SECONDS: "900",
@@ -124,6 +127,12 @@ export function deployedStackCases(deployed: () => { moto: Moto; stack: Stack })
       maxReceiveCount: 3,
       deadLetterTargetArn: (await queueAttributes(o.FinalizeDeadLetterQueueUrl)).QueueArn,
     });
+    const checks = await queueAttributes(env.INSTANCE_CHECKS_QUEUE_URL);
+    expect(checks.VisibilityTimeout).toBe("360");
+    expect(JSON.parse(checks.RedrivePolicy ?? "{}")).toMatchObject({
+      maxReceiveCount: 3,
+      deadLetterTargetArn: (await queueAttributes(o.InstanceChecksDeadLetterQueueUrl)).QueueArn,
+    });
   });
 
   it("deploys the timeouts and memory of serverless.yml", () => {
@@ -134,9 +143,10 @@ export function deployedStackCases(deployed: () => { moto: Moto; stack: Stack })
     expect(f.finalize?.memoryMb).toBe(1024);
   });
 
-  it("wires SyncJobsQueue to syncWorker and FinalizeQueue to finalize", async () => {
+  it("wires SyncJobsQueue to syncWorker, FinalizeQueue to finalize and InstanceChecksQueue to the scheduler", async () => {
     const jobsArn = (await queueAttributes(stack.outputs.SyncJobsQueueUrl)).QueueArn;
     const finalizeArn = (await queueAttributes(stack.outputs.FinalizeQueueUrl)).QueueArn;
+    const checksArn = (await queueAttributes(stack.outputs.InstanceChecksQueueUrl)).QueueArn;
     expect(stack.functions.syncWorker?.queues).toEqual([
       expect.objectContaining({
         queueArn: jobsArn,
@@ -154,7 +164,15 @@ export function deployedStackCases(deployed: () => { moto: Moto; stack: Stack })
         visibilityTimeoutSeconds: 5400,
       }),
     ]);
-    expect(stack.functions.scheduler?.queues).toEqual([]);
+    expect(stack.functions.scheduler?.queues).toEqual([
+      expect.objectContaining({
+        queueArn: checksArn,
+        batchSize: 10,
+        functionResponseTypes: ["ReportBatchItemFailures"],
+        maximumConcurrency: 10,
+        visibilityTimeoutSeconds: 360,
+      }),
+    ]);
     expect(stack.functions.action?.queues).toEqual([]);
   });
 
@@ -196,13 +214,15 @@ export function deployedStackCases(deployed: () => { moto: Moto; stack: Stack })
     }
     const queueName = (url: string | undefined) => url?.split("/").at(-1);
     expect(graphs.get("Dead-letter queues (messages)")).toEqual(
-      [stack.outputs.SyncJobsDeadLetterQueueUrl, stack.outputs.FinalizeDeadLetterQueueUrl].map(
-        (url) => ({
-          namespace: "AWS/SQS",
-          name: "ApproximateNumberOfMessagesVisible",
-          dimensions: { QueueName: queueName(url) },
-        }),
-      ),
+      [
+        stack.outputs.SyncJobsDeadLetterQueueUrl,
+        stack.outputs.FinalizeDeadLetterQueueUrl,
+        stack.outputs.InstanceChecksDeadLetterQueueUrl,
+      ].map((url) => ({
+        namespace: "AWS/SQS",
+        name: "ApproximateNumberOfMessagesVisible",
+        dimensions: { QueueName: queueName(url) },
+      })),
     );
     // The runs' metrics: the functions' namespace, this stage only.
     const runs = ["Runs by outcome", "Run duration (complete runs, ms)", "Jobs"].flatMap(

@@ -98,6 +98,7 @@ describe("packaged template", () => {
     const mappings = ofType("AWS::Lambda::EventSourceMapping");
     expect(mappings.map(([id]) => id).sort()).toEqual([
       "FinalizeEventSourceMappingSQSFinalizeQueue",
+      "SchedulerEventSourceMappingSQSInstanceChecksQueue",
       "SyncWorkerEventSourceMappingSQSSyncJobsQueue",
     ]);
     for (const [id, mapping] of mappings) {
@@ -128,6 +129,16 @@ describe("packaged template", () => {
     expect(sync.BatchSize).toBe(10);
     expect(sync.ScalingConfig).toEqual({ MaximumConcurrency: 10 });
     expect(props(template.Resources.FinalizeEventSourceMappingSQSFinalizeQueue).BatchSize).toBe(1);
+    const checks = props(template.Resources.SchedulerEventSourceMappingSQSInstanceChecksQueue);
+    expect(checks.BatchSize).toBe(10);
+    expect(checks.ScalingConfig).toEqual({ MaximumConcurrency: 10 });
+  });
+
+  it("gives finalize the ephemeral storage a 10,000,000-user snapshot needs in /tmp", () => {
+    // About 0.72 MB per 1,000 users (bench/cloudFinalize.ts): 7.2 GB at 10,000,000.
+    expect(props(template.Resources.FinalizeLambdaFunction).EphemeralStorage).toEqual({
+      Size: 10240,
+    });
   });
 
   it("invokes the scheduler every 5 minutes", () => {
@@ -149,7 +160,11 @@ describe("packaged template", () => {
       )
       .filter(Boolean)
       .map((arn) => getAtt(arn, "Arn"));
-    expect(dlqs.sort()).toEqual(["FinalizeDeadLetterQueue", "SyncJobsDeadLetterQueue"]);
+    expect(dlqs.sort()).toEqual([
+      "FinalizeDeadLetterQueue",
+      "InstanceChecksDeadLetterQueue",
+      "SyncJobsDeadLetterQueue",
+    ]);
     for (const dlq of dlqs) {
       expect(props(template.Resources[dlq as string]).MessageRetentionPeriod).toBe(1_209_600);
       const alarms = ofType("AWS::CloudWatch::Alarm").filter(([, a]) =>
@@ -203,7 +218,7 @@ describe("packaged template", () => {
       "Fn::If": ["HasAlarmTopic", [{ Ref: "AlarmTopicArn" }], { Ref: "AWS::NoValue" }],
     };
     const alarms = ofType("AWS::CloudWatch::Alarm");
-    expect(alarms).toHaveLength(4);
+    expect(alarms).toHaveLength(5);
     for (const [id, alarm] of alarms) {
       expect(props(alarm).AlarmActions, id).toEqual(actions);
       expect(props(alarm).OKActions, id).toEqual(actions);
@@ -258,6 +273,7 @@ describe("packaged template", () => {
           "SHARDS_BUCKET",
           "SYNC_JOBS_QUEUE_URL",
           "FINALIZE_QUEUE_URL",
+          "INSTANCE_CHECKS_QUEUE_URL",
           "SECRETS_PREFIX",
           "JOB_MAX_RECEIVES",
           "RUN_STALL_SECONDS",
@@ -275,6 +291,7 @@ describe("packaged template", () => {
         SHARDS_BUCKET: { Ref: "ShardsBucket" },
         SYNC_JOBS_QUEUE_URL: { Ref: "SyncJobsQueue" },
         FINALIZE_QUEUE_URL: { Ref: "FinalizeQueue" },
+        INSTANCE_CHECKS_QUEUE_URL: { Ref: "InstanceChecksQueue" },
         SECRETS_PREFIX: `access-connectors/${STAGE}/`,
         JOB_MAX_RECEIVES: String(maxReceives),
         RUN_STALL_SECONDS: "900",
@@ -400,6 +417,8 @@ describe("packaged template", () => {
       SyncJobsDeadLetterQueueUrl: "SyncJobsDeadLetterQueue",
       FinalizeQueueUrl: "FinalizeQueue",
       FinalizeDeadLetterQueueUrl: "FinalizeDeadLetterQueue",
+      InstanceChecksQueueUrl: "InstanceChecksQueue",
+      InstanceChecksDeadLetterQueueUrl: "InstanceChecksDeadLetterQueue",
       ShardsBucketName: "ShardsBucket",
       SchedulerFunctionName: "SchedulerLambdaFunction",
       SyncWorkerFunctionName: "SyncWorkerLambdaFunction",

@@ -329,6 +329,7 @@ describe("configuration values (property)", () => {
       SHARDS_BUCKET: "shards",
       SYNC_JOBS_QUEUE_URL: "https://sqs.us-east-1.amazonaws.com/1/jobs",
       FINALIZE_QUEUE_URL: "https://sqs.us-east-1.amazonaws.com/1/finalize",
+      INSTANCE_CHECKS_QUEUE_URL: "https://sqs.us-east-1.amazonaws.com/1/instance-checks",
       SECRETS_PREFIX: "access-connectors/dev/",
       JOB_MAX_RECEIVES: "5",
       RUN_STALL_SECONDS: "900",

@@ -135,6 +135,7 @@ describe("queue messages (property)", () => {
       // Never reached: every message here is refused before any AWS call.
       syncJobsQueueUrl: "http://127.0.0.1:9/jobs",
       finalizeQueueUrl: "http://127.0.0.1:9/finalize",
+      instanceChecksQueueUrl: "http://127.0.0.1:9/instance-checks",
       secretsPrefix: "access-connectors/property/",
       jobMaxReceives: 5,
       runStallSeconds: 900,

@@ -219,17 +219,19 @@ export class InstanceRegistry {
 }
 
 /**
- * Whether an instance is due at `now`: it has never completed a sync, or its interval has passed
- * since the last complete sync started (or since the last failed one ended, so a broken instance
- * is retried once an interval, not at every schedule).
+ * When an instance is or was due, in ms since the epoch: 0 when it never completed a sync, else
+ * its interval after the last complete sync started (or after the last failed one ended, so a
+ * broken instance is retried once an interval, not at every schedule).
  */
-export function isDue(row: InstanceRow, now: Date): boolean {
-  if (row.currentSyncId) return false;
-  if (!row.lastSuccessStartedAt) return true;
+export function dueAt(row: InstanceRow): number {
+  if (!row.lastSuccessStartedAt) return 0;
   const since = row.lastSyncStatus === "error" ? row.lastSyncAt : row.lastSuccessStartedAt;
-  return (
-    Date.parse(since ?? row.lastSuccessStartedAt) + row.intervalSeconds * 1000 <= now.getTime()
-  );
+  return Date.parse(since ?? row.lastSuccessStartedAt) + row.intervalSeconds * 1000;
+}
+
+/** Whether an instance is due at `now`: no run is current, and `dueAt` has come. */
+export function isDue(row: InstanceRow, now: Date): boolean {
+  return !row.currentSyncId && dueAt(row) <= now.getTime();
 }
 
 /** A write refused by its condition (not a transaction: see `RunStore.commit`). */

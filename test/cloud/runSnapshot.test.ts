@@ -1,0 +1,110 @@
+/**
+ * Finalize's read of a run's shards (`writeRunSnapshot`): a window of reads in flight, the
+ * snapshot written in the order of the shard keys whatever order the reads answer in. The shards
+ * come from an in-memory store here (S3's part runs on moto in the AWS tier); the reads answer
+ * when the test says, never on a timer.
+ */
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { SHARD_READS_IN_FLIGHT, writeRunSnapshot } from "../../lib/cloud/runSnapshot";
+import type { ResourceTypeRecord } from "../../lib/sync";
+import { readSnapshot } from "../helpers/snapshot";
+import { makeTempDir } from "../helpers/tempDir";
+
+const run = { syncId: "s1", connector: "blackline", startedAt: "2026-11-29T00:00:00.000Z" };
+const userType: ResourceTypeRecord = {
+  kind: "resource_type",
+  id: "user",
+  displayName: "User",
+  traits: ["user"],
+};
+const keys = Array.from({ length: 100 }, (_, i) => `shard-${String(i).padStart(3, "0")}`);
+const shardLines = (key: string) =>
+  [1, 2].map(
+    (n) =>
+      `${JSON.stringify({ kind: "resource", type: "user", id: `${key}-${n}`, displayName: key })}\n`,
+  );
+
+/**
+ * A shard store whose reads wait until `answerNewestFirst` answers them: every read asked for so
+ * far, the newest first (so the reads answer in the reverse of the snapshot's order).
+ */
+function heldShards(failing?: string) {
+  const waiting: { key: string; answer: () => void }[] = [];
+  let mostWaiting = 0;
+  return {
+    openShard(key: string): Promise<Readable> {
+      return new Promise((resolve, reject) => {
+        waiting.push({
+          key,
+          answer: () =>
+            key === failing
+              ? reject(new Error(`s3://shards/${key}: read failed`))
+              : resolve(Readable.from(shardLines(key))),
+        });
+        mostWaiting = Math.max(mostWaiting, waiting.length);
+      });
+    },
+    answerNewestFirst() {
+      for (const read of waiting.splice(0).reverse()) read.answer();
+    },
+    get mostWaiting() {
+      return mostWaiting;
+    },
+  };
+}
+
+/** Answers the store's reads until `done` settles. */
+async function answerUntil(store: ReturnType<typeof heldShards>, done: Promise<unknown>) {
+  let settled = false;
+  done.then(
+    () => {
+      settled = true;
+    },
+    () => {
+      settled = true;
+    },
+  );
+  while (!settled) {
+    store.answerNewestFirst();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe("finalize's shard reads", () => {
+  it("keeps a window of reads in flight and writes the shards in key order, whatever order they answer in", async () => {
+    const dir = await makeTempDir();
+    const path = join(dir, "s1.jsonl.gz");
+    const store = heldShards();
+
+    const written = writeRunSnapshot(path, run, {
+      resourceTypes: [userType],
+      shardKeys: keys,
+      openShard: (key) => store.openShard(key),
+    });
+    await answerUntil(store, written);
+
+    const snapshot = await written;
+    expect(snapshot.counts.resource).toBe(200);
+    expect(store.mostWaiting).toBe(SHARD_READS_IN_FLIGHT);
+    const ids = (await readSnapshot(path)).filter((l) => l.kind === "resource").map((l) => l.id);
+    expect(ids).toEqual(keys.flatMap((key) => [`${key}-1`, `${key}-2`]));
+  });
+
+  it("fails with the read's error when a shard cannot be read, and leaves no file", async () => {
+    const dir = await makeTempDir();
+    const store = heldShards(keys[40]);
+
+    const written = writeRunSnapshot(join(dir, "s1.jsonl.gz"), run, {
+      resourceTypes: [userType],
+      shardKeys: keys,
+      openShard: (key) => store.openShard(key),
+    });
+    await answerUntil(store, written);
+
+    await expect(written).rejects.toThrow("s3://shards/shard-040: read failed");
+    expect(await readdir(dir)).toEqual([]);
+  });
+});
