@@ -1,26 +1,38 @@
+import { fold } from "./foldText";
+
 /**
- * The text a search looks in, one entry per account, lower case, held as one string with a
- * separator between entries and each entry's start: a word is found with `indexOf` over the whole
- * (fast even at 100,000 accounts), and each hit mapped to its entry by a binary search.
+ * The text a search looks in, one entry per account: each entry's fields folded (`fold`) and
+ * joined by FIELD, the entries held as one string with SEPARATOR after each, and each entry's
+ * start in that string. A word is found with `indexOf` over the whole (fast even at 100,000
+ * accounts), and each hit mapped to its entry by a binary search.
+ *
+ * Invariant: `starts` are offsets into `text` itself (taken from the folded entries' lengths), so
+ * a hit at offset `at` lies in the entry `e` with `starts[e] <= at < starts[e + 1]`; the next
+ * `indexOf` begins after `at`, so one word costs at most one scan of the text.
  */
 export class SearchText {
   private readonly text: string;
   private readonly starts: Int32Array;
 
-  constructor(entries: readonly string[]) {
-    this.starts = new Int32Array(entries.length + 1);
+  /** `entries`: each entry's fields, as stored (folded here). */
+  constructor(entries: readonly (readonly string[])[]) {
+    const folded = entries.map((fields) => fields.map(fold).join(FIELD));
+    this.starts = new Int32Array(folded.length + 1);
     let at = 0;
-    entries.forEach((entry, i) => {
+    folded.forEach((entry, i) => {
       this.starts[i] = at;
-      at += entry.length + 1;
+      at += entry.length + SEPARATOR.length;
     });
-    this.starts[entries.length] = at;
-    // The separator cannot occur in a word typed into a search box.
+    this.starts[folded.length] = at;
     // One join (a flat string: a concatenation would leave it to the first search to flatten).
-    this.text = [...entries.map((e) => e.toLowerCase()), ""].join(SEPARATOR);
+    this.text = [...folded, ""].join(SEPARATOR);
   }
 
-  /** Which entries hold every word (words lower case, none empty). */
+  get size(): number {
+    return this.starts.length - 1;
+  }
+
+  /** Which entries hold every word (words folded, as `searchWords` gives them); all when none. */
   matching(words: readonly string[]): Uint8Array | undefined {
     if (words.length === 0) return undefined;
     let mask: Uint8Array | undefined;
@@ -34,12 +46,14 @@ export class SearchText {
   }
 
   private holding(word: string): Uint8Array {
-    const hits = new Uint8Array(this.starts.length - 1);
-    if (word.includes(SEPARATOR)) return hits;
+    const hits = new Uint8Array(this.size);
+    // Folded text has no control character but the separators, which no folded word holds.
+    if (word === "" || word.includes(SEPARATOR) || word.includes(FIELD)) return hits;
     for (let at = this.text.indexOf(word); at !== -1; ) {
       const entry = this.entryAt(at);
       hits[entry] = 1;
-      at = this.text.indexOf(word, this.starts[entry + 1] as number);
+      // Past this entry, and never at or before `at` (each step moves forward: one scan in all).
+      at = this.text.indexOf(word, Math.max(at + 1, this.starts[entry + 1] as number));
     }
     return hits;
   }
@@ -58,3 +72,4 @@ export class SearchText {
 }
 
 const SEPARATOR = "\u0000";
+const FIELD = "\u0001";

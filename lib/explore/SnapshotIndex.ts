@@ -94,6 +94,8 @@ export class SnapshotIndex {
   readonly holderCount: Int32Array;
   /** Per account (by its place in `accounts`): display name, login, id and emails. */
   readonly searchText: SearchText;
+  /** Per entitlement: display name, id and the id of the resource it is on. */
+  readonly entitlementText: SearchText;
 
   private constructor(
     readonly start: SyncStartLine,
@@ -144,8 +146,11 @@ export class SnapshotIndex {
     this.searchText = new SearchText(
       accounts.map((i) => {
         const r = resources[i] as ResourceLine;
-        return `${r.displayName}\u0001${r.user?.login}\u0001${r.id}\u0001${r.user?.emails.join("\u0001")}`;
+        return [r.displayName, r.user?.login ?? "", r.id, ...(r.user?.emails ?? [])];
       }),
+    );
+    this.entitlementText = new SearchText(
+      entitlements.map((e) => [e.displayName, e.id, e.resource.id]),
     );
     this.holdingCount = new Int32Array(resources.length);
     this.privilegedCount = new Int32Array(resources.length);

@@ -1,10 +1,8 @@
 import type { AccountsQuery } from "./apiSchemas";
+import { searchWords } from "./foldText";
 import { BadRequest, NotFound } from "./requestErrors";
 import { type AccountRow, accountRow, type Explore, type GrantRow, grantRow } from "./rows";
 import { pageOf } from "./sortOrders";
-
-/** The words of a search, lower case: an account matches when its text holds every one. */
-export const searchWords = (q: string) => q.toLowerCase().split(/\s+/).filter(Boolean);
 
 /** One page of the Accounts tab (and of the risk views, which are its filters). */
 export function listAccounts(explore: Explore, query: AccountsQuery) {
