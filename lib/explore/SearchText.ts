@@ -1,31 +1,34 @@
 import { fold } from "./foldText";
 
 /**
- * The text a search looks in, one entry per account: each entry's fields folded (`fold`) and
- * joined by FIELD, the entries held as one string with SEPARATOR after each, and each entry's
- * start in that string. A word is found with `indexOf` over the whole (fast even at 100,000
- * accounts), and each hit mapped to its entry by a binary search.
+ * The text a search looks in, one entry per account (or entitlement): each entry's fields folded
+ * (`fold`) and joined by FIELD, then SEPARATOR, end to end in one buffer of UTF-8, with each entry's
+ * byte offset. A word is found with `Buffer.indexOf` over the whole (tens of milliseconds for
+ * 1,000,000 accounts) and each hit mapped to its entry by a binary search. UTF-8 finds a word only
+ * at a character's start, so a hit is always a hit in the entry's text.
  *
- * Invariant: `starts` are offsets into `text` itself (taken from the folded entries' lengths), so
- * a hit at offset `at` lies in the entry `e` with `starts[e] <= at < starts[e + 1]`; the next
- * `indexOf` begins after `at`, so one word costs at most one scan of the text.
+ * Invariant: `starts` are offsets into `text` itself, so a hit at `at` lies in the entry `e` with
+ * `starts[e] <= at < starts[e + 1]`; the next `indexOf` begins after `at`, so one word costs at
+ * most one scan of the text.
  */
 export class SearchText {
-  private readonly text: string;
-  private readonly starts: Int32Array;
+  constructor(
+    private readonly text: Buffer,
+    private readonly starts: Int32Array,
+  ) {}
 
-  /** `entries`: each entry's fields, as stored (folded here). */
-  constructor(entries: readonly (readonly string[])[]) {
-    const folded = entries.map((fields) => fields.map(fold).join(FIELD));
-    this.starts = new Int32Array(folded.length + 1);
-    let at = 0;
-    folded.forEach((entry, i) => {
-      this.starts[i] = at;
-      at += entry.length + SEPARATOR.length;
+  /** One entry's text, from its fields as stored. */
+  static entry(fields: readonly string[]): string {
+    return `${fields.map(fold).join(FIELD)}${SEPARATOR}`;
+  }
+
+  static of(entries: readonly (readonly string[])[]): SearchText {
+    const texts = entries.map(SearchText.entry);
+    const starts = new Int32Array(texts.length + 1);
+    texts.forEach((t, i) => {
+      starts[i + 1] = (starts[i] as number) + Buffer.byteLength(t);
     });
-    this.starts[folded.length] = at;
-    // One join (a flat string: a concatenation would leave it to the first search to flatten).
-    this.text = [...folded, ""].join(SEPARATOR);
+    return new SearchText(Buffer.from(texts.join("")), starts);
   }
 
   get size(): number {
@@ -49,11 +52,12 @@ export class SearchText {
     const hits = new Uint8Array(this.size);
     // Folded text has no control character but the separators, which no folded word holds.
     if (word === "" || word.includes(SEPARATOR) || word.includes(FIELD)) return hits;
-    for (let at = this.text.indexOf(word); at !== -1; ) {
+    const needle = Buffer.from(word);
+    for (let at = this.text.indexOf(needle); at !== -1; ) {
       const entry = this.entryAt(at);
       hits[entry] = 1;
       // Past this entry, and never at or before `at` (each step moves forward: one scan in all).
-      at = this.text.indexOf(word, Math.max(at + 1, this.starts[entry + 1] as number));
+      at = this.text.indexOf(needle, Math.max(at + 1, this.starts[entry + 1] as number));
     }
     return hits;
   }

@@ -13,7 +13,7 @@ export function listAccounts(explore: Explore, query: AccountsQuery) {
     const e = index.entitlementAt.get(query.entitlement);
     if (e === undefined)
       throw new BadRequest(`query entitlement: no entitlement has the id "${query.entitlement}"`);
-    holds = new Uint8Array(index.resources.length);
+    holds = new Uint8Array(index.resourceCount);
     for (const holder of index.holders(e)) holds[holder.resource] = 1;
   }
   if (query.change !== "all" && !changes)
@@ -22,21 +22,21 @@ export function listAccounts(explore: Explore, query: AccountsQuery) {
     );
   const keep = (position: number) => {
     const resource = index.accounts[position] as number;
-    const r = index.resources[resource];
-    if (!r) return false;
-    if (query.status !== "all" && r.status !== query.status) return false;
+    const disabled = index.isDisabled(resource);
+    if (query.status === "disabled" && !disabled) return false;
+    if (query.status === "enabled" && disabled) return false;
     if (holds && !holds[resource]) return false;
     if (query.change === "added" && !changes?.resourceAdded[resource]) return false;
     if (query.change === "changed" && !changes?.accountFields.has(resource)) return false;
     switch (query.risk) {
       case "disabled_with_access":
-        if (r.status !== "disabled" || !index.holdingCount[resource]) return false;
+        if (!disabled || !index.holdingCount[resource]) return false;
         break;
       case "privileged":
         if (!index.privilegedCount[resource]) return false;
         break;
       case "no_email":
-        if (r.user?.emails.length) return false;
+        if (index.hasEmail(resource)) return false;
         break;
     }
     return !found || found[position] === 1;
@@ -55,32 +55,32 @@ export function listAccounts(explore: Explore, query: AccountsQuery) {
 export function accountDetail(explore: Explore, type: string, id: string) {
   const { index, changes } = explore;
   const key = `${type}:${id}`;
-  const now = index.resourceAt.get(key);
+  const now = index.resourceNamed(key);
   if (now === undefined) {
-    const before = changes?.old.resourceAt.get(key);
+    const before = changes?.old.resourceNamed(key);
     if (before === undefined || !changes) throw new NotFound(`no account ${key} in this snapshot`);
     const holdings = changes.old
       .holdings(before)
       .map((h) => grantRow(explore, h.grant, before, h.via, true));
-    const r = changes.old.resources[before];
+    const r = changes.old.resource(before);
     return {
       account: accountRow(explore, before, true),
-      user: r?.user ?? null,
-      profile: r?.profile ?? {},
+      user: r.user ?? null,
+      profile: r.profile ?? {},
       holdings,
       removedHoldings: [] as GrantRow[],
       fieldChanges: [],
     };
   }
-  const r = index.resources[now];
+  const r = index.resource(now);
   const holdings = index.holdings(now).map((h) => grantRow(explore, h.grant, now, h.via));
   const removedHoldings = (changes?.removedFrom(key) ?? []).map((g) =>
     grantRow(explore, g, changes?.old.grantPrincipal[g] as number, undefined, true),
   );
   return {
     account: accountRow(explore, now),
-    user: r?.user ?? null,
-    profile: r?.profile ?? {},
+    user: r.user ?? null,
+    profile: r.profile ?? {},
     holdings,
     removedHoldings,
     fieldChanges: changes?.accountFields.get(now) ?? [],

@@ -1,10 +1,11 @@
+import { fold } from "./foldText";
 import type { SnapshotIndex } from "./SnapshotIndex";
 
 /**
- * A text's sort key: lower case, with each run of digits padded to one width so `u9` sorts before
- * `u10`. Compared as plain strings: a collator's compare made sorting 100,000 names take seconds.
+ * A folded text's sort key: each run of digits padded to one width so `u9` sorts before `u10`.
+ * Compared as plain strings: a collator's compare made sorting 100,000 names take seconds.
  */
-const sortKey = (text: string) => text.toLowerCase().replace(/\d+/g, (d) => d.padStart(12, "0"));
+const padDigits = (folded: string) => folded.replace(/\d+/g, (d) => d.padStart(12, "0"));
 
 /** Positions `0..keys.length` sorted by `compare`, ties by position (a stable, total order). */
 function orderBy(count: number, compare: (a: number, b: number) => number): Int32Array {
@@ -14,8 +15,8 @@ function orderBy(count: number, compare: (a: number, b: number) => number): Int3
 }
 
 /** Each text's rank among them all: sorted once by key, then compared as numbers. */
-function ranks(texts: readonly string[]): Int32Array {
-  const keys = texts.map(sortKey);
+function ranks(folded: readonly string[]): Int32Array {
+  const keys = folded.map(padDigits);
   const order = orderBy(keys.length, (a, b) => {
     const x = keys[a] as string;
     const y = keys[b] as string;
@@ -32,35 +33,47 @@ export type AccountSort = "name" | "login" | "id" | "status" | "entitlements";
 export type EntitlementSort = "name" | "id" | "resource" | "holders";
 
 /**
- * Every sortable column's order, computed once at start, so a page of a sorted, filtered list is
- * one pass over an order with the filter (no sort per request). Accounts are positions in
- * `index.accounts`; entitlements their numbers.
+ * The accounts' orders (positions in `index.accounts`) by every sortable column, computed once
+ * when the index is built: `column(0|1|2)` gives every account's folded name, login or id (one
+ * column at a time, so only one is held at once).
+ */
+export function accountOrders(
+  column: (field: 0 | 1 | 2) => string[],
+  disabled: (position: number) => boolean,
+  held: (position: number) => number,
+): Record<AccountSort, Int32Array> {
+  const name = ranks(column(0));
+  const n = name.length;
+  const byName = (a: number, b: number) => (name[a] as number) - (name[b] as number);
+  const rankOrder = (rank: Int32Array) =>
+    orderBy(n, (a, b) => (rank[a] as number) - (rank[b] as number));
+  const status = (p: number) => (disabled(p) ? 0 : 1);
+  return {
+    name: orderBy(n, byName),
+    login: rankOrder(ranks(column(1))),
+    id: rankOrder(ranks(column(2))),
+    status: orderBy(n, (a, b) => status(a) - status(b) || byName(a, b)),
+    entitlements: orderBy(n, (a, b) => held(a) - held(b) || byName(a, b)),
+  };
+}
+
+/**
+ * Every sortable column's order, so a page of a sorted, filtered list is one pass over an order
+ * with the filter (no sort per request): the accounts' from the index file, the entitlements'
+ * (thousands) computed at start. Accounts are positions in `index.accounts`; entitlements their
+ * numbers.
  */
 export class SortOrders {
   readonly accounts: Record<AccountSort, Int32Array>;
   readonly entitlements: Record<EntitlementSort, Int32Array>;
 
   constructor(index: SnapshotIndex) {
-    const account = (p: number) => index.resources[index.accounts[p] as number];
-    const n = index.accounts.length;
-    const name = ranks(Array.from({ length: n }, (_, p) => account(p)?.displayName ?? ""));
-    const login = ranks(Array.from({ length: n }, (_, p) => account(p)?.user?.login ?? ""));
-    const id = ranks(Array.from({ length: n }, (_, p) => account(p)?.id ?? ""));
-    const byName = (a: number, b: number) => (name[a] as number) - (name[b] as number);
-    const status = (p: number) => (account(p)?.status === "disabled" ? 0 : 1);
-    const held = (p: number) => index.holdingCount[index.accounts[p] as number] as number;
-    this.accounts = {
-      name: orderBy(n, byName),
-      login: orderBy(n, (a, b) => (login[a] as number) - (login[b] as number)),
-      id: orderBy(n, (a, b) => (id[a] as number) - (id[b] as number)),
-      status: orderBy(n, (a, b) => status(a) - status(b) || byName(a, b)),
-      entitlements: orderBy(n, (a, b) => held(a) - held(b) || byName(a, b)),
-    };
+    this.accounts = index.accountOrders;
     const m = index.entitlements.length;
-    const eName = ranks(index.entitlements.map((e) => e.displayName));
-    const eId = ranks(index.entitlements.map((e) => e.id));
+    const eName = ranks(index.entitlements.map((e) => fold(e.displayName)));
+    const eId = ranks(index.entitlements.map((e) => fold(e.id)));
     const resource = ranks(
-      index.entitlements.map((e) => `${e.resource.type}\u0001${e.displayName}`),
+      index.entitlements.map((e) => `${fold(e.resource.type)}\u0001${fold(e.displayName)}`),
     );
     const byEName = (a: number, b: number) => (eName[a] as number) - (eName[b] as number);
     this.entitlements = {
