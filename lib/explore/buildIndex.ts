@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import { isPrivileged, type PrivilegedEntitlements } from "../connectors";
+import { SnapshotInputError } from "../snapshot/errors";
 import { openSnapshot } from "../snapshot/readSnapshot";
 import {
   type BodyLine,
@@ -36,8 +37,15 @@ export async function snapshotKey(
   snapshot: string,
   privilegedFor: (connector: string) => PrivilegedEntitlements,
 ): Promise<IndexKey | undefined> {
-  const { size, mtimeMs } = await stat(snapshot);
-  const input = await openSnapshot(snapshot);
+  let size: number;
+  let mtimeMs: number;
+  let input: Awaited<ReturnType<typeof openSnapshot>>;
+  try {
+    ({ size, mtimeMs } = await stat(snapshot));
+    input = await openSnapshot(snapshot);
+  } catch {
+    return undefined;
+  }
   try {
     for await (const text of readLines(input)) {
       const first = snapshotLine.safeParse(JSON.parse(text));
@@ -81,9 +89,16 @@ export async function buildIndexFile(
   path: string,
   privilegedFor: (connector: string) => PrivilegedEntitlements,
 ): Promise<void> {
+  // Taken before reading: a snapshot replaced while it is read gets a new key, so a new index.
+  let taken: { size: number; mtimeMs: number };
+  try {
+    taken = await stat(snapshot);
+  } catch (error) {
+    throw SnapshotInputError.unreadable(snapshot, error);
+  }
   const writer = await IndexFileWriter.create(path);
   try {
-    await build(snapshot, writer, privilegedFor);
+    await build(snapshot, writer, { size: taken.size, mtimeMs: taken.mtimeMs }, privilegedFor);
   } catch (error) {
     await writer.abandon();
     throw error;
@@ -93,10 +108,9 @@ export async function buildIndexFile(
 async function build(
   snapshot: string,
   writer: IndexFileWriter,
+  { size, mtimeMs }: { size: number; mtimeMs: number },
   privilegedFor: (connector: string) => PrivilegedEntitlements,
 ) {
-  // Taken before reading: a snapshot replaced while it is read gets a new key, so a new index.
-  const { size, mtimeMs } = await stat(snapshot);
   const r = new RecordsRead(writer);
   const { start, end } = await readSnapshotFile(snapshot, (line) => r.visit(line));
   await r.flush();
