@@ -2,6 +2,7 @@
  * `npm run bench`: the scenarios of issue 8 and issue 16's limiter matrix against the simulators on
  * loopback, each sync in a fresh process; one JSON line per scenario on stdout, and BENCHMARKS.md.
  * `-- --diff` runs diff's cases alone (bench/diffBench.ts) and rewrites only their section.
+ * `-- --explore [--only 100k]` runs `explore`'s (bench/exploreBench.ts) alone and prints them.
  * `-- --quick` runs the small ones without their concurrency-1 runs (under a minute), `-- --matrix`
  * the limiter matrix alone (a few minutes), `-- --only a,b` the named scenarios (`*` matches any
  * characters: `--only 'limiter-bucket-*'`); each of them writes .build/BENCHMARKS.partial.md
@@ -15,6 +16,7 @@ import { type Artifacts, measureArtifacts } from "./artifacts";
 import { type BenchPaths, runCliSync } from "./cliSync";
 import { runCloudSync } from "./cloudSync";
 import { writeDiffSection } from "./diffBench";
+import { benchExplore } from "./exploreBench";
 import { renderReport, thisMachine } from "./report";
 import {
   checkTargets,
@@ -31,11 +33,16 @@ const { values } = parseArgs({
     quick: { type: "boolean", default: false },
     matrix: { type: "boolean", default: false },
     diff: { type: "boolean", default: false },
+    explore: { type: "boolean", default: false },
     only: { type: "string" },
     root: { type: "string" },
   },
 });
 const root = values.root ?? process.cwd();
+if (values.explore) {
+  await benchExplore(root, values.only?.split(","));
+  process.exit(0);
+}
 if (values.diff) {
   await writeDiffSection(root);
   process.exit(0);

@@ -2,20 +2,34 @@ import { fold } from "./foldText";
 
 /**
  * The text a search looks in, one entry per account (or entitlement): each entry's fields folded
- * (`fold`) and joined by FIELD, then SEPARATOR, end to end in one buffer of UTF-8, with each entry's
- * byte offset. A word is found with `Buffer.indexOf` over the whole (tens of milliseconds for
- * 1,000,000 accounts) and each hit mapped to its entry by a binary search. UTF-8 finds a word only
- * at a character's start, so a hit is always a hit in the entry's text.
+ * (`fold`) and joined by FIELD, then SEPARATOR, end to end as UTF-8, with each entry's byte offset.
+ * The bytes are held as one-byte strings (a byte a character, `latin1`), whose `indexOf` V8 runs
+ * five times faster than `Buffer.indexOf` when every entry holds the word (110 ms against 580 ms
+ * for 1,000,000 accounts); each hit is mapped to its entry by a binary search. UTF-8 finds a word
+ * only at a character's start, so a hit is always a hit in the entry's text. The text is cut into
+ * pieces of whole entries, each below V8's longest string.
  *
- * Invariant: `starts` are offsets into `text` itself, so a hit at `at` lies in the entry `e` with
- * `starts[e] <= at < starts[e + 1]`; the next `indexOf` begins after `at`, so one word costs at
- * most one scan of the text.
+ * Invariant: `starts` are offsets into the text itself, so a hit at `at` lies in the entry `e`
+ * with `starts[e] <= at < starts[e + 1]`; the next `indexOf` begins after `at`, so one word costs
+ * at most one scan of the text.
  */
 export class SearchText {
+  /** The text in pieces of whole entries, and the offset each piece begins at. */
+  private readonly pieces: { from: number; text: string }[] = [];
+
   constructor(
-    private readonly text: Buffer,
+    text: Buffer,
     private readonly starts: Int32Array,
-  ) {}
+  ) {
+    for (let entry = 0; entry < this.size; ) {
+      const from = starts[entry] as number;
+      let last = entry + 1;
+      while (last < this.size && (starts[last + 1] as number) - from <= PIECE) last++;
+      const to = starts[last] as number;
+      this.pieces.push({ from, text: text.toString("latin1", from, to) });
+      entry = last;
+    }
+  }
 
   /** One entry's text, from its fields as stored. */
   static entry(fields: readonly string[]): string {
@@ -52,13 +66,14 @@ export class SearchText {
     const hits = new Uint8Array(this.size);
     // Folded text has no control character but the separators, which no folded word holds.
     if (word === "" || word.includes(SEPARATOR) || word.includes(FIELD)) return hits;
-    const needle = Buffer.from(word);
-    for (let at = this.text.indexOf(needle); at !== -1; ) {
-      const entry = this.entryAt(at);
-      hits[entry] = 1;
-      // Past this entry, and never at or before `at` (each step moves forward: one scan in all).
-      at = this.text.indexOf(needle, Math.max(at + 1, this.starts[entry + 1] as number));
-    }
+    const needle = Buffer.from(word).toString("latin1");
+    for (const { from, text } of this.pieces)
+      for (let at = text.indexOf(needle); at !== -1; ) {
+        const entry = this.entryAt(from + at);
+        hits[entry] = 1;
+        // Past this entry, and never at or before `at` (each step moves forward: one scan in all).
+        at = text.indexOf(needle, Math.max(at + 1, (this.starts[entry + 1] as number) - from));
+      }
     return hits;
   }
 
@@ -75,5 +90,7 @@ export class SearchText {
   }
 }
 
+/** Bytes in a piece at most (V8's strings hold up to 2^29 - 24 characters). */
+const PIECE = 2 ** 28;
 const SEPARATOR = "\u0000";
 const FIELD = "\u0001";

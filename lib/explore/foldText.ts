@@ -9,6 +9,8 @@
  * loses one of them again), so offsets into folded text are only ever computed on folded text.
  */
 export function fold(text: string): string {
+  // Printable ASCII (most names, logins and emails) folds by lower case alone.
+  if (PRINTABLE_ASCII.test(text)) return text.toLowerCase();
   // Lower, upper, lower: the upper step spells out what only has a capital's expansion (ß -> SS);
   // the first lower brings ẞ to ß so it takes that step too.
   const cased = text.normalize("NFKD").toLowerCase().toUpperCase().toLowerCase();
@@ -23,6 +25,7 @@ export function fold(text: string): string {
 export const searchWords = (q: string): string[] =>
   [...new Set(fold(q).split(/\s+/))].filter(Boolean);
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const MARKS = /\p{M}/gu;
 const CONTROLS = /\p{Cc}/gu;
 const BASE_OF: Record<string, string> = {

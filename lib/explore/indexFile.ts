@@ -5,8 +5,8 @@ import * as z from "zod";
 
 /**
  * The file an index is kept in: byte regions written one after another (a region of records, then
- * typed arrays, each at an 8-byte boundary), then a JSON trailer naming each region and holding a
- * SHA-256 of every byte before it, then a fixed footer (MAGIC, the trailer's offset and length).
+ * typed arrays, each at an 8-byte boundary), then a JSON trailer naming each region, then a fixed
+ * footer (MAGIC, the trailer's offset and length, and a SHA-256 of every byte before the footer).
  * It is written under a temporary name and renamed when whole, so a reader sees a whole file or
  * none; a file cut short, damaged or of another format fails `readIndexFile`'s checks and is
  * rebuilt. Readable by its owner only (it holds names, logins and emails).
@@ -73,18 +73,13 @@ export class IndexFileWriter {
 
   /** Writes the trailer and footer, and puts the file in its place. */
   async finish(about: unknown): Promise<void> {
-    const trailer = Buffer.from(
-      JSON.stringify({
-        format: FORMAT,
-        regions: this.#regions,
-        about,
-        sha256: this.#hash.digest("hex"),
-      }),
-    );
+    const trailer = Buffer.from(JSON.stringify({ format: FORMAT, regions: this.#regions, about }));
+    this.#hash.update(trailer);
     const footer = Buffer.alloc(FOOTER);
     footer.write(MAGIC, 0, "latin1");
     footer.writeDoubleLE(this.#offset, 8);
     footer.writeDoubleLE(trailer.length, 16);
+    this.#hash.digest().copy(footer, 24);
     const at = this.#offset;
     await this.file.write(trailer, 0, trailer.length, at);
     await this.file.write(footer, 0, FOOTER, at + trailer.length);
@@ -112,7 +107,6 @@ const trailerSchema = z.strictObject({
   format: z.literal(1),
   regions: z.record(z.string(), region),
   about: z.unknown(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
 });
 
 /** An index file opened for reading: its regions' bytes by name, and its records read on demand. */
@@ -127,7 +121,7 @@ export interface IndexFile {
 
 /**
  * Opens the index file at `path`, checks it whole (footer, trailer, every region inside the file,
- * the SHA-256 of every byte before the trailer) and reads every region but `records` into memory.
+ * the SHA-256 of every byte before the footer) and reads every region but `records` into memory.
  * Undefined when there is no such file or it fails a check: the caller rebuilds it.
  */
 export function readIndexFile(path: string): IndexFile | undefined {
@@ -159,11 +153,10 @@ function checked(fd: number): IndexFile | undefined {
   const trailerAt = footer.readDoubleLE(8);
   const trailerLength = footer.readDoubleLE(16);
   if (trailerAt + trailerLength + FOOTER !== fileSize) return undefined;
-  const trailer = trailerSchema.safeParse(
-    JSON.parse(read(Buffer.alloc(trailerLength), trailerAt).toString()),
-  );
+  const trailerBytes = read(Buffer.alloc(trailerLength), trailerAt);
+  const trailer = trailerSchema.safeParse(JSON.parse(trailerBytes.toString()));
   if (!trailer.success) return undefined;
-  const { regions, about, sha256 } = trailer.data;
+  const { regions, about } = trailer.data;
   const records = regions.records;
   if (!records || Object.values(regions).some((r) => r.offset + r.length > trailerAt))
     return undefined;
@@ -184,7 +177,8 @@ function checked(fd: number): IndexFile | undefined {
     }
     at += n;
   }
-  if (hash.digest("hex") !== sha256) return undefined;
+  hash.update(trailerBytes);
+  if (!hash.digest().equals(footer.subarray(24))) return undefined;
   return {
     about,
     arrays,
@@ -198,4 +192,4 @@ function checked(fd: number): IndexFile | undefined {
 
 const MAGIC = "ACXIDX01";
 const FORMAT = 1;
-const FOOTER = 24;
+const FOOTER = 56;

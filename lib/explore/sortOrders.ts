@@ -14,20 +14,27 @@ function orderBy(count: number, compare: (a: number, b: number) => number): Int3
   return order.sort((a, b) => compare(a, b) || a - b);
 }
 
-/** Each text's rank among them all: sorted once by key, then compared as numbers. */
-function ranks(folded: readonly string[]): Int32Array {
+/** The positions of folded texts in their sort order (ties by position). */
+function sortedOrder(folded: readonly string[]): Int32Array {
   const keys = folded.map(padDigits);
-  const order = orderBy(keys.length, (a, b) => {
+  return orderBy(keys.length, (a, b) => {
     const x = keys[a] as string;
     const y = keys[b] as string;
     return x < y ? -1 : x > y ? 1 : 0;
   });
-  const rank = new Int32Array(keys.length);
+}
+
+/** The inverse of a permutation: each position's place in `order` (its rank). */
+function inverse(order: Int32Array): Int32Array {
+  const rank = new Int32Array(order.length);
   order.forEach((position, r) => {
     rank[position] = r;
   });
   return rank;
 }
+
+/** Each text's rank among them all: sorted once by key, then compared as numbers. */
+const ranks = (folded: readonly string[]) => inverse(sortedOrder(folded));
 
 export type AccountSort = "name" | "login" | "id" | "status" | "entitlements";
 export type EntitlementSort = "name" | "id" | "resource" | "holders";
@@ -42,18 +49,25 @@ export function accountOrders(
   disabled: (position: number) => boolean,
   held: (position: number) => number,
 ): Record<AccountSort, Int32Array> {
-  const name = ranks(column(0));
+  const name = sortedOrder(column(0));
   const n = name.length;
-  const byName = (a: number, b: number) => (name[a] as number) - (name[b] as number);
-  const rankOrder = (rank: Int32Array) =>
-    orderBy(n, (a, b) => (rank[a] as number) - (rank[b] as number));
-  const status = (p: number) => (disabled(p) ? 0 : 1);
+  // Disabled first, each part by name: one pass over the name order for each part.
+  const status = new Int32Array(n);
+  let at = 0;
+  for (const wanted of [true, false])
+    for (const p of name) if (disabled(p) === wanted) status[at++] = p;
+  // By entitlements held, then by name: one number a position (held * n + name rank), sorted as
+  // numbers (a typed array's own sort, no comparison function).
+  const nameRank = inverse(name);
+  const keys = Float64Array.from({ length: n }, (_, p) => held(p) * n + (nameRank[p] as number));
+  keys.sort();
+  const entitlements = Int32Array.from(keys, (k) => name[k % n] as number);
   return {
-    name: orderBy(n, byName),
-    login: rankOrder(ranks(column(1))),
-    id: rankOrder(ranks(column(2))),
-    status: orderBy(n, (a, b) => status(a) - status(b) || byName(a, b)),
-    entitlements: orderBy(n, (a, b) => held(a) - held(b) || byName(a, b)),
+    name,
+    login: sortedOrder(column(1)),
+    id: sortedOrder(column(2)),
+    status,
+    entitlements,
   };
 }
 
