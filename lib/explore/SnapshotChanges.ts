@@ -53,44 +53,60 @@ export class SnapshotChanges {
         if (fields.length) this.accountFields.set(i, fields);
       }
     }
-    for (let i = 0; i < old.resourceCount; i++)
-      if (now.resourceNamed(old.keyOf(i)) === undefined) this.removedResources.push(i);
-    this.entitlementAdded = new Uint8Array(now.entitlements.length);
-    now.entitlements.forEach((e, i) => {
-      if (!old.entitlementAt.has(e.id)) this.entitlementAdded[i] = 1;
+    /** Per resource of the old snapshot: its number in the new one, or -1. */
+    const after = new Int32Array(old.resourceCount).fill(-1);
+    before.forEach((b, i) => {
+      if (b >= 0) after[b] = i;
     });
-    old.entitlements.forEach((e, i) => {
-      if (!now.entitlementAt.has(e.id)) this.removedEntitlements.push(i);
+    after.forEach((a, i) => {
+      if (a < 0) this.removedResources.push(i);
+    });
+    this.entitlementAdded = new Uint8Array(now.entitlements.length);
+    /** Entitlement numbers across the two snapshots (by id), -1 where the other lacks it. */
+    const oldOf = Int32Array.from(now.entitlements, (e) => old.entitlementAt.get(e.id) ?? -1);
+    const newOf = Int32Array.from(old.entitlements, (e) => now.entitlementAt.get(e.id) ?? -1);
+    oldOf.forEach((o, e) => {
+      if (o < 0) this.entitlementAdded[e] = 1;
+    });
+    newOf.forEach((n, e) => {
+      if (n < 0) this.removedEntitlements.push(e);
     });
 
+    // A grant is kept when the same principal holds the same entitlement (by id) in the other
+    // snapshot: the other side's entitlements of the principal are stamped, then each grant checked.
     this.grantAdded = new Uint8Array(now.grantCount);
     this.grantsAddedTo = new Int32Array(resources);
     this.grantsAddedToEntitlement = new Int32Array(now.entitlements.length);
-    const entitlementIds = (index: SnapshotIndex, principal: number) =>
-      new Set(
-        [...index.byPrincipal.of(principal)].map(
-          (g) => index.entitlements[index.grantEntitlement[g] as number]?.id,
-        ),
-      );
+    const heldBefore = new Int32Array(now.entitlements.length).fill(-1);
     for (let i = 0; i < resources; i++) {
       const b = before[i] as number;
-      const held = b < 0 ? new Set() : entitlementIds(old, b);
+      if (b >= 0)
+        for (const grant of old.byPrincipal.of(b)) {
+          const e = newOf[old.grantEntitlement[grant] as number] as number;
+          if (e >= 0) heldBefore[e] = i;
+        }
       for (const grant of now.byPrincipal.of(i)) {
         const e = now.grantEntitlement[grant] as number;
-        if (held.has(now.entitlements[e]?.id)) continue;
+        if (heldBefore[e] === i) continue;
         this.grantAdded[grant] = 1;
         this.addedGrants.push(grant);
         this.grantsAddedTo[i] = (this.grantsAddedTo[i] as number) + 1;
         this.grantsAddedToEntitlement[e] = (this.grantsAddedToEntitlement[e] as number) + 1;
       }
     }
+    const heldAfter = new Int32Array(old.entitlements.length).fill(-1);
     for (let i = 0; i < old.resourceCount; i++) {
-      const key = old.keyOf(i);
-      const after = now.resourceNamed(key);
-      const held = after === undefined ? new Set() : entitlementIds(now, after);
+      const a = after[i] as number;
+      if (a >= 0)
+        for (const grant of now.byPrincipal.of(a)) {
+          const e = oldOf[now.grantEntitlement[grant] as number] as number;
+          if (e >= 0) heldAfter[e] = i;
+        }
       for (const grant of old.byPrincipal.of(i)) {
-        const entitlementId = old.entitlements[old.grantEntitlement[grant] as number]?.id as string;
-        if (held.has(entitlementId)) continue;
+        const e = old.grantEntitlement[grant] as number;
+        if (heldAfter[e] === i) continue;
+        const key = old.keyOf(i);
+        const entitlementId = old.entitlements[e]?.id as string;
         this.removedGrants.push(grant);
         push(this.removedByPrincipal, key, grant);
         push(this.removedByEntitlement, entitlementId, grant);
