@@ -72,6 +72,8 @@ export class SnapshotIndex {
   private constructor(
     private readonly file: IndexFile,
     privilegedFor: (connector: string) => PrivilegedEntitlements,
+    /** Read from a file an earlier start built (not built by this one). */
+    readonly reused: boolean,
   ) {
     const about = file.about as IndexAbout;
     const region = (name: string) => {
@@ -123,7 +125,10 @@ export class SnapshotIndex {
     this.holdingCount = int32("holdingCount");
     this.privilegedCount = int32("privilegedCount");
     this.holderCount = int32("holderCount");
-    this.searchText = new SearchText(region("accountText"), int32("accountTextStarts"));
+    this.searchText = new SearchText(
+      (from, to) => file.read("accountText", from, to - from),
+      int32("accountTextStarts"),
+    );
     this.entitlementText = SearchText.of(
       this.entitlements.map((e) => [e.displayName, e.id, e.resource.id]),
     );
@@ -147,7 +152,7 @@ export class SnapshotIndex {
   ): Promise<SnapshotIndex> {
     const path = indexPathOf(snapshot);
     const key = await snapshotKey(snapshot, privilegedFor);
-    const kept = key && SnapshotIndex.#read(path, privilegedFor, key);
+    const kept = key && SnapshotIndex.#read(path, privilegedFor, true, key);
     if (kept) return kept;
     try {
       await buildIndexFile(snapshot, path, privilegedFor);
@@ -158,7 +163,7 @@ export class SnapshotIndex {
         `cannot write the review page's index ${path} (${code}): explore keeps it beside the snapshot; copy the snapshot to a directory you can write`,
       );
     }
-    const built = SnapshotIndex.#read(path, privilegedFor);
+    const built = SnapshotIndex.#read(path, privilegedFor, false);
     if (!built) throw new Error(`the index just written to ${path} does not read back whole`);
     return built;
   }
@@ -167,6 +172,7 @@ export class SnapshotIndex {
   static #read(
     path: string,
     privilegedFor: (connector: string) => PrivilegedEntitlements,
+    reused: boolean,
     key?: IndexKey,
   ): SnapshotIndex | undefined {
     const file = readIndexFile(path);
@@ -177,7 +183,7 @@ export class SnapshotIndex {
       return undefined;
     }
     try {
-      return new SnapshotIndex(file, privilegedFor);
+      return new SnapshotIndex(file, privilegedFor, reused);
     } catch {
       file.close();
       return undefined;
@@ -193,7 +199,7 @@ export class SnapshotIndex {
     const from = this.#recordStarts[n];
     const to = this.#recordStarts[n + 1];
     if (from === undefined || to === undefined) throw new Error(`no resource ${n}`);
-    return JSON.parse(this.file.readRecord(from, to - from).toString()) as ResourceLine;
+    return JSON.parse(this.file.read("records", from, to - from).toString()) as ResourceLine;
   }
 
   /** A resource's number by its key (`type:id`). */

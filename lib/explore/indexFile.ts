@@ -114,14 +114,21 @@ export interface IndexFile {
   about: unknown;
   /** Each array region, in a buffer of its own (so any typed array can view it). */
   arrays: Map<string, Buffer>;
-  /** Reads `length` bytes at `offset` within the region `records` (kept on disk). */
-  readRecord(offset: number, length: number): Buffer;
+  /** Reads `length` bytes at `offset` within a region left on disk (`ON_DISK`). */
+  read(region: string, offset: number, length: number): Buffer;
   close(): void;
 }
 
 /**
+ * Regions not read into memory at start: the resources' records (read one at a time), and the
+ * search text (read in pieces, each turned into a string as it is read, so it is never held twice).
+ */
+const ON_DISK = new Set(["records", "accountText"]);
+
+/**
  * Opens the index file at `path`, checks it whole (footer, trailer, every region inside the file,
- * the SHA-256 of every byte before the footer) and reads every region but `records` into memory.
+ * the SHA-256 of every byte before the footer) and reads every region but those `ON_DISK` into
+ * memory.
  * Undefined when there is no such file or it fails a check: the caller rebuilds it.
  */
 export function readIndexFile(path: string): IndexFile | undefined {
@@ -157,12 +164,10 @@ function checked(fd: number): IndexFile | undefined {
   const trailer = trailerSchema.safeParse(JSON.parse(trailerBytes.toString()));
   if (!trailer.success) return undefined;
   const { regions, about } = trailer.data;
-  const records = regions.records;
-  if (!records || Object.values(regions).some((r) => r.offset + r.length > trailerAt))
-    return undefined;
+  if (Object.values(regions).some((r) => r.offset + r.length > trailerAt)) return undefined;
   const arrays = new Map<string, Buffer>();
   for (const [name, r] of Object.entries(regions))
-    if (name !== "records") arrays.set(name, Buffer.allocUnsafeSlow(r.length));
+    if (!ON_DISK.has(name)) arrays.set(name, Buffer.allocUnsafeSlow(r.length));
   // One pass over the file: every byte into the hash, each array's bytes into its buffer.
   const hash = createHash("sha256");
   const chunk = Buffer.allocUnsafe(1 << 22);
@@ -182,9 +187,11 @@ function checked(fd: number): IndexFile | undefined {
   return {
     about,
     arrays,
-    readRecord: (offset, length) => {
-      if (offset < 0 || offset + length > records.length) throw new Error("record out of range");
-      return read(Buffer.allocUnsafe(length), records.offset + offset);
+    read: (name, offset, length) => {
+      const r = regions[name];
+      if (!r || offset < 0 || offset + length > r.length)
+        throw new Error(`${name} ${offset}+${length} is outside the index`);
+      return read(Buffer.allocUnsafe(length), r.offset + offset);
     },
     close: () => closeSync(fd),
   };
