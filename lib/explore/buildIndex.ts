@@ -105,17 +105,74 @@ export async function buildIndexFile(
   }
 }
 
+/**
+ * Three passes, each letting go of what the next does not need (the peak is the largest one's,
+ * not their sum): the snapshot read and its records and search text written; the grants' lists
+ * and counts computed and written; the sort orders computed from the search text read back.
+ */
 async function build(
   snapshot: string,
   writer: IndexFileWriter,
   { size, mtimeMs }: { size: number; mtimeMs: number },
   privilegedFor: (connector: string) => PrivilegedEntitlements,
 ) {
-  const r = new RecordsRead(writer);
-  const { start, end } = await readSnapshotFile(snapshot, (line) => r.visit(line));
-  await r.flush();
+  const { about, accounts, flags, holdingCount, textStarts } = await readAndPlace(
+    snapshot,
+    writer,
+    { size, mtimeMs },
+    privilegedFor,
+  );
+  const text = await writer.readBack("accountText");
+  const orders = accountOrders(
+    (field) => accountColumn(text, textStarts, field),
+    (p) => ((flags[accounts[p] as number] as number) & DISABLED) !== 0,
+    (p) => holdingCount[accounts[p] as number] as number,
+  );
+  for (const [name, order] of Object.entries(orders)) await writer.array(`order.${name}`, order);
+  await writer.finish(about);
+}
+
+/** The first two passes; what the third needs is all that is left when it returns. */
+async function readAndPlace(
+  snapshot: string,
+  writer: IndexFileWriter,
+  taken: { size: number; mtimeMs: number },
+  privilegedFor: (connector: string) => PrivilegedEntitlements,
+) {
+  const { start, end, read } = await readRecords(snapshot, writer);
+  const rules = privilegedFor(start.connector);
+  const kept = await writeGrants(snapshot, writer, read, rules);
+  const about: IndexAbout = {
+    key: { ...taken, syncId: start.syncId, rules: JSON.stringify(rules) },
+    start,
+    end,
+    resourceTypes: read.resourceTypes,
+    typeIds: read.typeIds,
+    entitlements: read.entitlements,
+  };
+  return { about, ...kept };
+}
+
+/** Reads the snapshot, writing each resource's record as read and then every account's search text. */
+async function readRecords(snapshot: string, writer: IndexFileWriter) {
+  const read = new RecordsRead(writer);
+  const { start, end } = await readSnapshotFile(snapshot, (line) => read.visit(line));
+  await read.flush();
   writer.mark("records", 0);
-  if (r.repeated) throw await duplicateRecordError(snapshot, r.repeated.kind, r.repeated.key);
+  if (read.repeated)
+    throw await duplicateRecordError(snapshot, read.repeated.kind, read.repeated.key);
+  await writer.array("accountText", read.accountText.blocks());
+  read.accountText = new ByteList();
+  return { start, end, read };
+}
+
+/** Places the grants, computes what each account and entitlement holds, writes every array. */
+async function writeGrants(
+  snapshot: string,
+  writer: IndexFileWriter,
+  r: RecordsRead,
+  rules: PrivilegedEntitlements,
+) {
   const resources = r.keys.finish();
   for (const g of r.pending) {
     const e = r.entitlementAt.get(g.entitlement);
@@ -139,7 +196,6 @@ async function build(
     const id = `${r.entitlements[e]?.id}:${resources.key(p)}`;
     throw await duplicateRecordError(snapshot, "grant", id);
   }
-  const rules = privilegedFor(start.connector);
   const privileged = r.entitlements.map((e) => isPrivileged(rules, e));
   const accounts = r.accounts.view();
   const holdingCount = new Int32Array(resources.size);
@@ -152,11 +208,12 @@ async function build(
     }
   const holderCount = new Int32Array(r.entitlements.length);
   for (let e = 0; e < holderCount.length; e++) holderCount[e] = graph.holders(e).length;
-
+  const flags = Uint8Array.from(r.resourceFlags.view());
+  const textStarts = r.accountTextStarts.view();
   const arrays: Record<string, ArrayBufferView> = {
     recordStarts: r.recordStarts.view(),
     resourceType: r.resourceType.view(),
-    resourceFlags: Uint8Array.from(r.resourceFlags.view()),
+    resourceFlags: flags,
     fingerprints: r.fingerprints.view(),
     keyBytes: resources.bytes,
     keyStarts: resources.starts,
@@ -171,30 +228,10 @@ async function build(
     holdingCount,
     privilegedCount,
     holderCount,
-    accountTextStarts: r.accountTextStarts.view(),
+    accountTextStarts: textStarts,
   };
   for (const [name, values] of Object.entries(arrays)) await writer.array(name, values);
-  await writer.array("accountText", r.accountText.blocks());
-  const flags = arrays.resourceFlags as Uint8Array;
-  const textStarts = r.accountTextStarts.view();
-  // The account text is read back whole only now, when the blocks it was built in are let go.
-  r.accountText = new ByteList();
-  const text = await writer.readBack("accountText");
-  const orders = accountOrders(
-    (field) => accountColumn(text, textStarts, field),
-    (p) => ((flags[accounts[p] as number] as number) & DISABLED) !== 0,
-    (p) => holdingCount[accounts[p] as number] as number,
-  );
-  for (const [name, order] of Object.entries(orders)) await writer.array(`order.${name}`, order);
-  const about: IndexAbout = {
-    key: { size, mtimeMs, syncId: start.syncId, rules: JSON.stringify(rules) },
-    start,
-    end,
-    resourceTypes: r.resourceTypes,
-    typeIds: r.typeIds,
-    entitlements: r.entitlements,
-  };
-  await writer.finish(about);
+  return { accounts, flags, holdingCount, textStarts };
 }
 
 /** One field (0 name, 1 login, 2 id) of every account's folded search text. */
