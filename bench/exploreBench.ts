@@ -6,11 +6,12 @@
  * For each: the executable started twice in a fresh process (the first start builds the index
  * beside the snapshot, the second reads it back), each timed from spawn to the printed address,
  * then searched and paged over HTTP as the page does, then stopped; peak RSS and CPU from
- * bench/processProbe.mjs. Prints one JSON line a run and a Markdown table on stderr. It measures
- * and asserts nothing.
+ * bench/processProbe.mjs. The same with `--diff` against a second name (a hard link) of the same
+ * snapshot: two indexes built and compared, no change found (the cost of comparing is there, its
+ * result empty). Prints one JSON line a run. It measures and asserts nothing.
  */
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rm, stat } from "node:fs/promises";
+import { link, mkdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { indexPathOf } from "../lib/explore";
@@ -126,10 +127,7 @@ export async function benchExplore(root: string, only?: string[]): Promise<Explo
     }
     const old = join(dir, `blackline-${name}-old.jsonl`);
     for (const diff of [false, true]) {
-      if (diff && !existsSync(old)) {
-        process.stderr.write(`bench explore: syncing ${name} again into ${old}\n`);
-        await sync(root, old, size, host);
-      }
+      if (diff && !existsSync(old)) await link(snapshot, old);
       const files = diff ? [snapshot, old] : [snapshot];
       for (const file of files) await rm(indexPathOf(file), { force: true });
       for (const start of ["first", "second"] as const) {
