@@ -79,10 +79,6 @@ export class GrantGraph {
     });
   }
 
-  get grantCount(): number {
-    return this.grantEntitlement.length;
-  }
-
   /** What a resource holds: its own grants, and those of the teams it is a member of (nested too). */
   holdings(resource: number): Holding[] {
     const out: Holding[] = [];
