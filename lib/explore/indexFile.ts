@@ -28,10 +28,6 @@ export class IndexFileWriter {
     return new IndexFileWriter(await open(temp, "wx+", 0o600), temp, path);
   }
 
-  get offset(): number {
-    return this.#offset;
-  }
-
   async write(bytes: Uint8Array): Promise<void> {
     this.#hash.update(bytes);
     let done = 0;
@@ -67,7 +63,16 @@ export class IndexFileWriter {
   async readBack(name: string): Promise<Buffer> {
     const region = this.#regions[name] as Region;
     const bytes = Buffer.allocUnsafeSlow(region.length);
-    await this.file.read(bytes, 0, region.length, region.offset);
+    for (let done = 0; done < region.length; ) {
+      const { bytesRead } = await this.file.read(
+        bytes,
+        done,
+        region.length - done,
+        region.offset + done,
+      );
+      if (bytesRead === 0) throw new Error(`the index being written ends inside ${name}`);
+      done += bytesRead;
+    }
     return bytes;
   }
 
