@@ -4,6 +4,7 @@
  * `-- --diff` runs diff's cases alone (bench/diffBench.ts) and rewrites only their section.
  * `-- --export` runs export's and diff's cases on synced 100,000- and 1,000,000-user snapshots
  * (bench/exportBench.ts) and prints them, writing no file.
+ * `-- --explore [--only 100k]` runs `explore`'s (bench/exploreBench.ts) alone and prints them.
  * `-- --quick` runs the small ones without their concurrency-1 runs (under a minute), `-- --matrix`
  * the limiter matrix alone (a few minutes), `-- --only a,b` the named scenarios (`*` matches any
  * characters: `--only 'limiter-bucket-*'`); each of them writes .build/BENCHMARKS.partial.md
@@ -23,6 +24,7 @@ import { runFinalizeBench } from "./cloudFinalize";
 import { runSweepBench } from "./cloudSweep";
 import { runCloudSync } from "./cloudSync";
 import { writeDiffSection } from "./diffBench";
+import { benchExplore } from "./exploreBench";
 import { benchExport } from "./exportBench";
 import { renderReport, thisMachine } from "./report";
 import {
@@ -46,11 +48,16 @@ const { values } = parseArgs({
     users: { type: "string", default: "10000,20000" },
     "cloud-sweep": { type: "boolean", default: false },
     instances: { type: "string", default: "10000" },
+    explore: { type: "boolean", default: false },
     only: { type: "string" },
     root: { type: "string" },
   },
 });
 const root = values.root ?? process.cwd();
+if (values.explore) {
+  await benchExplore(root, values.only?.split(","));
+  process.exit(0);
+}
 if (values.diff) {
   await writeDiffSection(root);
   process.exit(0);

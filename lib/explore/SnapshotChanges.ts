@@ -1,5 +1,5 @@
 import type { ResourceLine } from "../snapshot/records";
-import { resourceKey, type SnapshotIndex } from "./SnapshotIndex";
+import type { SnapshotIndex } from "./SnapshotIndex";
 
 /** A field of an account that differs between the two snapshots. */
 export interface FieldChange {
@@ -11,10 +11,10 @@ export interface FieldChange {
 const NONE: readonly number[] = [];
 
 /**
- * What changed from an older snapshot to the one shown, computed from the two indexes held in
- * memory: resources and entitlements added and removed (by type and id, by id), accounts changed
- * (name, status, login, emails), and grants added and removed (a principal's entitlement ids
- * compared, one principal at a time).
+ * What changed from an older snapshot to the one shown, computed from the two indexes: resources
+ * and entitlements added and removed (by type and id, by id), accounts changed (name, status,
+ * login, emails: their fingerprints compared, and the records read only where those differ), and
+ * grants added and removed (a principal's entitlement ids compared, one principal at a time).
  */
 export class SnapshotChanges {
   /** Per resource of the new snapshot: added. */
@@ -40,59 +40,78 @@ export class SnapshotChanges {
     readonly now: SnapshotIndex,
     readonly old: SnapshotIndex,
   ) {
-    this.resourceAdded = new Uint8Array(now.resources.length);
-    now.resources.forEach((r, i) => {
-      const before = old.resourceAt.get(resourceKey(r.type, r.id));
-      if (before === undefined) this.resourceAdded[i] = 1;
-      else {
-        const fields = accountFieldChanges(old.resources[before] as ResourceLine, r);
+    const resources = now.resourceCount;
+    this.resourceAdded = new Uint8Array(resources);
+    /** Per resource of the new snapshot: its number in the old one, or -1. */
+    const before = new Int32Array(resources);
+    for (let i = 0; i < resources; i++) {
+      const b = old.resourceNamed(now.keyOf(i)) ?? -1;
+      before[i] = b;
+      if (b < 0) this.resourceAdded[i] = 1;
+      else if (!now.sameFields(i, old, b)) {
+        const fields = accountFieldChanges(old.resource(b), now.resource(i));
         if (fields.length) this.accountFields.set(i, fields);
       }
+    }
+    /** Per resource of the old snapshot: its number in the new one, or -1. */
+    const after = new Int32Array(old.resourceCount).fill(-1);
+    before.forEach((b, i) => {
+      if (b >= 0) after[b] = i;
     });
-    old.resources.forEach((r, i) => {
-      if (!now.resourceAt.has(resourceKey(r.type, r.id))) this.removedResources.push(i);
+    after.forEach((a, i) => {
+      if (a < 0) this.removedResources.push(i);
     });
     this.entitlementAdded = new Uint8Array(now.entitlements.length);
-    now.entitlements.forEach((e, i) => {
-      if (!old.entitlementAt.has(e.id)) this.entitlementAdded[i] = 1;
+    /** Entitlement numbers across the two snapshots (by id), -1 where the other lacks it. */
+    const oldOf = Int32Array.from(now.entitlements, (e) => old.entitlementAt.get(e.id) ?? -1);
+    const newOf = Int32Array.from(old.entitlements, (e) => now.entitlementAt.get(e.id) ?? -1);
+    oldOf.forEach((o, e) => {
+      if (o < 0) this.entitlementAdded[e] = 1;
     });
-    old.entitlements.forEach((e, i) => {
-      if (!now.entitlementAt.has(e.id)) this.removedEntitlements.push(i);
+    newOf.forEach((n, e) => {
+      if (n < 0) this.removedEntitlements.push(e);
     });
 
+    // A grant is kept when the same principal holds the same entitlement (by id) in the other
+    // snapshot: the other side's entitlements of the principal are stamped, then each grant checked.
     this.grantAdded = new Uint8Array(now.grantCount);
-    this.grantsAddedTo = new Int32Array(now.resources.length);
+    this.grantsAddedTo = new Int32Array(resources);
     this.grantsAddedToEntitlement = new Int32Array(now.entitlements.length);
-    const entitlementIds = (index: SnapshotIndex, principal: number) =>
-      new Set(
-        [...index.byPrincipal.of(principal)].map(
-          (g) => index.entitlements[index.grantEntitlement[g] as number]?.id,
-        ),
-      );
-    now.resources.forEach((r, i) => {
-      const before = old.resourceAt.get(resourceKey(r.type, r.id));
-      const held = before === undefined ? new Set() : entitlementIds(old, before);
+    const heldBefore = new Int32Array(now.entitlements.length).fill(-1);
+    for (let i = 0; i < resources; i++) {
+      const b = before[i] as number;
+      if (b >= 0)
+        for (const grant of old.byPrincipal.of(b)) {
+          const e = newOf[old.grantEntitlement[grant] as number] as number;
+          if (e >= 0) heldBefore[e] = i;
+        }
       for (const grant of now.byPrincipal.of(i)) {
         const e = now.grantEntitlement[grant] as number;
-        if (held.has(now.entitlements[e]?.id)) continue;
+        if (heldBefore[e] === i) continue;
         this.grantAdded[grant] = 1;
         this.addedGrants.push(grant);
         this.grantsAddedTo[i] = (this.grantsAddedTo[i] as number) + 1;
         this.grantsAddedToEntitlement[e] = (this.grantsAddedToEntitlement[e] as number) + 1;
       }
-    });
-    old.resources.forEach((r, i) => {
-      const key = resourceKey(r.type, r.id);
-      const after = now.resourceAt.get(key);
-      const held = after === undefined ? new Set() : entitlementIds(now, after);
+    }
+    const heldAfter = new Int32Array(old.entitlements.length).fill(-1);
+    for (let i = 0; i < old.resourceCount; i++) {
+      const a = after[i] as number;
+      if (a >= 0)
+        for (const grant of now.byPrincipal.of(a)) {
+          const e = oldOf[now.grantEntitlement[grant] as number] as number;
+          if (e >= 0) heldAfter[e] = i;
+        }
       for (const grant of old.byPrincipal.of(i)) {
-        const entitlementId = old.entitlements[old.grantEntitlement[grant] as number]?.id as string;
-        if (held.has(entitlementId)) continue;
+        const e = old.grantEntitlement[grant] as number;
+        if (heldAfter[e] === i) continue;
+        const key = old.keyOf(i);
+        const entitlementId = old.entitlements[e]?.id as string;
         this.removedGrants.push(grant);
         push(this.removedByPrincipal, key, grant);
         push(this.removedByEntitlement, entitlementId, grant);
       }
-    });
+    }
   }
 
   /** Old grants the principal (`type:id`) no longer has. */
@@ -107,7 +126,7 @@ export class SnapshotChanges {
 
   get counts() {
     const accounts = (list: Iterable<number>, index: SnapshotIndex) =>
-      [...list].filter((i) => index.resources[i]?.user).length;
+      [...list].filter((i) => index.isAccount(i)).length;
     const added = [...this.resourceAdded.keys()].filter((i) => this.resourceAdded[i]);
     return {
       accountsAdded: accounts(added, this.now),

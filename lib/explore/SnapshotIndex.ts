@@ -1,91 +1,55 @@
 import { isPrivileged, type PrivilegedEntitlements } from "../connectors";
+import { ConnectorError, UsageError } from "../errors";
 import type {
-  BodyLine,
   EntitlementLine,
-  GrantLine,
   ResourceLine,
   ResourceTypeLine,
   SyncEndLine,
   SyncStartLine,
 } from "../snapshot/records";
-import { readSnapshotFile } from "../snapshot/snapshotFile";
+import {
+  ACCOUNT,
+  buildIndexFile,
+  DISABLED,
+  HAS_EMAIL,
+  type IndexAbout,
+  type IndexKey,
+  snapshotKey,
+} from "./buildIndex";
+import { Adjacency, GrantGraph, type Holder, type Holding } from "./GrantGraph";
+import { type IndexFile, readIndexFile } from "./indexFile";
+import { KeyTable } from "./KeyTable";
 import { SearchText } from "./SearchText";
+import type { AccountSort } from "./sortOrders";
 
-/** Lists by an owner's number, in two typed arrays: the owner's items are `items[start[i]..start[i+1]]`. */
-export class Adjacency {
-  private constructor(
-    private readonly start: Int32Array,
-    private readonly items: Int32Array,
-  ) {}
+export { resourceKey } from "./GrantGraph";
+export type { Holder, Holding };
 
-  /** Groups `0..owners.length` by `owners[item]` (an item with owner -1 is left out). */
-  static of(owners: Int32Array, ownerCount: number): Adjacency {
-    const start = new Int32Array(ownerCount + 1);
-    for (const owner of owners) if (owner >= 0) start[owner + 1] = (start[owner + 1] as number) + 1;
-    for (let i = 0; i < ownerCount; i++)
-      start[i + 1] = (start[i + 1] as number) + (start[i] as number);
-    const next = start.slice(0, ownerCount);
-    const items = new Int32Array(start[ownerCount] as number);
-    owners.forEach((owner, item) => {
-      if (owner >= 0) items[(next[owner] as number)++] = item;
-    });
-    return new Adjacency(start, items);
-  }
-
-  of(owner: number): Int32Array {
-    return this.items.subarray(this.start[owner], this.start[owner + 1]);
-  }
-}
-
-/** The records as read, grants as numbers where their ends were already read. */
-interface RecordsRead {
-  resourceTypes: ResourceTypeLine[];
-  resources: ResourceLine[];
-  entitlements: EntitlementLine[];
-  resourceAt: Map<string, number>;
-  entitlementAt: Map<string, number>;
-  grantEntitlement: number[];
-  grantPrincipal: number[];
-  pending: GrantLine[];
-}
-
-/** One entitlement an account holds: the grant that gives it, and the team it comes through. */
-export interface Holding {
-  grant: number;
-  /** The group (team) whose membership passes the grant on; absent for a direct grant. */
-  via?: number;
-}
-
-/** One holder of an entitlement: the account, the grant, and the team it comes through. */
-export interface Holder {
-  resource: number;
-  grant: number;
-  via?: number;
-}
-
-export const resourceKey = (type: string, id: string) => `${type}:${id}`;
+/** Where a snapshot's index is kept: beside it (derived data; delete it to rebuild). */
+export const indexPathOf = (snapshot: string) => `${snapshot}.explore-index`;
 
 /**
- * A snapshot held in memory for the review page, built once at start: records in arrays, grants
- * as pairs of numbers (entitlement, principal) with their lists by principal and by entitlement,
- * and what a page needs precomputed for each account (its text to search, what it holds, how many).
+ * A snapshot's index for the review page, kept in a file beside the snapshot (`indexPathOf`),
+ * built on the first start and reused while the snapshot's size, modification time and sync id
+ * (and the connector's privileged rules) are unchanged. In memory: typed arrays (grants as pairs
+ * of numbers and their lists, counts, flags, sort orders, the resources' keys) and the folded
+ * search text; entitlements and resource types as records (thousands). Each resource's record
+ * stays in the file, read by number when a page shows it, so memory grows by a few dozen bytes a
+ * resource, not by its record.
  */
 export class SnapshotIndex {
+  readonly start: SyncStartLine;
+  readonly end: SyncEndLine;
   readonly resourceTypes: ResourceTypeLine[];
-  readonly resources: ResourceLine[];
   readonly entitlements: EntitlementLine[];
-  readonly resourceAt: Map<string, number>;
-  readonly entitlementAt: Map<string, number>;
+  readonly entitlementAt = new Map<string, number>();
   /** Resource numbers of the accounts (resources with the user trait's fields), in file order. */
   readonly accounts: Int32Array;
+  readonly graph: GrantGraph;
   readonly grantEntitlement: Int32Array;
   readonly grantPrincipal: Int32Array;
   readonly byPrincipal: Adjacency;
   readonly byEntitlement: Adjacency;
-  /** For a group's membership entitlement, the group's resource number; else -1. */
-  readonly membershipGroup: Int32Array;
-  /** For a group resource, its membership entitlement; else -1. */
-  readonly groupMembership: Int32Array;
   readonly privileged: Uint8Array;
   /** Per resource: entitlements held, directly or through a team. */
   readonly holdingCount: Int32Array;
@@ -94,111 +58,185 @@ export class SnapshotIndex {
   readonly holderCount: Int32Array;
   /** Per account (by its place in `accounts`): display name, login, id and emails. */
   readonly searchText: SearchText;
+  /** Per entitlement: display name, id and the id of the resource it is on. */
+  readonly entitlementText: SearchText;
+  /** The accounts (positions in `accounts`) by each sortable column. */
+  readonly accountOrders: Record<AccountSort, Int32Array>;
+  readonly #keys: KeyTable;
+  readonly #typeIds: string[];
+  readonly #resourceType: Int32Array;
+  readonly #flags: Uint8Array;
+  readonly #fingerprints: Uint32Array;
+  readonly #recordStarts: Float64Array;
 
   private constructor(
-    readonly start: SyncStartLine,
-    readonly end: SyncEndLine,
-    read: RecordsRead,
-    privilegedFact: PrivilegedEntitlements,
+    private readonly file: IndexFile,
+    privilegedFor: (connector: string) => PrivilegedEntitlements,
+    /** Read from a file an earlier start built (not built by this one). */
+    readonly reused: boolean,
   ) {
-    const { resourceTypes, resources, entitlements } = read;
-    this.resourceTypes = resourceTypes;
-    this.resources = resources;
-    this.entitlements = entitlements;
-    this.resourceAt = read.resourceAt;
-    this.entitlementAt = read.entitlementAt;
-    // Grants read before their entitlement or principal are placed now; one whose ends are
-    // missing (not in a complete snapshot) is left out.
-    for (const g of read.pending) {
-      const e = this.entitlementAt.get(g.entitlement);
-      const p = this.resourceAt.get(resourceKey(g.principal.type, g.principal.id));
-      if (e === undefined || p === undefined) continue;
-      read.grantEntitlement.push(e);
-      read.grantPrincipal.push(p);
-    }
-    this.grantEntitlement = Int32Array.from(read.grantEntitlement);
-    this.grantPrincipal = Int32Array.from(read.grantPrincipal);
-    this.byPrincipal = Adjacency.of(this.grantPrincipal, resources.length);
-    this.byEntitlement = Adjacency.of(this.grantEntitlement, entitlements.length);
-
-    const groupTypes = new Set(
-      resourceTypes.filter((t) => t.traits.includes("group")).map((t) => t.id),
+    const about = file.about as IndexAbout;
+    const region = (name: string) => {
+      const bytes = file.arrays.get(name);
+      if (!bytes) throw new Error(`the index has no ${name}`);
+      return bytes;
+    };
+    const int32 = (name: string) => {
+      const bytes = region(name);
+      return new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+    };
+    this.start = about.start;
+    this.end = about.end;
+    this.resourceTypes = about.resourceTypes;
+    this.entitlements = about.entitlements;
+    this.entitlements.forEach((e, i) => {
+      this.entitlementAt.set(e.id, i);
+    });
+    this.#typeIds = about.typeIds;
+    this.#keys = new KeyTable(region("keyBytes"), int32("keyStarts"), int32("keySlots"));
+    this.#resourceType = int32("resourceType");
+    this.#flags = region("resourceFlags");
+    const prints = region("fingerprints");
+    this.#fingerprints = new Uint32Array(prints.buffer, prints.byteOffset, prints.byteLength / 4);
+    const starts = region("recordStarts");
+    this.#recordStarts = new Float64Array(starts.buffer, starts.byteOffset, starts.byteLength / 8);
+    const count = this.#keys.size;
+    if (this.#recordStarts.length !== count + 1 || this.#flags.length !== count)
+      throw new Error("the index's resource arrays disagree");
+    this.accounts = int32("accounts");
+    this.graph = new GrantGraph(
+      int32("grantEntitlement"),
+      int32("grantPrincipal"),
+      count,
+      this.resourceTypes,
+      this.entitlements,
+      (key) => this.#keys.get(key),
+      {
+        byPrincipal: new Adjacency(int32("byPrincipalStart"), int32("byPrincipalItems")),
+        byEntitlement: new Adjacency(int32("byEntitlementStart"), int32("byEntitlementItems")),
+      },
     );
-    this.membershipGroup = new Int32Array(entitlements.length).fill(-1);
-    this.groupMembership = new Int32Array(resources.length).fill(-1);
-    this.privileged = new Uint8Array(entitlements.length);
-    entitlements.forEach((e, i) => {
-      if (isPrivileged(privilegedFact, e)) this.privileged[i] = 1;
-      if (e.slug !== "member" || !groupTypes.has(e.resource.type)) return;
-      const group = this.resourceAt.get(resourceKey(e.resource.type, e.resource.id));
-      if (group === undefined) return;
-      this.membershipGroup[i] = group;
-      this.groupMembership[group] = i;
-    });
-
-    const accounts: number[] = [];
-    resources.forEach((r, i) => {
-      if (r.user) accounts.push(i);
-    });
-    this.accounts = Int32Array.from(accounts);
+    this.grantEntitlement = this.graph.grantEntitlement;
+    this.grantPrincipal = this.graph.grantPrincipal;
+    this.byPrincipal = this.graph.byPrincipal;
+    this.byEntitlement = this.graph.byEntitlement;
+    const rules = privilegedFor(this.start.connector);
+    this.privileged = Uint8Array.from(this.entitlements, (e) => (isPrivileged(rules, e) ? 1 : 0));
+    this.holdingCount = int32("holdingCount");
+    this.privilegedCount = int32("privilegedCount");
+    this.holderCount = int32("holderCount");
     this.searchText = new SearchText(
-      accounts.map((i) => {
-        const r = resources[i] as ResourceLine;
-        return `${r.displayName}\u0001${r.user?.login}\u0001${r.id}\u0001${r.user?.emails.join("\u0001")}`;
-      }),
+      (from, to) => file.read("accountText", from, to - from),
+      int32("accountTextStarts"),
     );
-    this.holdingCount = new Int32Array(resources.length);
-    this.privilegedCount = new Int32Array(resources.length);
-    for (const account of this.accounts) {
-      for (const holding of this.holdings(account)) {
-        this.holdingCount[account] = (this.holdingCount[account] as number) + 1;
-        if (this.privileged[this.grantEntitlement[holding.grant] as number])
-          this.privilegedCount[account] = (this.privilegedCount[account] as number) + 1;
-      }
-    }
-    this.holderCount = new Int32Array(entitlements.length);
-    for (let e = 0; e < entitlements.length; e++) this.holderCount[e] = this.holders(e).length;
+    this.entitlementText = SearchText.of(
+      this.entitlements.map((e) => [e.displayName, e.id, e.resource.id]),
+    );
+    this.accountOrders = {
+      name: int32("order.name"),
+      login: int32("order.login"),
+      id: int32("order.id"),
+      status: int32("order.status"),
+      entitlements: int32("order.entitlements"),
+    };
   }
 
-  /** Reads a complete snapshot into an index (a UsageError when the file is not one). */
-  static async load(
-    path: string,
+  /**
+   * The snapshot's index: the file beside it when that was built from this snapshot as it is now,
+   * else built anew (a UsageError when the snapshot is not a complete one, or the index cannot be
+   * written).
+   */
+  static async open(
+    snapshot: string,
     privilegedFor: (connector: string) => PrivilegedEntitlements,
   ): Promise<SnapshotIndex> {
-    const read: RecordsRead = {
-      resourceTypes: [],
-      resources: [],
-      entitlements: [],
-      resourceAt: new Map(),
-      entitlementAt: new Map(),
-      grantEntitlement: [],
-      grantPrincipal: [],
-      pending: [],
-    };
-    // A grant is kept as two numbers as soon as its ends are known (the writers put them first),
-    // not as an object: 400,000 grant objects alive at once were most of the start's time in GC.
-    const { start, end } = await readSnapshotFile(
-      path,
-      (line: BodyLine) => {
-        if (line.kind === "grant") {
-          const e = read.entitlementAt.get(line.entitlement);
-          const p = read.resourceAt.get(resourceKey(line.principal.type, line.principal.id));
-          if (e === undefined || p === undefined) read.pending.push(line);
-          else {
-            read.grantEntitlement.push(e);
-            read.grantPrincipal.push(p);
-          }
-        } else if (line.kind === "resource") {
-          read.resourceAt.set(resourceKey(line.type, line.id), read.resources.length);
-          read.resources.push(line);
-        } else if (line.kind === "entitlement") {
-          read.entitlementAt.set(line.id, read.entitlements.length);
-          read.entitlements.push(line);
-        } else read.resourceTypes.push(line);
-      },
-      { checkDuplicates: true },
+    const path = indexPathOf(snapshot);
+    const key = await snapshotKey(snapshot, privilegedFor);
+    const kept = key && SnapshotIndex.#read(path, privilegedFor, true, key);
+    if (kept) return kept;
+    try {
+      await buildIndexFile(snapshot, path, privilegedFor);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (ConnectorError.is(error) || typeof code !== "string") throw error;
+      throw new UsageError(
+        `cannot write the review page's index ${path} (${code}): explore keeps it beside the snapshot; copy the snapshot to a directory you can write`,
+      );
+    }
+    const built = SnapshotIndex.#read(path, privilegedFor, false);
+    if (!built) throw new Error(`the index just written to ${path} does not read back whole`);
+    return built;
+  }
+
+  /** The index in `path` if whole (and of `key`, when given); else undefined. */
+  static #read(
+    path: string,
+    privilegedFor: (connector: string) => PrivilegedEntitlements,
+    reused: boolean,
+    key?: IndexKey,
+  ): SnapshotIndex | undefined {
+    const file = readIndexFile(path);
+    if (!file) return undefined;
+    const about = file.about as IndexAbout | undefined;
+    if (key && JSON.stringify(about?.key) !== JSON.stringify(key)) {
+      file.close();
+      return undefined;
+    }
+    try {
+      return new SnapshotIndex(file, privilegedFor, reused);
+    } catch {
+      file.close();
+      return undefined;
+    }
+  }
+
+  get resourceCount(): number {
+    return this.#keys.size;
+  }
+
+  /** A resource's record, read from the index file. */
+  resource(n: number): ResourceLine {
+    const from = this.#recordStarts[n];
+    const to = this.#recordStarts[n + 1];
+    if (from === undefined || to === undefined) throw new Error(`no resource ${n}`);
+    return JSON.parse(this.file.read("records", from, to - from).toString()) as ResourceLine;
+  }
+
+  /** A resource's number by its key (`type:id`). */
+  resourceNamed(key: string): number | undefined {
+    return this.#keys.get(key);
+  }
+
+  /** A resource's key, `type:id`. */
+  keyOf(n: number): string {
+    return this.#keys.key(n);
+  }
+
+  typeOf(n: number): string {
+    return this.#typeIds[this.#resourceType[n] as number] as string;
+  }
+
+  isAccount(n: number): boolean {
+    return ((this.#flags[n] as number) & ACCOUNT) !== 0;
+  }
+
+  isDisabled(n: number): boolean {
+    return ((this.#flags[n] as number) & DISABLED) !== 0;
+  }
+
+  hasEmail(n: number): boolean {
+    return ((this.#flags[n] as number) & HAS_EMAIL) !== 0;
+  }
+
+  /**
+   * Whether resource `n` here and `m` in `other` have the same name, status, login and emails, by
+   * a 64-bit fingerprint of them (two different sets agree by chance once in 2^63).
+   */
+  sameFields(n: number, other: SnapshotIndex, m: number): boolean {
+    return (
+      this.#fingerprints[2 * n] === other.#fingerprints[2 * m] &&
+      this.#fingerprints[2 * n + 1] === other.#fingerprints[2 * m + 1]
     );
-    return new SnapshotIndex(start, end, read, privilegedFor(start.connector));
   }
 
   get grantCount(): number {
@@ -208,15 +246,14 @@ export class SnapshotIndex {
   /** A grant's id (docs/snapshot-format.md: `{entitlementId}:{principalType}:{principalId}`). */
   grantId(grant: number): string {
     const e = this.entitlements[this.grantEntitlement[grant] as number] as EntitlementLine;
-    const p = this.resources[this.grantPrincipal[grant] as number] as ResourceLine;
-    return `${e.id}:${p.type}:${p.id}`;
+    return `${e.id}:${this.keyOf(this.grantPrincipal[grant] as number)}`;
   }
 
   /** Finds a grant by its id: an entitlement's id, then its principal's `type:id`. */
   grantNamed(id: string): number | undefined {
     for (let at = id.indexOf(":"); at !== -1; at = id.indexOf(":", at + 1)) {
       const e = this.entitlementAt.get(id.slice(0, at));
-      const principal = e === undefined ? undefined : this.resourceAt.get(id.slice(at + 1));
+      const principal = e === undefined ? undefined : this.resourceNamed(id.slice(at + 1));
       if (principal === undefined) continue;
       for (const grant of this.byPrincipal.of(principal))
         if (this.grantEntitlement[grant] === e) return grant;
@@ -224,46 +261,20 @@ export class SnapshotIndex {
     return undefined;
   }
 
-  /** What a resource holds: its own grants, and those of the teams it is a member of (nested too). */
   holdings(resource: number): Holding[] {
-    const out: Holding[] = [];
-    const seen = new Set<number>([resource]);
-    const visit = (principal: number, via: number | undefined) => {
-      for (const grant of this.byPrincipal.of(principal)) {
-        out.push(via === undefined ? { grant } : { grant, via });
-        const group = this.membershipGroup[this.grantEntitlement[grant] as number] as number;
-        if (group >= 0 && !seen.has(group)) {
-          seen.add(group);
-          visit(group, group);
-        }
-      }
-    };
-    visit(resource, undefined);
-    return out;
+    return this.graph.holdings(resource);
   }
 
-  /** Who holds an entitlement: its grants' principals, and the members of a team it is granted to. */
   holders(entitlement: number): Holder[] {
-    const out: Holder[] = [];
-    const seen = new Set<number>();
-    const visit = (e: number, via: number | undefined, through: number | undefined) => {
-      for (const grant of this.byEntitlement.of(e)) {
-        const resource = this.grantPrincipal[grant] as number;
-        const holder: Holder = { resource, grant: through ?? grant };
-        if (via !== undefined) holder.via = via;
-        out.push(holder);
-        const membership = this.groupMembership[resource] as number;
-        if (membership >= 0 && !seen.has(resource)) {
-          seen.add(resource);
-          visit(membership, resource, through ?? grant);
-        }
-      }
-    };
-    visit(entitlement, undefined, undefined);
-    return out;
+    return this.graph.holders(entitlement);
   }
 
   resourceTypeName(type: string): string {
     return this.resourceTypes.find((t) => t.id === type)?.displayName ?? type;
+  }
+
+  /** Lets the index file go (its records can no longer be read). */
+  close(): void {
+    this.file.close();
   }
 }

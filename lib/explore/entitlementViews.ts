@@ -1,5 +1,5 @@
-import { searchWords } from "./accountViews";
 import type { EntitlementsQuery, PageQuery } from "./apiSchemas";
+import { searchWords } from "./foldText";
 import { BadRequest, NotFound } from "./requestErrors";
 import { type Explore, entitlementRow, grantRow } from "./rows";
 import { pageOf } from "./sortOrders";
@@ -7,7 +7,7 @@ import { pageOf } from "./sortOrders";
 /** One page of the Entitlements tab. */
 export function listEntitlements(explore: Explore, query: EntitlementsQuery) {
   const { index, changes } = explore;
-  const words = searchWords(query.q);
+  const found = index.entitlementText.matching(searchWords(query.q));
   if (query.change !== "all" && !changes)
     throw new BadRequest(
       "query change: there is nothing to compare; start explore with --diff OLD",
@@ -19,9 +19,6 @@ export function listEntitlements(explore: Explore, query: EntitlementsQuery) {
     throw new BadRequest(
       `query resourceType: no resource type "${query.resourceType}"; use one of ${index.resourceTypes.map((t) => t.id).join(", ")}`,
     );
-  const text = index.entitlements.map((e) =>
-    `${e.displayName}\u0001${e.id}\u0001${e.resource.id}`.toLowerCase(),
-  );
   const keep = (e: number) => {
     const entitlement = index.entitlements[e];
     if (!entitlement) return false;
@@ -36,8 +33,7 @@ export function listEntitlements(explore: Explore, query: EntitlementsQuery) {
       !changes?.removedOf(entitlement.id).length
     )
       return false;
-    for (const word of words) if (!text[e]?.includes(word)) return false;
-    return true;
+    return !found || found[e] === 1;
   };
   const order = explore.orders.entitlements[query.sort];
   const { total, positions } = pageOf(order, query.dir, keep, query.offset, query.limit);

@@ -5,10 +5,11 @@ import { ReviewStore } from "./ReviewStore";
 import { apiRoutes } from "./routes";
 import type { Explore } from "./rows";
 import { SnapshotChanges } from "./SnapshotChanges";
-import { SnapshotIndex } from "./SnapshotIndex";
+import { indexPathOf, SnapshotIndex } from "./SnapshotIndex";
 import { SortOrders } from "./sortOrders";
 
 export { type ExploreServer, loadAssets, startExploreServer } from "./server";
+export { indexPathOf };
 
 const connectorOf = (name: string) => {
   const connector = CONNECTORS.find((c) => c.name === name);
@@ -28,10 +29,10 @@ export const reviewPathOf = (snapshot: string) => `${snapshot}.review.json`;
  */
 export async function openExplore(snapshot: string, old?: string) {
   const privilegedFor = (name: string) => connectorOf(name).privileged;
-  const index = await SnapshotIndex.load(snapshot, privilegedFor);
+  const index = await SnapshotIndex.open(snapshot, privilegedFor);
   let changes: SnapshotChanges | undefined;
   if (old !== undefined) {
-    const before = await SnapshotIndex.load(old, privilegedFor);
+    const before = await SnapshotIndex.open(old, privilegedFor);
     if (before.start.connector !== index.start.connector)
       throw new UsageError(
         `--diff ${old} is a ${before.start.connector} snapshot and ${snapshot} a ${index.start.connector} one: compare two syncs of one connector`,

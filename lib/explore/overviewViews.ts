@@ -23,19 +23,22 @@ function snapshotCounts(explore: Explore, connectorDisplay: string, snapshotName
 
 function countSnapshot(explore: Explore, connectorDisplay: string, snapshotName: string) {
   const { index, changes } = explore;
-  const byType = (type: string) => index.resources.filter((r) => r.type === type).length;
+  const byType = new Map<string, number>();
+  for (let n = 0; n < index.resourceCount; n++) {
+    const type = index.typeOf(n);
+    byType.set(type, (byType.get(type) ?? 0) + 1);
+  }
   let disabledWithAccess = 0;
   let privilegedHolders = 0;
   let noEmail = 0;
   let disabled = 0;
   for (const a of index.accounts) {
-    const r = index.resources[a];
-    if (r?.status === "disabled") {
+    if (index.isDisabled(a)) {
       disabled++;
       if (index.holdingCount[a]) disabledWithAccess++;
     }
     if (index.privilegedCount[a]) privilegedHolders++;
-    if (!r?.user?.emails.length) noEmail++;
+    if (!index.hasEmail(a)) noEmail++;
   }
   return {
     connector: index.start.connector,
@@ -48,7 +51,7 @@ function countSnapshot(explore: Explore, connectorDisplay: string, snapshotName:
       id: t.id,
       name: t.displayName,
       traits: t.traits,
-      resources: byType(t.id),
+      resources: byType.get(t.id) ?? 0,
       entitlements: index.entitlements.filter((e) => e.resource.type === t.id).length,
     })),
     accounts: index.accounts.length,
@@ -91,7 +94,7 @@ export function listChanges(explore: Explore, query: ChangesQuery) {
       );
     case "accounts:removed":
       return slice(
-        changes.removedResources.filter((r) => changes.old.resources[r]?.user),
+        changes.removedResources.filter((r) => changes.old.isAccount(r)),
         (r) => accountRow(explore, r, true),
       );
     case "accounts:changed":

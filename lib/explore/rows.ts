@@ -1,3 +1,4 @@
+import type { ResourceLine } from "../snapshot/records";
 import type { AccountRow, EntitlementRow, GrantRow, ResourceRef } from "./apiTypes";
 import type { ReviewStore } from "./ReviewStore";
 import type { SnapshotChanges } from "./SnapshotChanges";
@@ -14,19 +15,23 @@ export interface Explore {
 
 export type { AccountRow, EntitlementRow, GrantRow, ResourceRef };
 
+const refOf = (index: SnapshotIndex, r: ResourceLine): ResourceRef => ({
+  type: r.type,
+  typeName: index.resourceTypeName(r.type),
+  id: r.id,
+  name: r.displayName,
+});
+
 export function resourceRef(index: SnapshotIndex, resource: number): ResourceRef {
-  const r = index.resources[resource];
-  if (!r) throw new Error(`no resource ${resource}`);
-  return { type: r.type, typeName: index.resourceTypeName(r.type), id: r.id, name: r.displayName };
+  return refOf(index, index.resource(resource));
 }
 
 /** An account of the shown snapshot (or, `removed`, of the older one). */
 export function accountRow(explore: Explore, resource: number, removed = false): AccountRow {
   const index = removed && explore.changes ? explore.changes.old : explore.index;
-  const r = index.resources[resource];
-  if (!r) throw new Error(`no resource ${resource}`);
+  const r = index.resource(resource);
   const row: AccountRow = {
-    ...resourceRef(index, resource),
+    ...refOf(index, r),
     login: r.user?.login ?? "",
     email: r.user?.emails[0] ?? "",
     status: r.status ?? "",
@@ -47,7 +52,7 @@ export function entitlementRow(explore: Explore, e: number, removed = false): En
   const index = removed && explore.changes ? explore.changes.old : explore.index;
   const entitlement = index.entitlements[e];
   if (!entitlement) throw new Error(`no entitlement ${e}`);
-  const on = index.resourceAt.get(`${entitlement.resource.type}:${entitlement.resource.id}`);
+  const on = index.resourceNamed(`${entitlement.resource.type}:${entitlement.resource.id}`);
   const row: EntitlementRow = {
     id: entitlement.id,
     name: entitlement.displayName,

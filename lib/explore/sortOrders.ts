@@ -1,10 +1,11 @@
+import { fold } from "./foldText";
 import type { SnapshotIndex } from "./SnapshotIndex";
 
 /**
- * A text's sort key: lower case, with each run of digits padded to one width so `u9` sorts before
- * `u10`. Compared as plain strings: a collator's compare made sorting 100,000 names take seconds.
+ * A folded text's sort key: each run of digits padded to one width so `u9` sorts before `u10`.
+ * Compared as plain strings: a collator's compare made sorting 100,000 names take seconds.
  */
-const sortKey = (text: string) => text.toLowerCase().replace(/\d+/g, (d) => d.padStart(12, "0"));
+const padDigits = (folded: string) => folded.replace(/\d+/g, (d) => d.padStart(12, "0"));
 
 /** Positions `0..keys.length` sorted by `compare`, ties by position (a stable, total order). */
 function orderBy(count: number, compare: (a: number, b: number) => number): Int32Array {
@@ -13,54 +14,80 @@ function orderBy(count: number, compare: (a: number, b: number) => number): Int3
   return order.sort((a, b) => compare(a, b) || a - b);
 }
 
-/** Each text's rank among them all: sorted once by key, then compared as numbers. */
-function ranks(texts: readonly string[]): Int32Array {
-  const keys = texts.map(sortKey);
-  const order = orderBy(keys.length, (a, b) => {
+/** The positions of folded texts in their sort order (ties by position). */
+function sortedOrder(folded: readonly string[]): Int32Array {
+  const keys = folded.map(padDigits);
+  return orderBy(keys.length, (a, b) => {
     const x = keys[a] as string;
     const y = keys[b] as string;
     return x < y ? -1 : x > y ? 1 : 0;
   });
-  const rank = new Int32Array(keys.length);
+}
+
+/** The inverse of a permutation: each position's place in `order` (its rank). */
+function inverse(order: Int32Array): Int32Array {
+  const rank = new Int32Array(order.length);
   order.forEach((position, r) => {
     rank[position] = r;
   });
   return rank;
 }
 
+/** Each text's rank among them all: sorted once by key, then compared as numbers. */
+const ranks = (folded: readonly string[]) => inverse(sortedOrder(folded));
+
 export type AccountSort = "name" | "login" | "id" | "status" | "entitlements";
 export type EntitlementSort = "name" | "id" | "resource" | "holders";
 
 /**
- * Every sortable column's order, computed once at start, so a page of a sorted, filtered list is
- * one pass over an order with the filter (no sort per request). Accounts are positions in
- * `index.accounts`; entitlements their numbers.
+ * The accounts' orders (positions in `index.accounts`) by every sortable column, computed once
+ * when the index is built: `column(0|1|2)` gives every account's folded name, login or id (one
+ * column at a time, so only one is held at once).
+ */
+export function accountOrders(
+  column: (field: 0 | 1 | 2) => string[],
+  disabled: (position: number) => boolean,
+  held: (position: number) => number,
+): Record<AccountSort, Int32Array> {
+  const name = sortedOrder(column(0));
+  const n = name.length;
+  // Disabled first, each part by name: one pass over the name order for each part.
+  const status = new Int32Array(n);
+  let at = 0;
+  for (const wanted of [true, false])
+    for (const p of name) if (disabled(p) === wanted) status[at++] = p;
+  // By entitlements held, then by name: one number a position (held * n + name rank), sorted as
+  // numbers (a typed array's own sort, no comparison function).
+  const nameRank = inverse(name);
+  const keys = Float64Array.from({ length: n }, (_, p) => held(p) * n + (nameRank[p] as number));
+  keys.sort();
+  const entitlements = Int32Array.from(keys, (k) => name[k % n] as number);
+  return {
+    name,
+    login: sortedOrder(column(1)),
+    id: sortedOrder(column(2)),
+    status,
+    entitlements,
+  };
+}
+
+/**
+ * Every sortable column's order, so a page of a sorted, filtered list is one pass over an order
+ * with the filter (no sort per request): the accounts' from the index file, the entitlements'
+ * (thousands) computed at start. Accounts are positions in `index.accounts`; entitlements their
+ * numbers.
  */
 export class SortOrders {
   readonly accounts: Record<AccountSort, Int32Array>;
   readonly entitlements: Record<EntitlementSort, Int32Array>;
 
   constructor(index: SnapshotIndex) {
-    const account = (p: number) => index.resources[index.accounts[p] as number];
-    const n = index.accounts.length;
-    const name = ranks(Array.from({ length: n }, (_, p) => account(p)?.displayName ?? ""));
-    const login = ranks(Array.from({ length: n }, (_, p) => account(p)?.user?.login ?? ""));
-    const id = ranks(Array.from({ length: n }, (_, p) => account(p)?.id ?? ""));
-    const byName = (a: number, b: number) => (name[a] as number) - (name[b] as number);
-    const status = (p: number) => (account(p)?.status === "disabled" ? 0 : 1);
-    const held = (p: number) => index.holdingCount[index.accounts[p] as number] as number;
-    this.accounts = {
-      name: orderBy(n, byName),
-      login: orderBy(n, (a, b) => (login[a] as number) - (login[b] as number)),
-      id: orderBy(n, (a, b) => (id[a] as number) - (id[b] as number)),
-      status: orderBy(n, (a, b) => status(a) - status(b) || byName(a, b)),
-      entitlements: orderBy(n, (a, b) => held(a) - held(b) || byName(a, b)),
-    };
+    this.accounts = index.accountOrders;
     const m = index.entitlements.length;
-    const eName = ranks(index.entitlements.map((e) => e.displayName));
-    const eId = ranks(index.entitlements.map((e) => e.id));
+    const eName = ranks(index.entitlements.map((e) => fold(e.displayName)));
+    const eId = ranks(index.entitlements.map((e) => fold(e.id)));
     const resource = ranks(
-      index.entitlements.map((e) => `${e.resource.type}\u0001${e.displayName}`),
+      index.entitlements.map((e) => `${fold(e.resource.type)}\u0001${fold(e.displayName)}`),
     );
     const byEName = (a: number, b: number) => (eName[a] as number) - (eName[b] as number);
     this.entitlements = {

@@ -294,7 +294,7 @@ describe("explore: inputs", () => {
     await writeFile(reversed, `${[text[0], ...body, text.at(-1)].join("\n")}\n`);
     const holdings = async (path: string) => {
       const { explore } = await openExplore(path);
-      const u0 = explore.index.resourceAt.get("user:u0") as number;
+      const u0 = explore.index.resourceNamed("user:u0") as number;
       return explore.index
         .holdings(u0)
         .map((h) => explore.index.grantId(h.grant))

@@ -133,7 +133,7 @@ describe("a snapshot that is not complete: one refusal, whichever command reads 
     expect((await cli(["export", good, "--format", "c1z", join(dir, "good.c1z")], {})).code).toBe(
       0,
     );
-    const index = await SnapshotIndex.load(good, privileged);
+    const index = await SnapshotIndex.open(good, privileged);
     expect(index.accounts.length).toBe(USERS);
     expect(index.grantCount).toBe(GRANTS);
   });
@@ -170,7 +170,7 @@ describe("a snapshot that is not complete: one refusal, whichever command reads 
       ).rejects.toThrow(message);
       expect(changes).toEqual([]);
     }
-    const error = await SnapshotIndex.load(bad, privileged).then(
+    const error = await SnapshotIndex.open(bad, privileged).then(
       () => undefined,
       (e: unknown) => e as Error,
     );

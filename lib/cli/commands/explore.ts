@@ -2,7 +2,13 @@ import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import * as z from "zod";
 import { UsageError } from "../../errors";
-import { loadAssets, openExplore, reviewPathOf, startExploreServer } from "../../explore";
+import {
+  indexPathOf,
+  loadAssets,
+  openExplore,
+  reviewPathOf,
+  startExploreServer,
+} from "../../explore";
 import type { CliIo } from "../io";
 
 export interface ExploreOptions {
@@ -18,7 +24,8 @@ const ASSETS_DIR = fileURLToPath(new URL("./explore/", import.meta.url));
 const STOP_SIGNALS = ["SIGTERM", "SIGINT"] as const;
 
 /**
- * `explore SNAPSHOT [--diff OLD] [--port N]`: indexes the snapshot (and OLD), serves the review
+ * `explore SNAPSHOT [--diff OLD] [--port N]`: indexes the snapshot (and OLD) into a file beside it,
+ * or reads the index an earlier start left there, serves the review
  * page on 127.0.0.1 behind a fresh token, prints the address, and runs until SIGINT or SIGTERM,
  * then writes any pending review decision and exits 0.
  */
@@ -36,8 +43,9 @@ export async function exploreCommand(
   const { explore, routes } = await openExplore(snapshot, options.diff);
   const seconds = ((performance.now() - began) / 1000).toFixed(1);
   const { index } = explore;
+  const how = index.reused ? "read the index of" : "indexed";
   io.stderr.write(
-    `indexed ${index.accounts.length} accounts, ${index.entitlements.length} entitlements and ${index.grantCount} grants in ${seconds} s; review decisions go to ${reviewPathOf(snapshot)}\n`,
+    `${how} ${index.accounts.length} accounts, ${index.entitlements.length} entitlements and ${index.grantCount} grants in ${seconds} s (${indexPathOf(snapshot)}); review decisions go to ${reviewPathOf(snapshot)}\n`,
   );
   const assets = await loadAssets(ASSETS_DIR);
   const server = await startExploreServer({ routes, assets, port: port.data });

@@ -1,0 +1,379 @@
+import { stat } from "node:fs/promises";
+import { isPrivileged, type PrivilegedEntitlements } from "../connectors";
+import { SnapshotInputError } from "../snapshot/errors";
+import { openSnapshot } from "../snapshot/readSnapshot";
+import {
+  type BodyLine,
+  type EntitlementLine,
+  type GrantLine,
+  type RecordKind,
+  type ResourceLine,
+  type ResourceTypeLine,
+  type SyncEndLine,
+  type SyncStartLine,
+  snapshotLine,
+} from "../snapshot/records";
+import { duplicateRecordError, readSnapshotFile } from "../snapshot/snapshotFile";
+import { hashId, WORDS } from "../sync/HashedIdSet";
+import { readLines } from "../sync/jsonLines";
+import { GrantGraph, resourceKey } from "./GrantGraph";
+import { ByteList, IntList, OffsetList } from "./growable";
+import { IndexFileWriter } from "./indexFile";
+import { KeyTableBuilder } from "./KeyTable";
+import { SearchText } from "./SearchText";
+import { accountOrders } from "./sortOrders";
+
+/** What an index was built from: it is rebuilt when any of these differs. */
+export interface IndexKey {
+  size: number;
+  mtimeMs: number;
+  syncId: string;
+  /** The connector's privileged rules (the privileged counts are computed with them). */
+  rules: string;
+}
+
+/** The snapshot's key now, or undefined when its first line is not a sync_start (a build says why). */
+export async function snapshotKey(
+  snapshot: string,
+  privilegedFor: (connector: string) => PrivilegedEntitlements,
+): Promise<IndexKey | undefined> {
+  let size: number;
+  let mtimeMs: number;
+  let input: Awaited<ReturnType<typeof openSnapshot>>;
+  try {
+    ({ size, mtimeMs } = await stat(snapshot));
+    input = await openSnapshot(snapshot);
+  } catch {
+    return undefined;
+  }
+  try {
+    for await (const text of readLines(input)) {
+      const first = snapshotLine.safeParse(JSON.parse(text));
+      if (!first.success || first.data.kind !== "sync_start") return undefined;
+      const rules = JSON.stringify(privilegedFor(first.data.connector));
+      return { size, mtimeMs, syncId: first.data.syncId, rules };
+    }
+  } catch {
+    return undefined;
+  } finally {
+    input.destroy();
+  }
+  return undefined;
+}
+
+/** What the index file's trailer holds besides its regions: small, read whole at start. */
+export interface IndexAbout {
+  key: IndexKey;
+  start: SyncStartLine;
+  end: SyncEndLine;
+  resourceTypes: ResourceTypeLine[];
+  /** Each resource's type by number (`resourceType`); the declared types first. */
+  typeIds: string[];
+  entitlements: EntitlementLine[];
+}
+
+/** Per resource, bits of `resourceFlags`. */
+export const ACCOUNT = 1;
+export const DISABLED = 2;
+export const HAS_EMAIL = 4;
+
+/**
+ * Reads the snapshot once and writes its index file at `path` (the snapshot reader's refusals as
+ * `readSnapshotFile` gives them, and a record twice found here, in flat memory): each resource's
+ * record as JSON (read back one at a time by number), its key, type, flags and fingerprint; the
+ * grants as numbers and their lists; counts; each account's folded search text; every sort order.
+ * Entitlements and resource types go whole into the trailer (thousands, not millions).
+ */
+export async function buildIndexFile(
+  snapshot: string,
+  path: string,
+  privilegedFor: (connector: string) => PrivilegedEntitlements,
+): Promise<void> {
+  // Taken before reading: a snapshot replaced while it is read gets a new key, so a new index.
+  let taken: { size: number; mtimeMs: number };
+  try {
+    taken = await stat(snapshot);
+  } catch (error) {
+    throw SnapshotInputError.unreadable(snapshot, error);
+  }
+  const writer = await IndexFileWriter.create(path);
+  try {
+    await build(snapshot, writer, { size: taken.size, mtimeMs: taken.mtimeMs }, privilegedFor);
+  } catch (error) {
+    await writer.abandon();
+    throw error;
+  }
+}
+
+/**
+ * Three passes, each letting go of what the next does not need (the peak is the largest one's,
+ * not their sum): the snapshot read and its records and search text written; the grants' lists
+ * and counts computed and written; the sort orders computed from the search text read back.
+ */
+async function build(
+  snapshot: string,
+  writer: IndexFileWriter,
+  { size, mtimeMs }: { size: number; mtimeMs: number },
+  privilegedFor: (connector: string) => PrivilegedEntitlements,
+) {
+  const { about, accounts, flags, holdingCount, textStarts } = await readAndPlace(
+    snapshot,
+    writer,
+    { size, mtimeMs },
+    privilegedFor,
+  );
+  const text = await writer.readBack("accountText");
+  const orders = accountOrders(
+    (field) => accountColumn(text, textStarts, field),
+    (p) => ((flags[accounts[p] as number] as number) & DISABLED) !== 0,
+    (p) => holdingCount[accounts[p] as number] as number,
+  );
+  for (const [name, order] of Object.entries(orders)) await writer.array(`order.${name}`, order);
+  await writer.finish(about);
+}
+
+/** The first two passes; what the third needs is all that is left when it returns. */
+async function readAndPlace(
+  snapshot: string,
+  writer: IndexFileWriter,
+  taken: { size: number; mtimeMs: number },
+  privilegedFor: (connector: string) => PrivilegedEntitlements,
+) {
+  const { start, end, read } = await readRecords(snapshot, writer);
+  const rules = privilegedFor(start.connector);
+  const kept = await writeGrants(snapshot, writer, read, rules);
+  const about: IndexAbout = {
+    key: { ...taken, syncId: start.syncId, rules: JSON.stringify(rules) },
+    start,
+    end,
+    resourceTypes: read.resourceTypes,
+    typeIds: read.typeIds,
+    entitlements: read.entitlements,
+  };
+  return { about, ...kept };
+}
+
+/** Reads the snapshot, writing each resource's record as read and then every account's search text. */
+async function readRecords(snapshot: string, writer: IndexFileWriter) {
+  const read = new RecordsRead(writer);
+  const { start, end } = await readSnapshotFile(snapshot, (line) => read.visit(line));
+  await read.flush();
+  writer.mark("records", 0);
+  if (read.repeated)
+    throw await duplicateRecordError(snapshot, read.repeated.kind, read.repeated.key);
+  await writer.array("accountText", read.accountText.blocks());
+  read.accountText = new ByteList();
+  return { start, end, read };
+}
+
+/** Places the grants, computes what each account and entitlement holds, writes every array. */
+async function writeGrants(
+  snapshot: string,
+  writer: IndexFileWriter,
+  r: RecordsRead,
+  rules: PrivilegedEntitlements,
+) {
+  const resources = r.keys.finish();
+  for (const g of r.pending) {
+    const e = r.entitlementAt.get(g.entitlement);
+    const p = resources.get(resourceKey(g.principal.type, g.principal.id));
+    if (e === undefined || p === undefined) continue;
+    r.grantEntitlement.push(e);
+    r.grantPrincipal.push(p);
+  }
+  r.pending = [];
+  const graph = new GrantGraph(
+    r.grantEntitlement.view(),
+    r.grantPrincipal.view(),
+    resources.size,
+    r.resourceTypes,
+    r.entitlements,
+    (k) => resources.get(k),
+  );
+  const twice = repeatedGrant(graph, r.entitlements.length);
+  if (twice !== undefined) {
+    const [e, p] = twice;
+    const id = `${r.entitlements[e]?.id}:${resources.key(p)}`;
+    throw await duplicateRecordError(snapshot, "grant", id);
+  }
+  const privileged = r.entitlements.map((e) => isPrivileged(rules, e));
+  const accounts = r.accounts.view();
+  const holdingCount = new Int32Array(resources.size);
+  const privilegedCount = new Int32Array(resources.size);
+  for (const account of accounts)
+    for (const { grant } of graph.holdings(account)) {
+      holdingCount[account] = (holdingCount[account] as number) + 1;
+      if (privileged[graph.grantEntitlement[grant] as number])
+        privilegedCount[account] = (privilegedCount[account] as number) + 1;
+    }
+  const holderCount = new Int32Array(r.entitlements.length);
+  for (let e = 0; e < holderCount.length; e++) holderCount[e] = graph.holders(e).length;
+  const flags = Uint8Array.from(r.resourceFlags.view());
+  const textStarts = r.accountTextStarts.view();
+  const arrays: Record<string, ArrayBufferView> = {
+    recordStarts: r.recordStarts.view(),
+    resourceType: r.resourceType.view(),
+    resourceFlags: flags,
+    fingerprints: r.fingerprints.view(),
+    keyBytes: resources.bytes,
+    keyStarts: resources.starts,
+    keySlots: resources.slots,
+    grantEntitlement: graph.grantEntitlement,
+    grantPrincipal: graph.grantPrincipal,
+    byPrincipalStart: graph.byPrincipal.start,
+    byPrincipalItems: graph.byPrincipal.items,
+    byEntitlementStart: graph.byEntitlement.start,
+    byEntitlementItems: graph.byEntitlement.items,
+    accounts,
+    holdingCount,
+    privilegedCount,
+    holderCount,
+    accountTextStarts: textStarts,
+  };
+  for (const [name, values] of Object.entries(arrays)) await writer.array(name, values);
+  return { accounts, flags, holdingCount, textStarts };
+}
+
+/** One field (0 name, 1 login, 2 id) of every account's folded search text. */
+function accountColumn(text: Buffer, starts: Int32Array, field: number): string[] {
+  const out: string[] = new Array(starts.length - 1);
+  for (let p = 0; p < out.length; p++) {
+    let from = starts[p] as number;
+    const end = (starts[p + 1] as number) - 1;
+    for (let k = 0; k < field; k++) from = text.indexOf(FIELD_BYTE, from) + 1;
+    const to = text.indexOf(FIELD_BYTE, from);
+    out[p] = text.toString("utf8", from, to === -1 || to > end ? end : to);
+  }
+  return out;
+}
+
+/** The first (entitlement, principal) pair granted twice, if any. */
+function repeatedGrant(graph: GrantGraph, entitlements: number): [number, number] | undefined {
+  const seenFor = new Int32Array(entitlements);
+  for (let p = 0; p + 1 < graph.byPrincipal.start.length; p++)
+    for (const grant of graph.byPrincipal.of(p)) {
+      const e = graph.grantEntitlement[grant] as number;
+      if (seenFor[e] === p + 1) return [e, p];
+      seenFor[e] = p + 1;
+    }
+  return undefined;
+}
+
+/** The records as read: resources written out at once, the rest kept as numbers. */
+class RecordsRead {
+  readonly keys = new KeyTableBuilder();
+  readonly resourceTypes: ResourceTypeLine[] = [];
+  readonly typeIds: string[] = [];
+  readonly #typeAt = new Map<string, number>();
+  readonly entitlements: EntitlementLine[] = [];
+  readonly entitlementAt = new Map<string, number>();
+  readonly recordStarts = new OffsetList();
+  readonly resourceType = new IntList();
+  readonly resourceFlags = new IntList();
+  readonly fingerprints = new IntList();
+  readonly grantEntitlement = new IntList();
+  readonly grantPrincipal = new IntList();
+  /** Grants read before their entitlement or principal (the writers put those first). */
+  pending: GrantLine[] = [];
+  readonly accounts = new IntList();
+  accountText = new ByteList();
+  readonly accountTextStarts = new IntList();
+  repeated: { kind: RecordKind; key: string } | undefined;
+  #chunk: string[] = [];
+  #chunkBytes = 0;
+  #recordBytes = 0;
+
+  constructor(private readonly writer: IndexFileWriter) {
+    this.recordStarts.push(0);
+    this.accountTextStarts.push(0);
+  }
+
+  visit(line: BodyLine): Promise<void> | undefined {
+    if (line.kind === "grant") {
+      const e = this.entitlementAt.get(line.entitlement);
+      const p = this.keys.get(resourceKey(line.principal.type, line.principal.id));
+      if (e === undefined || p === undefined) this.pending.push(line);
+      else {
+        this.grantEntitlement.push(e);
+        this.grantPrincipal.push(p);
+      }
+    } else if (line.kind === "resource") return this.#resource(line);
+    else if (line.kind === "entitlement") {
+      if (this.entitlementAt.has(line.id)) this.#twice("entitlement", line.id);
+      else {
+        this.entitlementAt.set(line.id, this.entitlements.length);
+        this.entitlements.push(line);
+      }
+    } else if (this.resourceTypes.some((t) => t.id === line.id))
+      this.#twice("resource_type", line.id);
+    else {
+      this.resourceTypes.push(line);
+      this.#typeOf(line.id);
+    }
+    return undefined;
+  }
+
+  #resource(line: ResourceLine): Promise<void> | undefined {
+    const key = resourceKey(line.type, line.id);
+    const n = this.keys.add(key);
+    if (n === undefined) {
+      this.#twice("resource", key);
+      return undefined;
+    }
+    const json = `${JSON.stringify(line)}\n`;
+    const bytes = Buffer.byteLength(json);
+    this.#recordBytes += bytes;
+    this.recordStarts.push(this.#recordBytes);
+    this.resourceType.push(this.#typeOf(line.type));
+    const emails = line.user?.emails ?? [];
+    this.resourceFlags.push(
+      (line.user ? ACCOUNT : 0) |
+        (line.status === "disabled" ? DISABLED : 0) |
+        (emails.length ? HAS_EMAIL : 0),
+    );
+    hashId(
+      [line.displayName, line.status ?? "", line.user?.login ?? "", emails.join(", ")].join(
+        "\u0000",
+      ),
+      scratch,
+      0,
+    );
+    this.fingerprints.push(scratch[0] as number);
+    this.fingerprints.push(scratch[1] as number);
+    if (line.user) {
+      this.accounts.push(n);
+      this.accountText.append(
+        SearchText.entry([line.displayName, line.user.login, line.id, ...emails]),
+      );
+      this.accountTextStarts.push(this.accountText.length);
+    }
+    this.#chunk.push(json);
+    this.#chunkBytes += bytes;
+    return this.#chunkBytes >= 1 << 20 ? this.flush() : undefined;
+  }
+
+  /** Writes the records read since the last flush. */
+  async flush(): Promise<void> {
+    const bytes = Buffer.from(this.#chunk.join(""));
+    this.#chunk = [];
+    this.#chunkBytes = 0;
+    await this.writer.write(bytes);
+  }
+
+  #typeOf(id: string): number {
+    let n = this.#typeAt.get(id);
+    if (n === undefined) {
+      n = this.typeIds.length;
+      this.typeIds.push(id);
+      this.#typeAt.set(id, n);
+    }
+    return n;
+  }
+
+  #twice(kind: RecordKind, key: string) {
+    this.repeated ??= { kind, key };
+  }
+}
+
+const FIELD_BYTE = 0x01;
+const scratch = new Uint32Array(WORDS);

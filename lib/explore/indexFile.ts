@@ -1,0 +1,207 @@
+import { createHash, type Hash } from "node:crypto";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { type FileHandle, open, rename, rm } from "node:fs/promises";
+import * as z from "zod";
+
+/**
+ * The file an index is kept in: byte regions written one after another (a region of records, then
+ * typed arrays, each at an 8-byte boundary), then a JSON trailer naming each region, then a fixed
+ * footer (MAGIC, the trailer's offset and length, and a SHA-256 of every byte before the footer).
+ * It is written under a temporary name and renamed when whole, so a reader sees a whole file or
+ * none; a file cut short, damaged or of another format fails `readIndexFile`'s checks and is
+ * rebuilt. Readable by its owner only (it holds names, logins and emails).
+ */
+export class IndexFileWriter {
+  #offset = 0;
+  readonly #hash: Hash = createHash("sha256");
+  readonly #regions: Record<string, Region> = {};
+
+  private constructor(
+    private readonly file: FileHandle,
+    private readonly temp: string,
+    private readonly path: string,
+  ) {}
+
+  static async create(path: string): Promise<IndexFileWriter> {
+    const temp = `${path}.${process.pid}.tmp`;
+    await rm(temp, { force: true });
+    return new IndexFileWriter(await open(temp, "wx+", 0o600), temp, path);
+  }
+
+  async write(bytes: Uint8Array): Promise<void> {
+    this.#hash.update(bytes);
+    let done = 0;
+    while (done < bytes.length) {
+      const { bytesWritten } = await this.file.write(
+        bytes,
+        done,
+        bytes.length - done,
+        this.#offset,
+      );
+      done += bytesWritten;
+      this.#offset += bytesWritten;
+    }
+  }
+
+  /** Names the bytes written from `from` to here as a region. */
+  mark(name: string, from: number): void {
+    this.#regions[name] = { offset: from, length: this.#offset - from };
+  }
+
+  /** Writes a typed array as a region of its own, at an 8-byte boundary. */
+  async array(name: string, values: ArrayBufferView | readonly Uint8Array[]): Promise<void> {
+    const pad = (8 - (this.#offset % 8)) % 8;
+    if (pad) await this.write(new Uint8Array(pad));
+    const from = this.#offset;
+    const parts = Array.isArray(values) ? values : [values as ArrayBufferView];
+    for (const part of parts)
+      await this.write(new Uint8Array(part.buffer, part.byteOffset, part.byteLength));
+    this.mark(name, from);
+  }
+
+  /** Reads back a region already written (the file is open for reading too). */
+  async readBack(name: string): Promise<Buffer> {
+    const region = this.#regions[name] as Region;
+    const bytes = Buffer.allocUnsafeSlow(region.length);
+    for (let done = 0; done < region.length; ) {
+      const { bytesRead } = await this.file.read(
+        bytes,
+        done,
+        region.length - done,
+        region.offset + done,
+      );
+      if (bytesRead === 0) throw new Error(`the index being written ends inside ${name}`);
+      done += bytesRead;
+    }
+    return bytes;
+  }
+
+  /** Writes the trailer and footer, and puts the file in its place. */
+  async finish(about: unknown): Promise<void> {
+    const trailer = Buffer.from(JSON.stringify({ format: FORMAT, regions: this.#regions, about }));
+    this.#hash.update(trailer);
+    const footer = Buffer.alloc(FOOTER);
+    footer.write(MAGIC, 0, "latin1");
+    footer.writeDoubleLE(this.#offset, 8);
+    footer.writeDoubleLE(trailer.length, 16);
+    this.#hash.digest().copy(footer, 24);
+    const at = this.#offset;
+    await this.file.write(trailer, 0, trailer.length, at);
+    await this.file.write(footer, 0, FOOTER, at + trailer.length);
+    await this.file.close();
+    await rename(this.temp, this.path);
+  }
+
+  /** Closes and removes the temporary file (a build that failed leaves nothing behind). */
+  async abandon(): Promise<void> {
+    await this.file.close().catch(() => undefined);
+    await rm(this.temp, { force: true });
+  }
+}
+
+interface Region {
+  offset: number;
+  length: number;
+}
+
+const region = z.strictObject({
+  offset: z.number().int().min(0),
+  length: z.number().int().min(0),
+});
+const trailerSchema = z.strictObject({
+  format: z.literal(1),
+  regions: z.record(z.string(), region),
+  about: z.unknown(),
+});
+
+/** An index file opened for reading: its regions' bytes by name, and its records read on demand. */
+export interface IndexFile {
+  about: unknown;
+  /** Each array region, in a buffer of its own (so any typed array can view it). */
+  arrays: Map<string, Buffer>;
+  /** Reads `length` bytes at `offset` within a region left on disk (`ON_DISK`). */
+  read(region: string, offset: number, length: number): Buffer;
+  close(): void;
+}
+
+/**
+ * Regions not read into memory at start: the resources' records (read one at a time), and the
+ * search text (read in pieces, each turned into a string as it is read, so it is never held twice).
+ */
+const ON_DISK = new Set(["records", "accountText"]);
+
+/**
+ * Opens the index file at `path`, checks it whole (footer, trailer, every region inside the file,
+ * the SHA-256 of every byte before the footer) and reads every region but those `ON_DISK` into
+ * memory.
+ * Undefined when there is no such file or it fails a check: the caller rebuilds it.
+ */
+export function readIndexFile(path: string): IndexFile | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const file = checked(fd);
+    if (file) return file;
+  } catch {
+    // unreadable or cut short: the same as damaged
+  }
+  closeSync(fd);
+  return undefined;
+}
+
+function checked(fd: number): IndexFile | undefined {
+  const read = (bytes: Buffer, at: number) => {
+    if (readSync(fd, bytes, 0, bytes.length, at) !== bytes.length) throw new Error("short read");
+    return bytes;
+  };
+  const fileSize = fstatSync(fd).size;
+  if (fileSize < FOOTER) return undefined;
+  const footer = read(Buffer.alloc(FOOTER), fileSize - FOOTER);
+  if (footer.toString("latin1", 0, 8) !== MAGIC) return undefined;
+  const trailerAt = footer.readDoubleLE(8);
+  const trailerLength = footer.readDoubleLE(16);
+  if (trailerAt + trailerLength + FOOTER !== fileSize) return undefined;
+  const trailerBytes = read(Buffer.alloc(trailerLength), trailerAt);
+  const trailer = trailerSchema.safeParse(JSON.parse(trailerBytes.toString()));
+  if (!trailer.success) return undefined;
+  const { regions, about } = trailer.data;
+  if (Object.values(regions).some((r) => r.offset + r.length > trailerAt)) return undefined;
+  const arrays = new Map<string, Buffer>();
+  for (const [name, r] of Object.entries(regions))
+    if (!ON_DISK.has(name)) arrays.set(name, Buffer.allocUnsafeSlow(r.length));
+  // One pass over the file: every byte into the hash, each array's bytes into its buffer.
+  const hash = createHash("sha256");
+  const chunk = Buffer.allocUnsafe(1 << 22);
+  for (let at = 0; at < trailerAt; ) {
+    const n = read(chunk.subarray(0, Math.min(chunk.length, trailerAt - at)), at).length;
+    hash.update(chunk.subarray(0, n));
+    for (const [name, bytes] of arrays) {
+      const r = regions[name] as Region;
+      const from = Math.max(at, r.offset);
+      const to = Math.min(at + n, r.offset + r.length);
+      if (from < to) chunk.copy(bytes, from - r.offset, from - at, to - at);
+    }
+    at += n;
+  }
+  hash.update(trailerBytes);
+  if (!hash.digest().equals(footer.subarray(24))) return undefined;
+  return {
+    about,
+    arrays,
+    read: (name, offset, length) => {
+      const r = regions[name];
+      if (!r || offset < 0 || offset + length > r.length)
+        throw new Error(`${name} ${offset}+${length} is outside the index`);
+      return read(Buffer.allocUnsafe(length), r.offset + offset);
+    },
+    close: () => closeSync(fd),
+  };
+}
+
+const MAGIC = "ACXIDX01";
+const FORMAT = 1;
+const FOOTER = 56;
