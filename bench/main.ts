@@ -85,7 +85,7 @@ async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     });
     return { ...scenarioResult(scenario, run), told: toldResult(scenario, told) };
   }
-  if (values.quick || scenario.matrix) return scenarioResult(scenario, run);
+  if (values.quick || scenario.matrix || scenario.once) return scenarioResult(scenario, run);
   process.stderr.write(`bench: ${scenario.name} at concurrency 1\n`);
   const sequential = await runCliSync(scenario, paths, {
     concurrencyOne: true,

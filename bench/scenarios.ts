@@ -31,6 +31,8 @@ export interface Scenario {
   /** The tenant and the simulator, as the table says them. */
   tenantText: string;
   upstreamText: string;
+  /** Run once, without the concurrency-1 run (a scale run, where that run adds only minutes). */
+  once?: boolean;
   /**
    * In the limiter matrix (`-- --matrix`): run once (no concurrency-1 run), reported in a table of
    * its own, its floor from the limiter (bench/floors.ts).
@@ -47,6 +49,13 @@ export interface Scenario {
 /** 10,000 users, 500 teams, 50 roles; each user in 0 to 6 teams, about 3 on average. */
 const BLACKLINE_10K: TenantSize = { users: 10_000, teams: 500, roles: 50, maxTeamsPerUser: 6 };
 const BLACKLINE_100K: TenantSize = { users: 100_000, teams: 2_000, roles: 50, maxTeamsPerUser: 6 };
+/** Issue 37's tenant for flat memory: about 3.5 million grants. */
+const BLACKLINE_1M: TenantSize = {
+  users: 1_000_000,
+  teams: 20_000,
+  roles: 50,
+  maxTeamsPerUser: 6,
+};
 const LIMIT_50: RateLimitSettings = { requestsPerSecond: 50 };
 
 export const SCENARIOS: Scenario[] = [
@@ -80,6 +89,15 @@ export const SCENARIOS: Scenario[] = [
     runtime: "cli",
     simulator: { connector: "blackline", size: BLACKLINE_100K, upstream: { latencyMs: 40 } },
     tenantText: "as blackline-100k",
+    upstreamText: "40 ms, no rate limit",
+  },
+  {
+    name: "blackline-1m-unlimited",
+    quick: false,
+    once: true,
+    runtime: "cli",
+    simulator: { connector: "blackline", size: BLACKLINE_1M, upstream: { latencyMs: 40 } },
+    tenantText: "1,000,000 users, 20,000 teams, 50 roles, ~3 teams per user",
     upstreamText: "40 ms, no rate limit",
   },
   {
