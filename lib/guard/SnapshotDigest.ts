@@ -166,6 +166,15 @@ const digestHeader = z.object({
 
 /** The digest as bytes: one JSON header line, then the users' and grants' hashes (little-endian). */
 export function encodeDigest(digest: SnapshotDigest): Buffer {
+  return Buffer.concat(digestParts(digest));
+}
+
+/**
+ * `encodeDigest`'s bytes in three parts, to write one after another: the header line, then views
+ * of the hash arrays themselves on a little-endian machine (no copy: at 1,000,000 users and
+ * 3,500,000 grants the hashes are 36 MB), copies in that byte order elsewhere.
+ */
+export function digestParts(digest: SnapshotDigest): Buffer[] {
   const header = {
     format: DIGEST_FORMAT,
     version: DIGEST_VERSION,
@@ -174,11 +183,11 @@ export function encodeDigest(digest: SnapshotDigest): Buffer {
     users: digest.users.length,
     grants: digest.grants.length,
   } satisfies z.input<typeof digestHeader>;
-  return Buffer.concat([
+  return [
     Buffer.from(`${JSON.stringify(header)}\n`, "utf8"),
     littleEndian(digest.users),
     littleEndian(digest.grants),
-  ]);
+  ];
 }
 
 /** Reads what `encodeDigest` wrote; anything else is an error naming `source`. */
@@ -199,9 +208,14 @@ export function decodeDigest(bytes: Buffer, source: string): SnapshotDigest {
   const body = bytes.subarray(newline + 1);
   if (body.length !== (header.users + header.grants) * 8)
     fail("its length does not match its header");
-  // Copied into fresh buffers: a typed array needs its offset aligned to 8 bytes.
+  // Copied into fresh buffers (a typed array needs its offset aligned to 8 bytes), byte for byte
+  // where this machine is little-endian: a bigint a hash read was 3.5 million heap objects.
   const hashes = (from: number, count: number) => {
     const out = new BigUint64Array(count);
+    if (LITTLE_ENDIAN) {
+      body.copy(new Uint8Array(out.buffer), 0, from * 8, (from + count) * 8);
+      return out;
+    }
     for (let i = 0; i < count; i++) out[i] = body.readBigUInt64LE((from + i) * 8);
     return out;
   };
@@ -214,6 +228,7 @@ export function decodeDigest(bytes: Buffer, source: string): SnapshotDigest {
 }
 
 function littleEndian(values: BigUint64Array): Buffer {
+  if (LITTLE_ENDIAN) return Buffer.from(values.buffer, values.byteOffset, values.byteLength);
   const out = Buffer.alloc(values.length * 8);
   for (let i = 0; i < values.length; i++) out.writeBigUInt64LE(values[i] as bigint, i * 8);
   return out;

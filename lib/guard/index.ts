@@ -14,6 +14,7 @@ export { type DigestResult, digestSnapshotFile } from "./readSnapshotDigest";
 export { parseRemovalLimit, type RemovalLimit } from "./removalLimit";
 export {
   decodeDigest,
+  digestParts,
   encodeDigest,
   HashList,
   idHash,

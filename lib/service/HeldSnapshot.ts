@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import * as z from "zod";
-import { decodeDigest, encodeDigest, type SnapshotDigest } from "../guard";
+import { decodeDigest, digestParts, type SnapshotDigest } from "../guard";
 import type { GuardStore } from "../publish";
 import { writeFailure } from "../sync/errors";
 import { HELD_DIR_NAME, PUBLISHED_DIGEST_NAME, RELEASE_RESULT_NAME } from "./constants";
@@ -55,7 +55,7 @@ export class HeldSnapshot implements GuardStore {
         outcome:
           "the snapshot was uploaded but the next sync's removals are counted against the snapshot before it",
       },
-      encodeDigest(digest),
+      digestParts(digest),
     );
     await rm(this.#heldDir, { recursive: true, force: true });
   }
@@ -78,7 +78,7 @@ export class HeldSnapshot implements GuardStore {
     }
     await writeWhole(
       { ...file, what: "the digest of the held snapshot", path: this.#heldDigestPath },
-      encodeDigest(digest),
+      digestParts(digest),
     );
   }
 
