@@ -48,7 +48,7 @@ const CONCURRENCY_VARIABLE = {
 } as const;
 
 /** The bench's environment without any connector setting, so the defaults are measured. */
-function cleanEnv(): NodeJS.ProcessEnv {
+export function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !name.startsWith("CONNECTOR_")),
   );

@@ -90,8 +90,9 @@ export class HashList {
   }
 
   /**
-   * The hashes, sorted and deduplicated; the list is done (sorted in place: a list filled to
-   * the room `reserve` gave it hands over its array, anything else one copy of the part used).
+   * The hashes, sorted and deduplicated; the list is done (sorted in place, and handed over as a
+   * view of its array: a copy of the part used, as this was, held both at once, 60 MB for a list
+   * of 3,500,000 grants grown by doubling, where the view keeps 32 MB).
    */
   finish(): BigUint64Array {
     const sorted = this.#values.subarray(0, this.#length).sort();
@@ -108,7 +109,7 @@ export class HashList {
       words[2 * unique + 1] = second;
       unique++;
     }
-    const done = unique === this.#values.length ? this.#values : sorted.slice(0, unique);
+    const done = sorted.subarray(0, unique);
     this.#values = new BigUint64Array(0);
     this.#words = wordsOf(this.#values);
     this.#length = 0;
