@@ -125,14 +125,14 @@ export class HashList {
 }
 
 /** The 32-bit words of a 64-bit array's memory. */
-function wordsOf(values: BigUint64Array): Uint32Array {
+export function wordsOf(values: BigUint64Array): Uint32Array {
   return new Uint32Array(values.buffer, values.byteOffset, values.length * 2);
 }
 
 /** Where a 64-bit value's low and high words lie in memory on this machine. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-const LOW = LITTLE_ENDIAN ? 0 : 1;
-const HIGH = 1 - LOW;
+export const LOW = LITTLE_ENDIAN ? 0 : 1;
+export const HIGH = 1 - LOW;
 
 /** How many hashes two sorted, deduplicated arrays share (one merge pass, no extra memory). */
 export function sharedCount(a: BigUint64Array, b: BigUint64Array): number {

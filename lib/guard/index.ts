@@ -10,7 +10,12 @@ export {
   judgeRemovals,
   type Removal,
 } from "./judgeRemoval";
-export { type DigestResult, digestSnapshotFile } from "./readSnapshotDigest";
+export {
+  countRemovalsFromFile,
+  type DigestResult,
+  digestSnapshotFile,
+  type PreviousRemovals,
+} from "./readSnapshotDigest";
 export { parseRemovalLimit, type RemovalLimit } from "./removalLimit";
 export {
   decodeDigest,
