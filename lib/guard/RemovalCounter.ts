@@ -33,7 +33,7 @@ export class RemovalCounter {
   }
 }
 
-/** One kind's count: the new digest's sorted hashes as words, the bits of those shared, the misses. */
+/** One kind's count: the new digest's hashes as words, a bit a hash shared, the misses. */
 class KindCounter implements HashSink {
   readonly #words: Uint32Array;
   readonly #length: number;
@@ -59,7 +59,7 @@ class KindCounter implements HashSink {
     return { previous: shared + removed, removed };
   }
 
-  /** The index of the hash (high, low words) in the new digest, or -1 (a binary search on words: no bigint). */
+  /** The hash's index in the new digest, or -1: a binary search on its words (no bigint a read). */
   #find(high: number, low: number): number {
     let from = 0;
     let to = this.#length;

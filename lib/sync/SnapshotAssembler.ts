@@ -73,9 +73,10 @@ export interface AssemblerOptions {
  * complete set of entitlements and principals (referential integrity); a grant naming anything
  * missing is left out and counted as `dangling_grant`. A grant whose id an earlier grant had is
  * left out too, found from the spool in memory that does not grow with the tenant
- * (`findRepeatedGrants`), not in a set held while the sync runs. Each record is serialised once: the spool holds a page's grants as the bytes
- * of their snapshot lines, beside the hashes of what they name, so completing the snapshot checks
- * and copies them without decoding or parsing them.
+ * (`findRepeatedGrants`), not in a set held while the sync runs. Each record is serialised once:
+ * the spool holds a page's grants as the bytes of their snapshot lines, beside the hashes of what
+ * they name and of their ids, so completing the snapshot checks and copies them without decoding
+ * or parsing them.
  *
  * It also builds the removal guard's digest of what it writes (`SnapshotDigestBuilder`, 8 bytes
  * a user and a grant written), handed out by `digest` once complete: the guard then need not read

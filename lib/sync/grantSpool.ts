@@ -15,8 +15,8 @@ import type { GrantRecord } from "./records";
  * writes them, then the guard's hash of the grant at `SPOOL_DIGEST_AT`, as
  * `SnapshotDigestBuilder.grantHash` writes it, then the hash of the grant's id at `SPOOL_ID_AT`, as
  * `hashId` writes it, all in this machine's byte order: the file never leaves the process), then
- * `bytes` bytes: the grants' snapshot lines, UTF-8, in the same order. A line holds no raw newline byte
- * (JSON escapes it, and no byte of a multi-byte UTF-8 character is one), so `\n` splits them.
+ * `bytes` bytes: the grants' snapshot lines, UTF-8, in the same order. A line holds no raw newline
+ * byte (JSON escapes it, and no byte of a multi-byte UTF-8 character is one), so `\n` splits them.
  */
 const SPOOL_HEADER_BYTES = 8;
 export const SPOOL_DIGEST_AT = 2 * WORDS;
