@@ -27,6 +27,16 @@ export class RemovalCounter {
     hashDigestedRecord(record, this.#users, this.#grants, this.#scratch);
   }
 
+  /** Adds a user of the previous snapshot by its hash's words (low, then high) at `at`. */
+  userWords(words: Uint32Array, at: number): void {
+    this.#users.pushWords(words, at);
+  }
+
+  /** Adds a grant of the previous snapshot by its hash's words (low, then high) at `at`. */
+  grantWords(words: Uint32Array, at: number): void {
+    this.#grants.pushWords(words, at);
+  }
+
   /** The previous snapshot's users and grants, and how many of each the new one lacks. */
   finish(): { users: Removal; grants: Removal } {
     return { users: this.#users.finish(), grants: this.#grants.finish() };

@@ -191,9 +191,18 @@ export function digestParts(digest: SnapshotDigest): Buffer[] {
   ];
 }
 
-/** Reads what `encodeDigest` wrote; anything else is an error naming `source`. */
-export function decodeDigest(bytes: Buffer, source: string): SnapshotDigest {
-  const newline = bytes.indexOf(0x0a);
+/** A digest's header, where its hashes start, or why it is not a digest. */
+export interface DigestHeader {
+  header: { connector: string; syncId: string; users: number; grants: number };
+  bodyAt: number;
+}
+
+/**
+ * The header of a digest whose first bytes are `start` (its header line whole, unless the file has
+ * none) and whose length is `length`; anything else is an error naming `source`.
+ */
+export function decodeDigestHeader(start: Buffer, length: number, source: string): DigestHeader {
+  const newline = start.indexOf(0x0a);
   const fail = (why: string): never => {
     throw new Error(
       `${source} is not a snapshot digest (${why}); remove it to compare with nothing`,
@@ -202,13 +211,19 @@ export function decodeDigest(bytes: Buffer, source: string): SnapshotDigest {
   if (newline < 0) fail("no header line");
   let header: z.output<typeof digestHeader>;
   try {
-    header = digestHeader.parse(JSON.parse(bytes.subarray(0, newline).toString("utf8")));
+    header = digestHeader.parse(JSON.parse(start.subarray(0, newline).toString("utf8")));
   } catch {
     return fail("its header does not parse");
   }
-  const body = bytes.subarray(newline + 1);
-  if (body.length !== (header.users + header.grants) * 8)
+  if (length - newline - 1 !== (header.users + header.grants) * 8)
     fail("its length does not match its header");
+  return { header, bodyAt: newline + 1 };
+}
+
+/** Reads what `encodeDigest` wrote; anything else is an error naming `source`. */
+export function decodeDigest(bytes: Buffer, source: string): SnapshotDigest {
+  const { header, bodyAt } = decodeDigestHeader(bytes, bytes.length, source);
+  const body = bytes.subarray(bodyAt);
   // Copied into fresh buffers (a typed array needs its offset aligned to 8 bytes), byte for byte
   // where this machine is little-endian: a bigint a hash read was 3.5 million heap objects.
   const hashes = (from: number, count: number) => {

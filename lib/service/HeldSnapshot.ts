@@ -2,6 +2,8 @@ import { mkdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import * as z from "zod";
 import { decodeDigest, digestParts, type SnapshotDigest } from "../guard";
+import { countRemovalsFromDigestFile } from "../guard/digestFileRemovals";
+import type { PreviousRemovals } from "../guard/readSnapshotDigest";
 import type { GuardStore } from "../publish";
 import { writeFailure } from "../sync/errors";
 import { HELD_DIR_NAME, PUBLISHED_DIGEST_NAME, RELEASE_RESULT_NAME } from "./constants";
@@ -43,6 +45,14 @@ export class HeldSnapshot implements GuardStore {
   /** The digest of the last snapshot uploaded; none before the first. A broken file throws. */
   async published(): Promise<SnapshotDigest | undefined> {
     return this.#readDigest(join(this.#stateDir, PUBLISHED_DIGEST_NAME));
+  }
+
+  /**
+   * What the new snapshot removes from the last one uploaded, counted as that one's digest file
+   * is read (never whole in memory); none before the first. A broken file throws.
+   */
+  removals(next: SnapshotDigest): Promise<PreviousRemovals | undefined> {
+    return countRemovalsFromDigestFile(join(this.#stateDir, PUBLISHED_DIGEST_NAME), next);
   }
 
   /** After an upload: its digest is what the next snapshot is compared with; any held one is superseded. */
