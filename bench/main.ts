@@ -36,6 +36,7 @@ import {
   toldResult,
 } from "./results";
 import { SCENARIOS, type Scenario } from "./scenarios";
+import { runServiceSync } from "./serviceSync";
 import { measureShardReads } from "./shardReads";
 
 const { values } = parseArgs({
@@ -118,6 +119,8 @@ async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   process.stderr.write(`bench: ${scenario.name}\n`);
   if (scenario.runtime === "cloud")
     return scenarioResult(scenario, await runCloudSync(scenario, paths));
+  if (scenario.runtime === "service")
+    return scenarioResult(scenario, await runServiceSync(scenario, paths));
   const run = await runCliSync(scenario, paths, { concurrencyOne: false, tag: scenario.name });
   if (scenario.told) {
     process.stderr.write(`bench: ${scenario.name} told ${settingsText(scenario.told)}\n`);
@@ -129,6 +132,11 @@ async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
     return { ...scenarioResult(scenario, run), told: toldResult(scenario, told) };
   }
   if (values.quick || scenario.matrix) return scenarioResult(scenario, run);
+  if (scenario.once) {
+    process.stderr.write(`bench: ${scenario.name} again, onto its snapshot\n`);
+    const again = await runCliSync(scenario, paths, { concurrencyOne: false, tag: scenario.name });
+    return scenarioResult(scenario, run, undefined, again);
+  }
   process.stderr.write(`bench: ${scenario.name} at concurrency 1\n`);
   const sequential = await runCliSync(scenario, paths, {
     concurrencyOne: true,

@@ -42,6 +42,8 @@ export interface ScenarioResult {
   concurrencyOneWallSeconds?: number;
   speedup?: number;
   peakRssMiB?: number;
+  /** A scale run's second sync, onto the first one's snapshot (`Scenario.once`). */
+  guarded?: { ok: boolean; wallSeconds: number; peakRssMiB: number; cpuSeconds: number };
   /** CPU time of the sync's process: near the wall, the sync is bound by its own CPU. */
   cpuSeconds?: number;
   /** From the first upstream request to the last, and the rate kept over that span. */
@@ -97,6 +99,7 @@ export function scenarioResult(
   scenario: Scenario,
   run: SyncRun | CloudRun,
   concurrencyOne?: SyncRun,
+  guarded?: SyncRun,
 ): ScenarioResult {
   const minimum = run.minimum.total;
   const wallMs = "processMs" in run ? run.processMs : run.syncMs;
@@ -138,6 +141,14 @@ export function scenarioResult(
   }
   if (run.server.meanAnswerMs !== undefined) {
     result.upstreamAnswerMs = round(run.server.meanAnswerMs, 1);
+  }
+  if (guarded) {
+    result.guarded = {
+      ok: guarded.ok,
+      wallSeconds: round(guarded.processMs / 1000),
+      peakRssMiB: round(guarded.peakRssBytes / MIB, 1),
+      cpuSeconds: round(guarded.cpuMs / 1000, 1),
+    };
   }
   if (concurrencyOne) {
     result.concurrencyOneWallSeconds = round(concurrencyOne.processMs / 1000);

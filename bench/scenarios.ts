@@ -26,11 +26,17 @@ export interface Scenario {
   name: string;
   /** In `npm run bench -- --quick`. */
   quick: boolean;
-  runtime: "cli" | "cloud";
+  runtime: "cli" | "cloud" | "service";
   simulator: SimulatorSpec;
   /** The tenant and the simulator, as the table says them. */
   tenantText: string;
   upstreamText: string;
+  /**
+   * A scale run: no concurrency-1 run (it adds only minutes); instead the sync runs once more onto
+   * the first run's snapshot, so the removal guard compares the two, as every scheduled sync after
+   * the first does (`ScenarioResult.guarded`).
+   */
+  once?: boolean;
   /**
    * In the limiter matrix (`-- --matrix`): run once (no concurrency-1 run), reported in a table of
    * its own, its floor from the limiter (bench/floors.ts).
@@ -47,6 +53,13 @@ export interface Scenario {
 /** 10,000 users, 500 teams, 50 roles; each user in 0 to 6 teams, about 3 on average. */
 const BLACKLINE_10K: TenantSize = { users: 10_000, teams: 500, roles: 50, maxTeamsPerUser: 6 };
 const BLACKLINE_100K: TenantSize = { users: 100_000, teams: 2_000, roles: 50, maxTeamsPerUser: 6 };
+/** Issue 37's tenant for flat memory: about 3.5 million grants. */
+const BLACKLINE_1M: TenantSize = {
+  users: 1_000_000,
+  teams: 20_000,
+  roles: 50,
+  maxTeamsPerUser: 6,
+};
 const LIMIT_50: RateLimitSettings = { requestsPerSecond: 50 };
 
 export const SCENARIOS: Scenario[] = [
@@ -81,6 +94,24 @@ export const SCENARIOS: Scenario[] = [
     simulator: { connector: "blackline", size: BLACKLINE_100K, upstream: { latencyMs: 40 } },
     tenantText: "as blackline-100k",
     upstreamText: "40 ms, no rate limit",
+  },
+  {
+    name: "blackline-1m-unlimited",
+    quick: false,
+    once: true,
+    runtime: "cli",
+    // No latency: the sync's own work, which is what grows with the tenant, is what is measured.
+    simulator: { connector: "blackline", size: BLACKLINE_1M, upstream: { latencyMs: 0 } },
+    tenantText: "1,000,000 users, 20,000 teams, 50 roles, ~3 teams per user",
+    upstreamText: "no latency, no rate limit",
+  },
+  {
+    name: "blackline-1m-service",
+    quick: false,
+    runtime: "service",
+    simulator: { connector: "blackline", size: BLACKLINE_1M, upstream: { latencyMs: 0 } },
+    tenantText: "as blackline-1m-unlimited, by the service: a sync at start, then a sync task",
+    upstreamText: "as blackline-1m-unlimited",
   },
   {
     name: "blackline-quota",

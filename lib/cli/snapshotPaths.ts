@@ -2,7 +2,12 @@ import { lstat, rename } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { ConnectorName } from "../connectors";
 import { UsageError } from "../errors";
-import { digestSnapshotFile, type SnapshotDigest } from "../guard";
+import {
+  countRemovalsFromFile,
+  digestSnapshotFile,
+  type PreviousRemovals,
+  type SnapshotDigest,
+} from "../guard";
 import type { GuardStore } from "../publish";
 import { writeFailure } from "../sync/errors";
 
@@ -44,6 +49,12 @@ export class SnapshotFiles implements GuardStore {
     if (!(await isRegularFile(this.outFile))) return undefined;
     const result = await digestSnapshotFile(this.outFile);
     return "digest" in result ? result.digest : undefined;
+  }
+
+  async removals(next: SnapshotDigest): Promise<PreviousRemovals | undefined> {
+    if (!(await isRegularFile(this.outFile))) return undefined;
+    const result = await countRemovalsFromFile(this.outFile, next);
+    return "notSnapshot" in result ? undefined : result;
   }
 
   async hold(): Promise<void> {}

@@ -90,8 +90,9 @@ export class HashList {
   }
 
   /**
-   * The hashes, sorted and deduplicated; the list is done (sorted in place: a list filled to
-   * the room `reserve` gave it hands over its array, anything else one copy of the part used).
+   * The hashes, sorted and deduplicated; the list is done (sorted in place, and handed over as a
+   * view of its array: a copy of the part used, as this was, held both at once, 60 MB for a list
+   * of 3,500,000 grants grown by doubling, where the view keeps 32 MB).
    */
   finish(): BigUint64Array {
     const sorted = this.#values.subarray(0, this.#length).sort();
@@ -108,7 +109,7 @@ export class HashList {
       words[2 * unique + 1] = second;
       unique++;
     }
-    const done = unique === this.#values.length ? this.#values : sorted.slice(0, unique);
+    const done = sorted.subarray(0, unique);
     this.#values = new BigUint64Array(0);
     this.#words = wordsOf(this.#values);
     this.#length = 0;
@@ -124,14 +125,14 @@ export class HashList {
 }
 
 /** The 32-bit words of a 64-bit array's memory. */
-function wordsOf(values: BigUint64Array): Uint32Array {
+export function wordsOf(values: BigUint64Array): Uint32Array {
   return new Uint32Array(values.buffer, values.byteOffset, values.length * 2);
 }
 
 /** Where a 64-bit value's low and high words lie in memory on this machine. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-const LOW = LITTLE_ENDIAN ? 0 : 1;
-const HIGH = 1 - LOW;
+export const LOW = LITTLE_ENDIAN ? 0 : 1;
+export const HIGH = 1 - LOW;
 
 /** How many hashes two sorted, deduplicated arrays share (one merge pass, no extra memory). */
 export function sharedCount(a: BigUint64Array, b: BigUint64Array): number {
@@ -166,6 +167,15 @@ const digestHeader = z.object({
 
 /** The digest as bytes: one JSON header line, then the users' and grants' hashes (little-endian). */
 export function encodeDigest(digest: SnapshotDigest): Buffer {
+  return Buffer.concat(digestParts(digest));
+}
+
+/**
+ * `encodeDigest`'s bytes in three parts, to write one after another: the header line, then views
+ * of the hash arrays themselves on a little-endian machine (no copy: at 1,000,000 users and
+ * 3,500,000 grants the hashes are 36 MB), copies in that byte order elsewhere.
+ */
+export function digestParts(digest: SnapshotDigest): Buffer[] {
   const header = {
     format: DIGEST_FORMAT,
     version: DIGEST_VERSION,
@@ -174,16 +184,25 @@ export function encodeDigest(digest: SnapshotDigest): Buffer {
     users: digest.users.length,
     grants: digest.grants.length,
   } satisfies z.input<typeof digestHeader>;
-  return Buffer.concat([
+  return [
     Buffer.from(`${JSON.stringify(header)}\n`, "utf8"),
     littleEndian(digest.users),
     littleEndian(digest.grants),
-  ]);
+  ];
 }
 
-/** Reads what `encodeDigest` wrote; anything else is an error naming `source`. */
-export function decodeDigest(bytes: Buffer, source: string): SnapshotDigest {
-  const newline = bytes.indexOf(0x0a);
+/** A digest's header, where its hashes start, or why it is not a digest. */
+export interface DigestHeader {
+  header: { connector: string; syncId: string; users: number; grants: number };
+  bodyAt: number;
+}
+
+/**
+ * The header of a digest whose first bytes are `start` (its header line whole, unless the file has
+ * none) and whose length is `length`; anything else is an error naming `source`.
+ */
+export function decodeDigestHeader(start: Buffer, length: number, source: string): DigestHeader {
+  const newline = start.indexOf(0x0a);
   const fail = (why: string): never => {
     throw new Error(
       `${source} is not a snapshot digest (${why}); remove it to compare with nothing`,
@@ -192,16 +211,27 @@ export function decodeDigest(bytes: Buffer, source: string): SnapshotDigest {
   if (newline < 0) fail("no header line");
   let header: z.output<typeof digestHeader>;
   try {
-    header = digestHeader.parse(JSON.parse(bytes.subarray(0, newline).toString("utf8")));
+    header = digestHeader.parse(JSON.parse(start.subarray(0, newline).toString("utf8")));
   } catch {
     return fail("its header does not parse");
   }
-  const body = bytes.subarray(newline + 1);
-  if (body.length !== (header.users + header.grants) * 8)
+  if (length - newline - 1 !== (header.users + header.grants) * 8)
     fail("its length does not match its header");
-  // Copied into fresh buffers: a typed array needs its offset aligned to 8 bytes.
+  return { header, bodyAt: newline + 1 };
+}
+
+/** Reads what `encodeDigest` wrote; anything else is an error naming `source`. */
+export function decodeDigest(bytes: Buffer, source: string): SnapshotDigest {
+  const { header, bodyAt } = decodeDigestHeader(bytes, bytes.length, source);
+  const body = bytes.subarray(bodyAt);
+  // Copied into fresh buffers (a typed array needs its offset aligned to 8 bytes), byte for byte
+  // where this machine is little-endian: a bigint a hash read was 3.5 million heap objects.
   const hashes = (from: number, count: number) => {
     const out = new BigUint64Array(count);
+    if (LITTLE_ENDIAN) {
+      body.copy(new Uint8Array(out.buffer), 0, from * 8, (from + count) * 8);
+      return out;
+    }
     for (let i = 0; i < count; i++) out[i] = body.readBigUInt64LE((from + i) * 8);
     return out;
   };
@@ -214,6 +244,7 @@ export function decodeDigest(bytes: Buffer, source: string): SnapshotDigest {
 }
 
 function littleEndian(values: BigUint64Array): Buffer {
+  if (LITTLE_ENDIAN) return Buffer.from(values.buffer, values.byteOffset, values.byteLength);
   const out = Buffer.alloc(values.length * 8);
   for (let i = 0; i < values.length; i++) out.writeBigUInt64LE(values[i] as bigint, i * 8);
   return out;

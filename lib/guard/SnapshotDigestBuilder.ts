@@ -10,6 +10,33 @@ export type DigestedRecord =
   | { kind: "grant"; id: string }
   | { kind: "resource_type" | "entitlement" | "sync_start" | "sync_end" };
 
+/** Where a record's hash goes: a `HashList`, or a `RemovalCounter`'s count of one kind. */
+export interface HashSink {
+  /** Takes the hash whose words (`idHashWords`) are at `at` of `words`. */
+  pushWords(words: Uint32Array, at: number): void;
+}
+
+/**
+ * The one rule for what a digest holds: a user (a resource with the user trait) by the hash of
+ * `userKey(type, id)` into `users`, a grant by the hash of its id into `grants`; no other record.
+ */
+export function hashDigestedRecord(
+  record: DigestedRecord,
+  users: HashSink,
+  grants: HashSink,
+  scratch: Uint32Array,
+): void {
+  if (record.kind === "resource") {
+    if (isUser(record)) {
+      idHashWords(userKey(record.type, record.id), scratch, 0);
+      users.pushWords(scratch, 0);
+    }
+  } else if (record.kind === "grant") {
+    idHashWords(record.id, scratch, 0);
+    grants.pushWords(scratch, 0);
+  }
+}
+
 /**
  * Builds a snapshot's digest from its records, the one rule for what it holds, whoever calls it:
  * each user (a resource with the user trait) by the hash of `userKey(type, id)`, each grant by the
@@ -28,15 +55,7 @@ export class SnapshotDigestBuilder {
 
   /** Adds a record of the snapshot: a user or a grant counts, any other record is passed over. */
   add(record: DigestedRecord): void {
-    if (record.kind === "resource") {
-      if (isUser(record)) {
-        idHashWords(userKey(record.type, record.id), this.#scratch, 0);
-        this.#users.pushWords(this.#scratch, 0);
-      }
-    } else if (record.kind === "grant") {
-      this.grantHash(record, this.#scratch, 0);
-      this.addGrantHash(this.#scratch, 0);
-    }
+    hashDigestedRecord(record, this.#users, this.#grants, this.#scratch);
   }
 
   /** Writes a grant's hash (`ID_HASH_WORDS` words) at `at` of `out`, for `addGrantHash`. */

@@ -10,10 +10,16 @@ export {
   judgeRemovals,
   type Removal,
 } from "./judgeRemoval";
-export { type DigestResult, digestSnapshotFile } from "./readSnapshotDigest";
+export {
+  countRemovalsFromFile,
+  type DigestResult,
+  digestSnapshotFile,
+  type PreviousRemovals,
+} from "./readSnapshotDigest";
 export { parseRemovalLimit, type RemovalLimit, removalLimitSetting } from "./removalLimit";
 export {
   decodeDigest,
+  digestParts,
   encodeDigest,
   HashList,
   idHash,

@@ -2,6 +2,7 @@ import {
   digestSnapshotFile,
   type GuardVerdict,
   judgeRemoval,
+  judgeRemovals,
   type RemovalLimit,
   type SnapshotDigest,
 } from "../guard";
@@ -33,17 +34,8 @@ export type PublishOutcome<R> =
  * compared with. A failure of the publisher or the store is thrown, and nothing is recorded.
  */
 export async function publishGuarded<R>(step: GuardedPublish<R>): Promise<PublishOutcome<R>> {
-  const { store, limit } = step;
-  const previous = await store.published();
-  // Nothing to compare with and no digest to keep: the new snapshot is not read again
-  // (100,000 users take about 1.5 s of CPU), nor is it when its writer handed its digest.
-  const digest =
-    previous || store.recordPublished
-      ? (step.digest ?? (await digestNew(step.snapshotFile)))
-      : undefined;
-  const verdict: GuardVerdict = digest
-    ? judgeRemoval(previous, digest, limit)
-    : { held: false, basis: "first", limit };
+  const { store } = step;
+  const { verdict, digest } = await judge(step);
   if (verdict.held) {
     await store.hold(step.snapshotFile, digest as SnapshotDigest);
     return { held: true, verdict };
@@ -51,6 +43,30 @@ export async function publishGuarded<R>(step: GuardedPublish<R>): Promise<Publis
   const published = await step.publish(step.snapshotFile, step.syncId);
   if (digest && store.recordPublished) await store.recordPublished(digest);
   return { held: false, verdict, published };
+}
+
+/** The verdict on the new snapshot, and its digest where it was needed. */
+async function judge<R>(
+  step: GuardedPublish<R>,
+): Promise<{ verdict: GuardVerdict; digest: SnapshotDigest | undefined }> {
+  const { store, limit } = step;
+  const first: GuardVerdict = { held: false, basis: "first", limit };
+  if (store.removals && step.digest) {
+    const removals = await store.removals(step.digest);
+    const verdict =
+      removals && removals.connector === step.digest.connector
+        ? judgeRemovals(removals.users, removals.grants, limit)
+        : first;
+    return { verdict, digest: step.digest };
+  }
+  const previous = await store.published();
+  // Nothing to compare with and no digest to keep: the new snapshot is not read again
+  // (100,000 users take about 1.5 s of CPU), nor is it when its writer handed its digest.
+  const digest =
+    previous || store.recordPublished
+      ? (step.digest ?? (await digestNew(step.snapshotFile)))
+      : undefined;
+  return { verdict: digest ? judgeRemoval(previous, digest, limit) : first, digest };
 }
 
 async function digestNew(snapshotFile: string): Promise<SnapshotDigest> {

@@ -1,4 +1,4 @@
-import type { SnapshotDigest } from "../guard";
+import type { PreviousRemovals, SnapshotDigest } from "../guard";
 
 /**
  * Where a runtime keeps what the removal guard compares and holds: the files beside `--out` (CLI),
@@ -7,6 +7,13 @@ import type { SnapshotDigest } from "../guard";
 export interface GuardStore {
   /** The last published snapshot's digest; undefined when there is nothing to compare with. */
   published(): Promise<SnapshotDigest | undefined>;
+  /**
+   * What the new snapshot (by its digest) removes from the last published one, counted as that one
+   * is read rather than from its digest built in memory; undefined when there is nothing to compare
+   * with. Where a store has it, the guard uses it, not `published`, to judge (the CLI's, whose
+   * published snapshot is the file at --out).
+   */
+  removals?(next: SnapshotDigest): Promise<PreviousRemovals | undefined>;
   /**
    * After a publish: its digest is what the next snapshot is compared with, and a snapshot held
    * before is superseded. Absent where the published snapshot is its own record (the CLI's

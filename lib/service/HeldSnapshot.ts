@@ -1,7 +1,9 @@
 import { mkdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import * as z from "zod";
-import { decodeDigest, encodeDigest, type SnapshotDigest } from "../guard";
+import { decodeDigest, digestParts, type SnapshotDigest } from "../guard";
+import { countRemovalsFromDigestFile } from "../guard/digestFileRemovals";
+import type { PreviousRemovals } from "../guard/readSnapshotDigest";
 import type { GuardStore } from "../publish";
 import { writeFailure } from "../sync/errors";
 import { HELD_DIR_NAME, PUBLISHED_DIGEST_NAME, RELEASE_RESULT_NAME } from "./constants";
@@ -45,6 +47,14 @@ export class HeldSnapshot implements GuardStore {
     return this.#readDigest(join(this.#stateDir, PUBLISHED_DIGEST_NAME));
   }
 
+  /**
+   * What the new snapshot removes from the last one uploaded, counted as that one's digest file
+   * is read (never whole in memory); none before the first. A broken file throws.
+   */
+  removals(next: SnapshotDigest): Promise<PreviousRemovals | undefined> {
+    return countRemovalsFromDigestFile(join(this.#stateDir, PUBLISHED_DIGEST_NAME), next);
+  }
+
   /** After an upload: its digest is what the next snapshot is compared with; any held one is superseded. */
   async recordPublished(digest: SnapshotDigest): Promise<void> {
     await writeWhole(
@@ -55,7 +65,7 @@ export class HeldSnapshot implements GuardStore {
         outcome:
           "the snapshot was uploaded but the next sync's removals are counted against the snapshot before it",
       },
-      encodeDigest(digest),
+      digestParts(digest),
     );
     await rm(this.#heldDir, { recursive: true, force: true });
   }
@@ -78,7 +88,7 @@ export class HeldSnapshot implements GuardStore {
     }
     await writeWhole(
       { ...file, what: "the digest of the held snapshot", path: this.#heldDigestPath },
-      encodeDigest(digest),
+      digestParts(digest),
     );
   }
 

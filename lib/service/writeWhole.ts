@@ -2,7 +2,7 @@ import { rename, rm, writeFile } from "node:fs/promises";
 import { type SyncFile, writeFailure } from "../sync/errors";
 
 /**
- * Writes `data` as the whole of `file.path`: to a temporary name beside it, then renamed, so a
+ * Writes `data` (parts are written one after another) as the whole of `file.path`: to a temporary name beside it, then renamed, so a
  * crash never leaves half a file. The temporary file is created exclusively (`wx`: a file or
  * symlink someone else put under its name in a shared directory is never followed or written);
  * one already there (left by a crashed process with the same pid, as pid 1 of every container
@@ -13,7 +13,7 @@ import { type SyncFile, writeFailure } from "../sync/errors";
  */
 export async function writeWhole(
   file: SyncFile,
-  data: string | Buffer,
+  data: string | Buffer | readonly Buffer[],
   mode: number = 0o600,
 ): Promise<void> {
   const temp = `${file.path}.${process.pid}.tmp`;

@@ -36,6 +36,13 @@ export class HashedIdSet {
     return this.#segments.reduce((slots, segment) => slots + segment.length / WORDS, 0);
   }
 
+  /** Empties the set, keeping its slots: to be filled again to about its size. */
+  clear(): void {
+    for (const segment of this.#segments) segment.fill(0);
+    this.#sizes.fill(0);
+    this.#size = 0;
+  }
+
   has(id: string): boolean {
     hashId(id, scratch, 0);
     return this.hasHash(scratch, 0);

@@ -11,6 +11,7 @@ import {
   readSpoolFrames,
   SPOOL_DIGEST_AT,
   SPOOL_HASH_WORDS,
+  SPOOL_ID_AT,
   type SpoolFrame,
   spoolFrame,
 } from "./grantSpool";
@@ -31,6 +32,7 @@ import {
   type SyncEndRecord,
   type SyncStartRecord,
 } from "./records";
+import { findRepeatedGrants, type RepeatedGrants, type RepeatSearch } from "./repeatedGrants";
 import { createTempFile, unregisterTempFile } from "./tempFiles";
 
 export interface AssembledSnapshot {
@@ -51,6 +53,8 @@ export interface AssemblerOptions {
   outReleasesChunks?: boolean;
   /** A directory for the grant spool, a temporary file removed by `complete` and `abort`. */
   spoolDir: string;
+  /** Grants held in memory at once while repeated ones are looked for (`findRepeatedGrants`). */
+  passGrants?: number;
   /** How to put the spool on another filesystem, for a write error's message. */
   spoolElsewhere?: string;
   syncId: string;
@@ -63,13 +67,16 @@ export interface AssemblerOptions {
  * `sync_start` first, each record once (a redelivered job or a page served twice is written
  * once), and `sync_end` with the counts last.
  *
- * Memory holds only the sets of written ids, as 128-bit hashes (`HashedIdSet`: about 25 bytes an
- * id), and the page in hand. Grants are spooled to a temporary file and copied after every other
- * record, so each grant is checked against the complete set of entitlements and principals
- * (referential integrity); a grant naming anything missing is left out and counted as
- * `dangling_grant`. Each record is serialised once: the spool holds a page's grants as the bytes
- * of their snapshot lines, beside the hashes of what they name, so completing the snapshot checks
- * and copies them without decoding or parsing them.
+ * Memory holds the sets of written resources and entitlements, as 128-bit hashes (`HashedIdSet`:
+ * about 25 bytes an id), and the page in hand. Grants, usually most of the records, are spooled to
+ * a temporary file and copied after every other record, so each grant is checked against the
+ * complete set of entitlements and principals (referential integrity); a grant naming anything
+ * missing is left out and counted as `dangling_grant`. A grant whose id an earlier grant had is
+ * left out too, found from the spool in memory that does not grow with the tenant
+ * (`findRepeatedGrants`), not in a set held while the sync runs. Each record is serialised once:
+ * the spool holds a page's grants as the bytes of their snapshot lines, beside the hashes of what
+ * they name and of their ids, so completing the snapshot checks and copies them without decoding
+ * or parsing them.
  *
  * It also builds the removal guard's digest of what it writes (`SnapshotDigestBuilder`, 8 bytes
  * a user and a grant written), handed out by `digest` once complete: the guard then need not read
@@ -81,6 +88,10 @@ export class SnapshotAssembler {
   readonly #spool: WriteStream;
   /** The spool's frames and the snapshot's lines, in chunks: see `write`. */
   readonly #spoolChunks: ChunkCopier;
+  /** Where `findRepeatedGrants` looks once the spool is complete. */
+  readonly #repeatSearch: Omit<RepeatSearch, "grants">;
+  /** Grants spooled, repeats included. */
+  #spooled = 0;
   readonly #outChunks: ChunkCopier;
   readonly #syncId: string;
   readonly #connector: string;
@@ -89,7 +100,6 @@ export class SnapshotAssembler {
   readonly #resources = new HashedIdSet();
   readonly #entitlements = new HashedIdSet();
   readonly #resourceTypes = new HashedIdSet(8);
-  readonly #grants = new HashedIdSet();
   readonly #counts: Record<RecordKind, number> = {
     resource_type: 0,
     resource: 0,
@@ -123,6 +133,7 @@ export class SnapshotAssembler {
       path: this.#spoolPath,
       elsewhere: options.spoolElsewhere ?? "run the sync where that directory has room",
     };
+    this.#repeatSearch = { spoolPath: this.#spoolPath, spoolFile, passGrants: options.passGrants };
     this.#spool.on("error", (error: Error) => {
       this.#streamError ??= writeFailure(error, spoolFile);
     });
@@ -203,12 +214,15 @@ export class SnapshotAssembler {
     this.#throwIfFailed();
     await this.#spoolChunks.flush();
     await endStream(this.#spool);
+    const repeated = await findRepeatedGrants({ ...this.#repeatSearch, grants: this.#spooled });
     let dangling = 0;
-    this.#digest.expectGrants(this.#grants.size);
+    let first = 0;
+    this.#digest.expectGrants(this.#spooled - repeated.count);
     for await (const frame of readSpoolFrames(this.#spoolPath)) {
-      const kept = await this.#copyKeptGrants(frame, this.#outChunks);
+      const { kept, checked } = await this.#copyKeptGrants(frame, first, repeated);
       this.#counts.grant += kept;
-      dangling += frame.grants - kept;
+      dangling += checked - kept;
+      first += frame.grants;
     }
     await this.#outChunks.flush();
     const end: SyncEndRecord = {
@@ -272,21 +286,22 @@ export class SnapshotAssembler {
         case "entitlement":
           if (!this.#entitlements.add(record.id)) continue;
           break;
-        case "grant":
-          if (this.#grants.add(record.id)) {
-            const at = grants.length * SPOOL_HASH_WORDS;
-            if (at === this.#pageHashes.length) this.#growPageHashes();
-            this.#hashEntitlement(record.entitlement, this.#pageHashes, at);
-            this.#hashResource(record.principal, this.#pageHashes, at + WORDS);
-            this.#digest.grantHash(record, this.#pageHashes, at + SPOOL_DIGEST_AT);
-            grants.push(record);
-          }
+        case "grant": {
+          const at = grants.length * SPOOL_HASH_WORDS;
+          if (at === this.#pageHashes.length) this.#growPageHashes();
+          this.#hashEntitlement(record.entitlement, this.#pageHashes, at);
+          this.#hashResource(record.principal, this.#pageHashes, at + WORDS);
+          this.#digest.grantHash(record, this.#pageHashes, at + SPOOL_DIGEST_AT);
+          hashId(record.id, this.#pageHashes, at + SPOOL_ID_AT);
+          grants.push(record);
           continue;
+        }
       }
       this.#counts[record.kind]++;
       this.#digest.add(record);
       out.push(record);
     }
+    this.#spooled += grants.length;
     return {
       spool: grants.length > 0 ? this.#spoolChunks.fill(spoolFrame(grants, this.#pageHashes)) : [],
       out: out.length > 0 ? this.#outChunks.fill(jsonLinesBytes(out)) : [],
@@ -329,31 +344,41 @@ export class SnapshotAssembler {
   }
 
   /**
-   * Copies a spooled page's grants whose entitlement and principal were written, and adds them to
-   * the digest; returns how many.
+   * Copies a spooled page's grants, the first of which is the spool's grant `first`, that repeat
+   * no earlier grant (`checked`) and whose entitlement and principal were written (`kept`), and
+   * adds the kept ones to the digest.
    */
-  async #copyKeptGrants(frame: SpoolFrame, copy: ChunkCopier): Promise<number> {
+  async #copyKeptGrants(
+    frame: SpoolFrame,
+    first: number,
+    repeated: RepeatedGrants,
+  ): Promise<{ kept: number; checked: number }> {
     const { hashes, lines } = frame;
+    const keeps = (at: number) =>
+      !repeated.has(first + at / SPOOL_HASH_WORDS) &&
+      this.#entitlements.hasHash(hashes, at) &&
+      this.#resources.hasHash(hashes, at + WORDS);
     let kept = 0;
+    let checked = 0;
     for (let at = 0; at < hashes.length; at += SPOOL_HASH_WORDS) {
-      if (this.#entitlements.hasHash(hashes, at) && this.#resources.hasHash(hashes, at + WORDS)) {
+      if (repeated.has(first + at / SPOOL_HASH_WORDS)) continue;
+      checked++;
+      if (keeps(at)) {
         kept++;
         this.#digest.addGrantHash(hashes, at + SPOOL_DIGEST_AT);
       }
     }
     if (kept === frame.grants) {
-      await copy.append(lines);
-      return kept;
+      await this.#outChunks.append(lines);
+      return { kept, checked };
     }
     let start = 0;
     for (let at = 0; at < hashes.length; at += SPOOL_HASH_WORDS) {
       const end = lines.indexOf(NEWLINE, start) + 1;
-      if (this.#entitlements.hasHash(hashes, at) && this.#resources.hasHash(hashes, at + WORDS)) {
-        await copy.append(lines.subarray(start, end));
-      }
+      if (keeps(at)) await this.#outChunks.append(lines.subarray(start, end));
       start = end;
     }
-    return kept;
+    return { kept, checked };
   }
 }
 

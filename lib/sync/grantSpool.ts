@@ -13,14 +13,15 @@ import type { GrantRecord } from "./records";
  * The grant spool: a frame a page, `[grants, bytes]` (two 32-bit little-endian words), then each
  * grant's hashes (`SPOOL_HASH_WORDS` words: its entitlement's, then its principal's, as `hashId`
  * writes them, then the guard's hash of the grant at `SPOOL_DIGEST_AT`, as
- * `SnapshotDigestBuilder.grantHash` writes it, all in this machine's byte order: the file never
- * leaves the process), then `bytes`
- * bytes: the grants' snapshot lines, UTF-8, in the same order. A line holds no raw newline byte
- * (JSON escapes it, and no byte of a multi-byte UTF-8 character is one), so `\n` splits them.
+ * `SnapshotDigestBuilder.grantHash` writes it, then the hash of the grant's id at `SPOOL_ID_AT`, as
+ * `hashId` writes it, all in this machine's byte order: the file never leaves the process), then
+ * `bytes` bytes: the grants' snapshot lines, UTF-8, in the same order. A line holds no raw newline
+ * byte (JSON escapes it, and no byte of a multi-byte UTF-8 character is one), so `\n` splits them.
  */
 const SPOOL_HEADER_BYTES = 8;
 export const SPOOL_DIGEST_AT = 2 * WORDS;
-export const SPOOL_HASH_WORDS = SPOOL_DIGEST_AT + ID_HASH_WORDS;
+export const SPOOL_ID_AT = SPOOL_DIGEST_AT + ID_HASH_WORDS;
+export const SPOOL_HASH_WORDS = SPOOL_ID_AT + WORDS;
 
 export interface SpoolFrame {
   grants: number;

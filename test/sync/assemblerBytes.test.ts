@@ -5,7 +5,7 @@
  * names that JSON escapes or UTF-8 spells in several bytes.
  */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
 import { gunzipSync } from "node:zlib";
@@ -86,17 +86,22 @@ async function assemble(
   out: Writable,
   outReleasesChunks: boolean,
   text: () => Promise<string>,
+  passGrants?: number,
 ): Promise<{ text: string; result: unknown }> {
+  const spoolDir = await makeTempDir();
   const assembler = await SnapshotAssembler.open({
     out,
     outReleasesChunks,
-    spoolDir: await makeTempDir(),
+    spoolDir,
+    passGrants,
     syncId: "golden",
     connector: "test",
     startedAt: new Date("2024-01-02T03:04:05.000Z"),
   });
   for (const page of pages()) await assembler.write(page);
   const result = await assembler.complete();
+  // The spool, and the file of grant ids repeats are looked for in, are removed.
+  expect(await readdir(spoolDir)).toEqual([]);
   return { text: await text(), result };
 }
 
@@ -109,14 +114,19 @@ function throughPassThrough() {
 }
 
 /** Into a snapshot file (gzip when `gz`), which reuses the chunks lines and grants are copied in. */
-async function throughFile(gz: boolean) {
+async function throughFile(gz: boolean, passGrants?: number) {
   const path = join(await makeTempDir(), gz ? "golden.jsonl.gz" : "golden.jsonl");
   const file = await SnapshotFile.open(path, "golden", "elsewhere");
-  return assemble(file.stream, true, async () => {
-    await file.commit();
-    const bytes = await readFile(path);
-    return (gz ? gunzipSync(bytes) : bytes).toString("utf8");
-  });
+  return assemble(
+    file.stream,
+    true,
+    async () => {
+      await file.commit();
+      const bytes = await readFile(path);
+      return (gz ? gunzipSync(bytes) : bytes).toString("utf8");
+    },
+    passGrants,
+  );
 }
 
 /**
@@ -144,6 +154,11 @@ describe("SnapshotAssembler's bytes", () => {
     ["a snapshot file", () => throughFile(false)],
     ["a gzip snapshot file", () => throughFile(true)],
     ["a sink that is done with each chunk late", throughLateSink],
+    // About 15,000 grants spooled: 15 passes over their ids, each judging a slice of the hashes.
+    [
+      "a snapshot file, repeated grants looked for 1,000 at a time",
+      () => throughFile(false, 1_000),
+    ],
   ])(
     "are what they were for the same records in the same order (content, escapes, order, dangling grants), through %s",
     async (_, write) => {

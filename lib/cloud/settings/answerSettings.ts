@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { answerOnce, type ReplyMemory, RequestIdTakenError } from "../../actions";
-import { ConfigError, CredentialsRejectedError, describeIssues } from "../../errors";
+import { ConfigError, CredentialsRejectedError, describeIssues, messageOf } from "../../errors";
 import { HttpStatusError, isRetryableError } from "../../http";
 import { type Logger, withFields } from "../../logging";
 import { SettingsError } from "./errors";
@@ -99,7 +99,7 @@ async function carryOut(
     if (SettingsError.is(error)) {
       return failedSettings(requestId, error.code, error.message, { retryable: error.retryable });
     }
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     if (CredentialsRejectedError.is(error)) {
       return failedSettings(requestId, "auth_failed", message, { field: error.field });
     }

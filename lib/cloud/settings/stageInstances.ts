@@ -1,8 +1,8 @@
 import { formatDuration } from "../../config";
 import type { ConnectorName } from "../../connectors";
-import { ConfigError, type ConfigIssue, CredentialsRejectedError } from "../../errors";
+import { ConfigError, type ConfigIssue, CredentialsRejectedError, messageOf } from "../../errors";
 import { DEFAULT_SYNC_INTERVAL_MS, IntervalError, parseInterval } from "../../platform";
-import { redact, registerSecret } from "../../redact";
+import { registerSecret } from "../../redact";
 import {
   deleteInstanceSecret,
   readStoredSettings,
@@ -100,7 +100,7 @@ export async function saveInstance(
   } catch (error) {
     throw new SettingsError(
       "upstream_error",
-      `the settings of ${connectorId} were saved, but its first sync did not start (${redact(error instanceof Error ? error.message : String(error))}); save again, or start it with \`cloud sync ${connectorId}\``,
+      `the settings of ${connectorId} were saved, but its first sync did not start (${messageOf(error)}); save again, or start it with \`cloud sync ${connectorId}\``,
       { cause: error, retryable: true },
     );
   }

@@ -209,9 +209,10 @@ export async function startPlatformSimulator(
         `x-content-sha256 is ${declared} but the body received hashes to ${actual}`,
       );
     }
-    let text: string;
+    let text: string | undefined;
     try {
-      text = gunzipSync(request.body).toString("utf8");
+      const body = gunzipSync(request.body);
+      text = options.keepText === false ? undefined : body.toString("utf8");
     } catch {
       return reject("not_gzip", "the body is not a gzip stream");
     }

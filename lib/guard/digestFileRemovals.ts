@@ -1,0 +1,68 @@
+import { open } from "node:fs/promises";
+import { RemovalCounter } from "./RemovalCounter";
+import type { PreviousRemovals } from "./readSnapshotDigest";
+import { decodeDigestHeader, type SnapshotDigest } from "./SnapshotDigest";
+
+/** Bytes read at once: a multiple of a hash's 8, larger than any header line written. */
+const READ_BYTES = 256 * 1024;
+
+/**
+ * What the new snapshot (by its digest `next`) removes from the one whose digest file (as
+ * `encodeDigest` writes it) is at `path`, counted as the file is read (`RemovalCounter`), so its
+ * hashes are never all in memory; undefined when there is no file. A file that is not a digest
+ * throws as `decodeDigest` does, with the same message.
+ */
+export async function countRemovalsFromDigestFile(
+  path: string,
+  next: SnapshotDigest,
+): Promise<PreviousRemovals | undefined> {
+  const file = await open(path, "r").catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return undefined;
+    throw error;
+  });
+  if (!file) return undefined;
+  try {
+    const { size } = await file.stat();
+    const buffer = Buffer.allocUnsafeSlow(READ_BYTES);
+    let filled = await readFull(file, buffer, 0);
+    const { header, bodyAt } = decodeDigestHeader(buffer.subarray(0, filled), size, path);
+    const counter = new RemovalCounter(next);
+    const words = new Uint32Array(2);
+    let hash = 0;
+    let at = bodyAt;
+    for (let position = filled; ; ) {
+      for (; at + 8 <= filled; at += 8, hash++) {
+        words[0] = buffer.readUInt32LE(at);
+        words[1] = buffer.readUInt32LE(at + 4);
+        if (hash < header.users) counter.userWords(words, 0);
+        else counter.grantWords(words, 0);
+      }
+      // A hash cut at the end of the block is read whole from the start of the next.
+      const left = filled - at;
+      buffer.copy(buffer, 0, at, filled);
+      const read = await readFull(file, buffer.subarray(left), position);
+      if (read === 0) break;
+      position += read;
+      filled = left + read;
+      at = 0;
+    }
+    return { connector: header.connector, ...counter.finish() };
+  } finally {
+    await file.close();
+  }
+}
+
+/** Fills `into` from `position` of the file; fewer bytes only at its end. */
+async function readFull(
+  file: Awaited<ReturnType<typeof open>>,
+  into: Buffer,
+  position: number,
+): Promise<number> {
+  let filled = 0;
+  while (filled < into.length) {
+    const { bytesRead } = await file.read(into, filled, into.length - filled, position + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled;
+}
