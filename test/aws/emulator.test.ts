@@ -38,8 +38,11 @@ describe("TransactWriteItems", () => {
   const table = "transactions";
   const key = (sk: string) => ({ pk: { S: "run#1" }, sk: { S: sk } });
   const item = async (sk: string) =>
-    (await dynamo.send(new GetItemCommand({ TableName: table, Key: key(sk), ConsistentRead: true })))
-      .Item;
+    (
+      await dynamo.send(
+        new GetItemCommand({ TableName: table, Key: key(sk), ConsistentRead: true }),
+      )
+    ).Item;
 
   beforeAll(async () => {
     await dynamo.send(

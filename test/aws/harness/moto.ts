@@ -74,15 +74,11 @@ export async function startMoto(
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const endpoint = `http://127.0.0.1:${port}`;
-    const child = spawn(
-      "python3",
-      [MOTO_SERVER, "-H", "127.0.0.1", "-p", String(port)],
-      {
-        stdio: ["ignore", "ignore", "pipe"],
-        // Its own process group would outlive us on a crash; keep it a plain child.
-        env: { ...process.env, PYTHONUNBUFFERED: "1" },
-      },
-    );
+    const child = spawn("python3", [MOTO_SERVER, "-H", "127.0.0.1", "-p", String(port)], {
+      stdio: ["ignore", "ignore", "pipe"],
+      // Its own process group would outlive us on a crash; keep it a plain child.
+      env: { ...process.env, PYTHONUNBUFFERED: "1" },
+    });
     let stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-4000);

@@ -21,11 +21,18 @@
    on a standard queue and ignores it; here a standard queue's receive order follows that rule.
    The processing-time share, AWS's second measure, is not modelled.
 
+4. ReceiveMessage in time that does not grow with the batch times the queue. moto checks each
+   message it returns against the queue's retention period by computing every attribute of the
+   queue (its counts walk all messages), and reads the clock through datetime arithmetic for each
+   message's visibility: a receive of 10 from a queue of 150 took 1 s. Here the retention period
+   is read from the queue and the clock from time.time(), the same values.
+
 Run as `python3 moto_server.py -H 127.0.0.1 -p PORT` (moto_server's own arguments).
 """
 
 import copy
 import sys
+import time
 from collections import Counter
 
 import moto.dynamodb.models as dynamodb_models
@@ -125,6 +132,17 @@ def _fair_messages(queue):
 
 
 sqs_models.Queue.messages = property(_fair_messages)
+
+
+# 4. Receives that do not walk the queue once per message returned.
+def _message_retained(self, queue_name, message):
+    retention = self.get_queue(queue_name).message_retention_period
+    return retention + message.sent_timestamp / 1000 > time.time()
+
+
+_unix_time_millis = sqs_models.unix_time_millis
+sqs_models.SQSBackend.is_message_valid_based_on_retention_period = _message_retained
+sqs_models.unix_time_millis = lambda dt=None: time.time() * 1000 if dt is None else _unix_time_millis(dt)
 
 sys.argv[0] = "moto_server"
 moto_server.main()
