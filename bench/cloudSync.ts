@@ -2,7 +2,8 @@
  * One BlackLine sync through the cloud runtime on moto_server, with test/aws's harness: the
  * packaged stack deployed, the instance registered with the operator command, the scheduler
  * invoked, and the packaged worker and finalize handlers fed from the real queues the way Lambda
- * feeds them (moto cannot run Lambda code). The upstream simulator runs in a process of its own.
+ * feeds them (moto cannot run Lambda code): up to each mapping's maximum concurrency of
+ * invocations at once (10 workers), warm containers reused. The upstream simulator runs in a process of its own.
  */
 import { RunStore } from "../lib/cloud";
 import { startPlatformSimulator } from "../lib/simulators/platform";
@@ -28,12 +29,17 @@ export interface CloudRun {
   messages: number;
   shards: number;
   invocations: { scheduler: number; syncWorker: number; finalize: number };
+  /** The most worker invocations at once, and the worker containers started (cold starts). */
+  workerConcurrency: { peak: number; containers: number };
   handlerMs: { scheduler: number; syncWorker: number; finalize: number };
   memoryMb: { scheduler: number; syncWorker: number; finalize: number };
   gbSeconds: number;
   lambdaUsd: number;
   error?: string;
 }
+
+/** A bench run drains until the run is done: no cap on invocations, an hour at most. */
+export const UNBOUNDED_DRAIN = { maxInvocations: Number.POSITIVE_INFINITY, timeoutMs: 3_600_000 };
 
 export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promise<CloudRun> {
   const moto = await startMoto();
@@ -65,8 +71,8 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       syncId?: string;
     };
     if (!syncId) throw new Error(`cloud sync: ${sync.stderr.trim() || sync.stdout.trim()}`);
-    const worker = await stack.drainQueue("syncWorker");
-    const finalize = await stack.drainQueue("finalize");
+    const worker = await stack.drainQueue("syncWorker", UNBOUNDED_DRAIN);
+    const finalize = await stack.drainQueue("finalize", UNBOUNDED_DRAIN);
     const syncMs = performance.now() - started;
     server = await upstream.stop();
 
@@ -103,6 +109,7 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       messages: worker.messages,
       shards,
       invocations,
+      workerConcurrency: { peak: worker.peakConcurrency, containers: worker.containers },
       handlerMs,
       memoryMb,
       gbSeconds,

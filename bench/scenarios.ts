@@ -47,6 +47,7 @@ export interface Scenario {
 /** 10,000 users, 500 teams, 50 roles; each user in 0 to 6 teams, about 3 on average. */
 const BLACKLINE_10K: TenantSize = { users: 10_000, teams: 500, roles: 50, maxTeamsPerUser: 6 };
 const BLACKLINE_100K: TenantSize = { users: 100_000, teams: 2_000, roles: 50, maxTeamsPerUser: 6 };
+const BLACKLINE_20K: TenantSize = { users: 20_000, teams: 400, roles: 50, maxTeamsPerUser: 6 };
 const LIMIT_50: RateLimitSettings = { requestsPerSecond: 50 };
 
 export const SCENARIOS: Scenario[] = [
@@ -118,6 +119,22 @@ export const SCENARIOS: Scenario[] = [
     },
     tenantText: "as blackline-10k, through the cloud runtime on moto_server",
     upstreamText: "as blackline-10k",
+  },
+  {
+    name: "blackline-20k-cloud",
+    quick: false,
+    runtime: "cloud",
+    simulator: { connector: "blackline", size: BLACKLINE_20K, upstream: { latencyMs: 40 } },
+    tenantText: "20,000 users, 400 teams, 50 roles, through the cloud runtime, 10 workers",
+    upstreamText: "40 ms, no rate limit",
+  },
+  {
+    name: "blackline-100k-cloud",
+    quick: false,
+    runtime: "cloud",
+    simulator: { connector: "blackline", size: BLACKLINE_100K, upstream: { latencyMs: 40 } },
+    tenantText: "as blackline-100k, through the cloud runtime, 10 workers",
+    upstreamText: "40 ms, no rate limit",
   },
   ...limiterMatrix(),
 ];

@@ -68,6 +68,11 @@ export interface DrainOptions {
    * the message (within timeoutMs).
    */
   releaseFailedMessages?: boolean;
+  /**
+   * Keep polling an empty queue until this holds: for a drain that runs beside another (the
+   * worker's and finalize's at once), whose invocations may still send messages here.
+   */
+  until?: () => boolean | Promise<boolean>;
 }
 
 export interface DrainStats {
@@ -316,16 +321,35 @@ export async function drainQueue(
   };
 
   // The pollers: each receives a batch and invokes the function with it, as Lambda's poller runs
-  // up to the mapping's maximum concurrency of invocations at once. The queue is drained when no
-  // invocation is running (a running one may send messages) and SQS counts none visible, in
-  // flight or delayed.
+  // up to the mapping's maximum concurrency of invocations at once. moto has no long polling and
+  // serves one request at a time, so idle pollers do not all poll it: one of them (the scout)
+  // polls, backing off, and wakes the others when it finds a batch; a finished invocation (which
+  // may have sent messages) wakes them too. The queue is drained when no invocation is running and
+  // SQS counts none visible, in flight or delayed (and `until` holds).
   let handling = 0;
   let finished = false;
+  let scouting = false;
+  let wakeUp = () => {};
+  let woken = Promise.resolve();
+  const wakeAll = () => {
+    wakeUp();
+    woken = new Promise<void>((resolveWoken) => {
+      wakeUp = resolveWoken;
+    });
+  };
+  wakeAll();
+  const drained = async () => {
+    if (handling > 0) return false;
+    const a = await counts();
+    if (handling > 0 || a.visible + a.inFlight + a.delayed > 0) return false;
+    return options.until ? options.until() : true;
+  };
   const poll = async () => {
     let idleMs = 0;
     while (!finished) {
       if (stats.invocations >= maxInvocations || Date.now() - started > timeoutMs) {
         finished = true;
+        wakeAll();
         const a = await counts();
         throw new Error(
           `drainQueue(${key}): gave up after ${stats.invocations} invocations and ` +
@@ -336,23 +360,29 @@ export async function drainQueue(
       const batches = await receiveBatches();
       if (batches.length > 0) {
         idleMs = 0;
+        wakeAll();
         handling++;
         try {
           await handle(batches);
         } finally {
           handling--;
+          wakeAll();
         }
         continue;
       }
-      if (handling === 0) {
-        const a = await counts();
-        if (handling === 0 && a.visible + a.inFlight + a.delayed === 0) {
-          finished = true;
-          break;
-        }
+      if (await drained()) {
+        finished = true;
+        wakeAll();
+        break;
       }
+      if (scouting) {
+        await woken;
+        continue;
+      }
+      scouting = true;
       idleMs = Math.min(MAX_IDLE_POLL_MS, Math.max(MIN_IDLE_POLL_MS, idleMs * 2));
-      await new Promise((r) => setTimeout(r, idleMs));
+      await Promise.race([woken, new Promise((r) => setTimeout(r, idleMs))]);
+      scouting = false;
     }
   };
   const pollers = await Promise.allSettled(Array.from({ length: concurrency }, poll));
