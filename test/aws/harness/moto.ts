@@ -12,6 +12,8 @@ export interface Moto {
   /** e.g. http://127.0.0.1:41234 */
   readonly endpoint: string;
   readonly region: string;
+  /** The server's process id (a benchmark reads its CPU time). */
+  readonly pid: number | undefined;
   /** Stops the server (and with it all its state). Idempotent. */
   stop(): Promise<void>;
 }
@@ -117,6 +119,7 @@ function running(
   return {
     endpoint,
     region,
+    pid: child.pid,
     stop() {
       stopping ??= (async () => {
         process.off("exit", onExit);

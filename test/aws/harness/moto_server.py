@@ -27,6 +27,10 @@
    message's visibility: a receive of 10 from a queue of 150 took 1 s. Here the retention period
    is read from the queue and the clock from time.time(), the same values.
 
+5. Requests routed without reading the disk. moto finds each request's service by listing its own
+   package directory (a stat per module) and matching the host against every service's URL
+   patterns; the answer for a host never changes, so it is kept.
+
 Run as `python3 moto_server.py -H 127.0.0.1 -p PORT` (moto_server's own arguments).
 """
 
@@ -35,7 +39,9 @@ import sys
 import time
 from collections import Counter
 
+import moto.backends as moto_backends
 import moto.dynamodb.models as dynamodb_models
+import moto.moto_server.werkzeug_app as werkzeug_app
 import moto.server as moto_server
 import moto.sqs.models as sqs_models
 from moto.dynamodb.models.dynamo_type import DynamoType
@@ -143,6 +149,23 @@ def _message_retained(self, queue_name, message):
 _unix_time_millis = sqs_models.unix_time_millis
 sqs_models.SQSBackend.is_message_valid_based_on_retention_period = _message_retained
 sqs_models.unix_time_millis = lambda dt=None: time.time() * 1000 if dt is None else _unix_time_millis(dt)
+
+
+
+# 5. Routing kept per host.
+_MOTO_MODULES = frozenset(moto_backends.list_of_moto_modules())
+moto_backends.list_of_moto_modules = lambda: _MOTO_MODULES
+_backend_for_host = werkzeug_app.DomainDispatcherApplication.get_backend_for_host
+_backends_by_host = {}
+
+
+def _cached_backend_for_host(self, host):
+    if host not in _backends_by_host:
+        _backends_by_host[host] = _backend_for_host(self, host)
+    return _backends_by_host[host]
+
+
+werkzeug_app.DomainDispatcherApplication.get_backend_for_host = _cached_backend_for_host
 
 sys.argv[0] = "moto_server"
 moto_server.main()
