@@ -3,7 +3,8 @@
  * loopback, each sync in a fresh process; one JSON line per scenario on stdout, and BENCHMARKS.md.
  * `-- --diff` runs diff's cases alone (bench/diffBench.ts) and rewrites only their section.
  * `-- --quick` runs the small ones without their concurrency-1 runs (under a minute), `-- --matrix`
- * the limiter matrix alone (a few minutes), `-- --only a,b` the named scenarios (`*` matches any
+ * the limiter matrix alone (a few minutes), `-- --tenants` two tenants on one cloud stage
+ * (bench/cloudTenants.ts, JSON on stdout), `-- --only a,b` the named scenarios (`*` matches any
  * characters: `--only 'limiter-bucket-*'`); each of them writes .build/BENCHMARKS.partial.md
  * instead. It measures and asserts nothing.
  */
@@ -14,6 +15,7 @@ import { parseArgs } from "node:util";
 import { type Artifacts, measureArtifacts } from "./artifacts";
 import { type BenchPaths, runCliSync } from "./cliSync";
 import { runCloudSync } from "./cloudSync";
+import { runCloudTenants } from "./cloudTenants";
 import { writeDiffSection } from "./diffBench";
 import { renderReport, thisMachine } from "./report";
 import {
@@ -24,13 +26,14 @@ import {
   settingsText,
   toldResult,
 } from "./results";
-import { SCENARIOS, type Scenario } from "./scenarios";
+import { SCENARIOS, type Scenario, TENANTS_LARGE, TENANTS_SMALL } from "./scenarios";
 
 const { values } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     matrix: { type: "boolean", default: false },
     diff: { type: "boolean", default: false },
+    tenants: { type: "boolean", default: false },
     only: { type: "string" },
     root: { type: "string" },
   },
@@ -38,6 +41,17 @@ const { values } = parseArgs({
 const root = values.root ?? process.cwd();
 if (values.diff) {
   await writeDiffSection(root);
+  process.exit(0);
+}
+if (values.tenants) {
+  const work = await mkdtemp(join(tmpdir(), "ac-bench-"));
+  const simulatorHost = join(root, "dist", "bench", "simulatorHost.mjs");
+  const run = await runCloudTenants(
+    { root, simulatorHost, processProbe: "", work },
+    { large: TENANTS_LARGE, small: TENANTS_SMALL },
+  );
+  process.stdout.write(`${JSON.stringify({ tenants: run })}\n`);
+  await rm(work, { recursive: true, force: true });
   process.exit(0);
 }
 /** A name, or a pattern where `*` stands for any characters. */

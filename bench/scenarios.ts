@@ -49,6 +49,14 @@ const BLACKLINE_10K: TenantSize = { users: 10_000, teams: 500, roles: 50, maxTea
 const BLACKLINE_100K: TenantSize = { users: 100_000, teams: 2_000, roles: 50, maxTeamsPerUser: 6 };
 const BLACKLINE_20K: TenantSize = { users: 20_000, teams: 400, roles: 50, maxTeamsPerUser: 6 };
 const LIMIT_50: RateLimitSettings = { requestsPerSecond: 50 };
+/** `-- --tenants` (bench/cloudTenants.ts): a large and a small tenant on one cloud stage. */
+export const TENANTS_LARGE: TenantSize = {
+  users: 50_000,
+  teams: 1_000,
+  roles: 50,
+  maxTeamsPerUser: 6,
+};
+export const TENANTS_SMALL: TenantSize = { users: 500, teams: 20, roles: 10, maxTeamsPerUser: 6 };
 
 export const SCENARIOS: Scenario[] = [
   {

@@ -73,6 +73,8 @@ export interface DrainOptions {
    * worker's and finalize's at once), whose invocations may still send messages here.
    */
   until?: () => boolean | Promise<boolean>;
+  /** Called with each batch received, before it is delivered (a test sees the receive order). */
+  onBatch?: (records: SQSRecord[]) => void;
 }
 
 export interface DrainStats {
@@ -259,6 +261,7 @@ export async function drainQueue(
   let inFlight = 0;
   const deliver = async (messages: Message[]) => {
     const records = messages.map((m) => sqsRecord(m, mapping, region));
+    options.onBatch?.(records);
     const event: SQSEvent = { Records: records };
     const invokeOptions: InvokeOptions = {};
     if (killsLeft > 0 && options.killAfter) {
