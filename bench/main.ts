@@ -4,7 +4,8 @@
  * `-- --diff` runs diff's cases alone (bench/diffBench.ts) and rewrites only their section.
  * `-- --quick` runs the small ones without their concurrency-1 runs (under a minute), `-- --matrix`
  * the limiter matrix alone (a few minutes), `-- --tenants` two tenants on one cloud stage
- * (bench/cloudTenants.ts, JSON on stdout), `-- --only a,b` the named scenarios (`*` matches any
+ * (bench/cloudTenants.ts, JSON on stdout), `-- --transactions` one DynamoDB transaction on the AWS
+ * tier's emulator as its table grows (bench/transactBench.ts), `-- --only a,b` the named scenarios (`*` matches any
  * characters: `--only 'limiter-bucket-*'`); each of them writes .build/BENCHMARKS.partial.md
  * instead. It measures and asserts nothing.
  */
@@ -27,6 +28,7 @@ import {
   toldResult,
 } from "./results";
 import { SCENARIOS, type Scenario, TENANTS_LARGE, TENANTS_SMALL } from "./scenarios";
+import { measureTransactions } from "./transactBench";
 
 const { values } = parseArgs({
   options: {
@@ -34,6 +36,7 @@ const { values } = parseArgs({
     matrix: { type: "boolean", default: false },
     diff: { type: "boolean", default: false },
     tenants: { type: "boolean", default: false },
+    transactions: { type: "boolean", default: false },
     only: { type: "string" },
     root: { type: "string" },
   },
@@ -41,6 +44,11 @@ const { values } = parseArgs({
 const root = values.root ?? process.cwd();
 if (values.diff) {
   await writeDiffSection(root);
+  process.exit(0);
+}
+if (values.transactions) {
+  const timings = await measureTransactions([0, 1_000, 10_000]);
+  process.stdout.write(`${JSON.stringify({ transactions: timings })}\n`);
   process.exit(0);
 }
 if (values.tenants) {

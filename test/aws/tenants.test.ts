@@ -115,16 +115,16 @@ async function receiveRecords(count: number): Promise<SQSRecord[]> {
 
 describe("two tenants at once", () => {
   it("a small instance's jobs are received before a large instance's backlog", async () => {
-    // Prepare: a large tenant whose plan job fans out into 120 membership jobs at once, behind an
+    // Prepare: a large tenant whose plan job fans out into 200 membership jobs at once, behind an
     // upstream that takes 300 ms an answer (its jobs hold the workers), and a small one of a
     // handful of jobs.
-    const large = await instance("large", { seed: 21, size: { users: 240, teams: 120, roles: 4 } });
+    const large = await instance("large", { seed: 21, size: { users: 400, teams: 200, roles: 4 } });
     large.upstream.faults = { latencyMs: 300 };
     const small = await instance("small", { seed: 22, size: { users: 50, teams: 5, roles: 2 } });
     const largeId = await startSync("large");
 
-    // Act: the workers run, noting each batch as they receive it; once the large run's backlog
-    // is on the queue, the small run starts.
+    // Act: the workers run, noting each batch as they receive it; once the large run's jobs wait
+    // on the queue (the ten workers hold at most 100), the small run starts.
     const received: { syncId: string; sentAt: number; at: number }[] = [];
     const onBatch = (records: SQSRecord[]) => {
       const at = Date.now();
@@ -135,8 +135,14 @@ describe("two tenants at once", () => {
     };
     const worker = stack.drainQueue("syncWorker", { maxInvocations: 1_000, onBatch });
     let backlog = 0;
-    while (backlog < 60) {
-      backlog = (await runs.get(largeId))?.outstanding ?? 0;
+    while (backlog < 40) {
+      const { Attributes = {} } = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: stack.outputs.SyncJobsQueueUrl,
+          AttributeNames: ["ApproximateNumberOfMessages"],
+        }),
+      );
+      backlog = Number(Attributes.ApproximateNumberOfMessages);
       await new Promise((r) => setTimeout(r, 50));
     }
     const smallId = await startSync("small");
