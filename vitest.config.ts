@@ -24,6 +24,7 @@ const SLOW_FILES: Readonly<Record<string, number>> = {
   "test/faults/matrix.aws.test.ts": 35,
   "test/secrets/service.test.ts": 20,
   "test/aws/template.test.ts": 18,
+  "test/aws/tenants.test.ts": 15,
   "test/http/upstreamLimits.test.ts": 16,
   "test/connectors/blackline/sync.test.ts": 15,
   "test/service/service.test.ts": 15,

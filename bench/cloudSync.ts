@@ -2,8 +2,10 @@
  * One BlackLine sync through the cloud runtime on moto_server, with test/aws's harness: the
  * packaged stack deployed, the instance registered with the operator command, the scheduler
  * invoked, and the packaged worker and finalize handlers fed from the real queues the way Lambda
- * feeds them (moto cannot run Lambda code). The upstream simulator runs in a process of its own.
+ * feeds them (moto cannot run Lambda code): up to each mapping's maximum concurrency of
+ * invocations at once (10 workers), warm containers reused. The upstream simulator runs in a process of its own.
  */
+import { readFile } from "node:fs/promises";
 import { RunStore } from "../lib/cloud";
 import { startPlatformSimulator } from "../lib/simulators/platform";
 import { awsEnv, deployStack, runOperator, type Stack, startMoto } from "../test/aws/harness";
@@ -28,12 +30,22 @@ export interface CloudRun {
   messages: number;
   shards: number;
   invocations: { scheduler: number; syncWorker: number; finalize: number };
+  /** The most worker invocations at once, and the worker containers started (cold starts). */
+  workerConcurrency: { peak: number; containers: number };
   handlerMs: { scheduler: number; syncWorker: number; finalize: number };
   memoryMb: { scheduler: number; syncWorker: number; finalize: number };
   gbSeconds: number;
   lambdaUsd: number;
+  /**
+   * CPU time of the run, whatever the machine's load: the emulator (moto_server, one request at a
+   * time) and this process (the harness and the handlers' containers, threads of it).
+   */
+  cpuSeconds: { emulator: number; harness: number };
   error?: string;
 }
+
+/** A bench run drains until the run is done: no cap on invocations, an hour at most. */
+export const UNBOUNDED_DRAIN = { maxInvocations: Number.POSITIVE_INFINITY, timeoutMs: 3_600_000 };
 
 export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promise<CloudRun> {
   const moto = await startMoto();
@@ -57,6 +69,7 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
     const put = await operator(["put-instance", "bench", "blackline", "--no-sync"], env);
     if (put.code !== 0) throw new Error(`put-instance: ${put.stderr.trim()}`);
 
+    const cpuBefore = { emulator: await processCpuSeconds(moto.pid), harness: ownCpuSeconds() };
     const started = performance.now();
     const schedulerStarted = performance.now();
     const sync = await operator(["sync", "bench"]);
@@ -65,9 +78,13 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       syncId?: string;
     };
     if (!syncId) throw new Error(`cloud sync: ${sync.stderr.trim() || sync.stdout.trim()}`);
-    const worker = await stack.drainQueue("syncWorker");
-    const finalize = await stack.drainQueue("finalize");
+    const worker = await stack.drainQueue("syncWorker", UNBOUNDED_DRAIN);
+    const finalize = await stack.drainQueue("finalize", UNBOUNDED_DRAIN);
     const syncMs = performance.now() - started;
+    const cpuSeconds = {
+      emulator: (await processCpuSeconds(moto.pid)) - cpuBefore.emulator,
+      harness: ownCpuSeconds() - cpuBefore.harness,
+    };
     server = await upstream.stop();
 
     const runs = new RunStore(stack.outputs.RunsTableName as string);
@@ -103,9 +120,11 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       messages: worker.messages,
       shards,
       invocations,
+      workerConcurrency: { peak: worker.peakConcurrency, containers: worker.containers },
       handlerMs,
       memoryMb,
       gbSeconds,
+      cpuSeconds,
       lambdaUsd:
         gbSeconds * LAMBDA_ARM64_USD_PER_GB_SECOND + invocationCount * LAMBDA_USD_PER_REQUEST,
       ...(ok
@@ -117,6 +136,22 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
   } finally {
     for (const close of closers.reverse()) await close().catch(() => {});
   }
+}
+
+/** User and system CPU seconds of a process so far (Linux: /proc/<pid>/stat, in clock ticks). */
+export async function processCpuSeconds(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return Number.NaN;
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+  // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** This process's CPU seconds, every thread (the handlers' containers are worker threads). */
+export function ownCpuSeconds(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
 }
 
 function memoryOf(stack: Stack) {

@@ -6,7 +6,9 @@
  * (bench/exportBench.ts) and prints them, writing no file.
  * `-- --explore [--only 100k]` runs `explore`'s (bench/exploreBench.ts) alone and prints them.
  * `-- --quick` runs the small ones without their concurrency-1 runs (under a minute), `-- --matrix`
- * the limiter matrix alone (a few minutes), `-- --only a,b` the named scenarios (`*` matches any
+ * the limiter matrix alone (a few minutes), `-- --tenants` two tenants on one cloud stage
+ * (bench/cloudTenants.ts, JSON on stdout), `-- --transactions` one DynamoDB transaction on the AWS
+ * tier's emulator as its table grows (bench/transactBench.ts), `-- --only a,b` the named scenarios (`*` matches any
  * characters: `--only 'limiter-bucket-*'`); each of them writes .build/BENCHMARKS.partial.md
  * instead. `-- --cloud-finalize [--users 10000,20000]` measures the cloud finalize's
  * shard reads in process (bench/shardReads.ts), then the finalize function alone
@@ -23,6 +25,7 @@ import { type BenchPaths, runCliSync } from "./cliSync";
 import { runFinalizeBench } from "./cloudFinalize";
 import { runSweepBench } from "./cloudSweep";
 import { runCloudSync } from "./cloudSync";
+import { runCloudTenants } from "./cloudTenants";
 import { writeDiffSection } from "./diffBench";
 import { benchExplore } from "./exploreBench";
 import { benchExport } from "./exportBench";
@@ -35,9 +38,10 @@ import {
   settingsText,
   toldResult,
 } from "./results";
-import { SCENARIOS, type Scenario } from "./scenarios";
+import { SCENARIOS, type Scenario, TENANTS_LARGE, TENANTS_SMALL } from "./scenarios";
 import { runServiceSync } from "./serviceSync";
 import { measureShardReads } from "./shardReads";
+import { measureTransactions } from "./transactBench";
 
 const { values } = parseArgs({
   options: {
@@ -50,6 +54,8 @@ const { values } = parseArgs({
     "cloud-sweep": { type: "boolean", default: false },
     instances: { type: "string", default: "10000" },
     explore: { type: "boolean", default: false },
+    tenants: { type: "boolean", default: false },
+    transactions: { type: "boolean", default: false },
     only: { type: "string" },
     root: { type: "string" },
   },
@@ -61,6 +67,22 @@ if (values.explore) {
 }
 if (values.diff) {
   await writeDiffSection(root);
+  process.exit(0);
+}
+if (values.transactions) {
+  const timings = await measureTransactions([0, 1_000, 10_000]);
+  process.stdout.write(`${JSON.stringify({ transactions: timings })}\n`);
+  process.exit(0);
+}
+if (values.tenants) {
+  const work = await mkdtemp(join(tmpdir(), "ac-bench-"));
+  const simulatorHost = join(root, "dist", "bench", "simulatorHost.mjs");
+  const run = await runCloudTenants(
+    { root, simulatorHost, processProbe: "", work },
+    { large: TENANTS_LARGE, small: TENANTS_SMALL },
+  );
+  process.stdout.write(`${JSON.stringify({ tenants: run })}\n`);
+  await rm(work, { recursive: true, force: true });
   process.exit(0);
 }
 /** A name, or a pattern where `*` stands for any characters. */

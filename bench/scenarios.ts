@@ -60,7 +60,16 @@ const BLACKLINE_1M: TenantSize = {
   roles: 50,
   maxTeamsPerUser: 6,
 };
+const BLACKLINE_20K: TenantSize = { users: 20_000, teams: 400, roles: 50, maxTeamsPerUser: 6 };
 const LIMIT_50: RateLimitSettings = { requestsPerSecond: 50 };
+/** `-- --tenants` (bench/cloudTenants.ts): a large and a small tenant on one cloud stage. */
+export const TENANTS_LARGE: TenantSize = {
+  users: 50_000,
+  teams: 1_000,
+  roles: 50,
+  maxTeamsPerUser: 6,
+};
+export const TENANTS_SMALL: TenantSize = { users: 500, teams: 20, roles: 10, maxTeamsPerUser: 6 };
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -149,6 +158,22 @@ export const SCENARIOS: Scenario[] = [
     },
     tenantText: "as blackline-10k, through the cloud runtime on moto_server",
     upstreamText: "as blackline-10k",
+  },
+  {
+    name: "blackline-20k-cloud",
+    quick: false,
+    runtime: "cloud",
+    simulator: { connector: "blackline", size: BLACKLINE_20K, upstream: { latencyMs: 40 } },
+    tenantText: "20,000 users, 400 teams, 50 roles, through the cloud runtime, 10 workers",
+    upstreamText: "40 ms, no rate limit",
+  },
+  {
+    name: "blackline-100k-cloud",
+    quick: false,
+    runtime: "cloud",
+    simulator: { connector: "blackline", size: BLACKLINE_100K, upstream: { latencyMs: 40 } },
+    tenantText: "as blackline-100k, through the cloud runtime, 10 workers",
+    upstreamText: "40 ms, no rate limit",
   },
   ...limiterMatrix(),
 ];

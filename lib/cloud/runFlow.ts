@@ -6,6 +6,15 @@ import { type CommitOutcome, FINALIZE_LEASE_SECONDS, RunStore } from "./aws/runs
 import { ShardStore, shardKeys } from "./aws/shards";
 import type { CloudConfig } from "./config";
 
+/**
+ * A container writes a run's heartbeat at most this often, so a run's item takes a few heartbeat
+ * writes a minute however many jobs its workers start.
+ */
+const HEARTBEAT_EVERY_MS = 60_000;
+/** When this container last wrote each run's heartbeat, and for what time (kept while warm). */
+const heartbeats = new Map<string, number>();
+const HEARTBEATS_KEPT = 1_000;
+
 /** What a job message may do: run, or nothing (its run is over, nobody asked for it, it is done). */
 export type Acceptance =
   | { status: "run" }
@@ -94,6 +103,19 @@ export class RunFlow {
     }
     await this.#finalizeIfDone(syncId);
     return { outcome, children: owned.size };
+  }
+
+  /**
+   * The run's jobs are moving: a delivery started one (`at` now), or handed one back to move again
+   * at `at`. Its stall clock goes forward to `at` (the scheduler ends a run whose clock stays still
+   * for RUN_STALL_SECONDS), written at most once a minute per container and run.
+   */
+  async heartbeat(syncId: string, at: number = Date.now()): Promise<void> {
+    const last = heartbeats.get(syncId);
+    if (last !== undefined && at - last < HEARTBEAT_EVERY_MS) return;
+    if (heartbeats.size >= HEARTBEATS_KEPT) heartbeats.clear();
+    heartbeats.set(syncId, at);
+    await this.#runs.heartbeat(syncId, new Date(at).toISOString());
   }
 
   /** Adds upstream requests a commit did not count, and 429 answers, to the run. */

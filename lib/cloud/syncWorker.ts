@@ -1,10 +1,11 @@
 import type { SQSRecord } from "aws-lambda";
+import * as z from "zod";
 import { ConnectorError, messageOf } from "../errors";
 import { type HttpCounters, isRetryableError, newRequestContext, RateLimitedError } from "../http";
 import { withFields } from "../logging";
 import { describeJob, InvalidJobError, type Job, parseJob, runJob } from "../sync";
 import { jobId } from "../sync/job";
-import { sendJobs } from "./aws/messages";
+import { RATE_REFUSALS_ATTRIBUTE, sendJobs } from "./aws/messages";
 import { sharedRate } from "./aws/sharedRate";
 import type { CloudConfig } from "./config";
 import { openInstance } from "./instanceRuntime";
@@ -16,6 +17,9 @@ import { RunFlow } from "./runFlow";
 const DEADLINE_MARGIN_MS = 15_000;
 /** SQS's longest message delay. */
 const MAX_DELAY_SECONDS = 900;
+/** A job handed back for a rate limit the n-th time waits up to 2^n s, at most this (jittered). */
+const MAX_BACKOFF_SECONDS = 256;
+const rateRefusals = z.coerce.number().int().min(0);
 
 export interface WorkerInvocation {
   config: CloudConfig;
@@ -54,6 +58,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       logger.info("job already done");
       return;
   }
+  await flow.heartbeat(job.syncId);
 
   let counters: HttpCounters | undefined;
   let committed = false;
@@ -156,10 +161,12 @@ async function handleFailure(
   const message = messageOf(error);
   const run = { syncId: job.syncId, connectorId: job.connectorId };
   if (RateLimitedError.is(error)) {
-    const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(error.waitMs / 1000)));
+    const refusals = rateRefusalsOf(record);
+    const delaySeconds = handBackDelay(error.waitMs, refusals);
     telemetry.count("throttles", 1);
     telemetry.logger.info("rate limited; job sent back with a delay", { ...run, delaySeconds });
-    await sendJobs(config.syncJobsQueueUrl, [job], delaySeconds);
+    await sendJobs(config.syncJobsQueueUrl, [job], { delaySeconds, rateRefusals: refusals + 1 });
+    await new RunFlow(config).heartbeat(job.syncId, Date.now() + delaySeconds * 1000);
     return;
   }
   if (isPermanent(error)) {
@@ -182,6 +189,26 @@ async function handleFailure(
     });
   }
   throw error;
+}
+
+/**
+ * How long a job handed back for a rate limit waits: the upstream's wait (Retry-After), and a
+ * backoff that doubles with each hand-back of the job (random within [2^(n-1), 2^n] s, at most
+ * MAX_BACKOFF_SECONDS), so the jobs of an instance whose rate is full spread out instead of
+ * coming back together; a delay fits in SQS's 900 s.
+ */
+function handBackDelay(waitMs: number, refusals: number): number {
+  const ceiling = Math.min(MAX_BACKOFF_SECONDS, 2 ** refusals);
+  const backoff = ceiling / 2 + (Math.random() * ceiling) / 2;
+  return Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(waitMs / 1000), Math.ceil(backoff)));
+}
+
+/** The hand-backs so far of a job (its message attribute; none on a job's first message). */
+function rateRefusalsOf(record: SQSRecord): number {
+  const parsed = rateRefusals.safeParse(
+    record.messageAttributes[RATE_REFUSALS_ATTRIBUTE]?.stringValue ?? 0,
+  );
+  return parsed.success ? parsed.data : 0;
 }
 
 /** An error that the same job would meet again: a bad job, bad settings, rejected credentials. */

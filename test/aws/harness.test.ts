@@ -209,6 +209,30 @@ describe("drainQueue", () => {
     expect(await queueCount(stack.outputs.SyncJobsQueueUrl)).toBe(0);
   });
 
+  it("runs up to the mapping's MaximumConcurrency invocations at once, reusing warm containers", async () => {
+    // Prepare: 15 batches whose invocations each take 300 ms, more than the pollers at once.
+    const maximum = stack.functions.syncWorker?.queues[0]?.maximumConcurrency;
+    expect(maximum).toBe(10);
+    await send(Array.from({ length: 150 }, (_, i) => ({ id: `c${i}`, sleepMs: 300 })));
+
+    // Act: drain it, then a second time the same shape.
+    const first = await stack.drainQueue("syncWorker");
+    const threads = new Set((await seen()).map((l) => l.thread));
+    await send(Array.from({ length: 50 }, (_, i) => ({ id: `w${i}`, sleepMs: 300 })));
+    const second = await stack.drainQueue("syncWorker");
+
+    // Assess: invocations overlapped, never more than the maximum; a container runs one
+    // invocation at a time (so no more were started than ran at once), and the second drain
+    // started none: its batches ran in the first one's warm containers.
+    expect(first.deleted).toBe(150);
+    expect(first.peakConcurrency).toBeGreaterThan(1);
+    expect(first.peakConcurrency).toBeLessThanOrEqual(10);
+    expect(first.containers).toBeLessThanOrEqual(first.peakConcurrency);
+    expect(second.containers).toBe(0);
+    const secondThreads = (await seen()).filter((l) => l.id.startsWith("w")).map((l) => l.thread);
+    for (const thread of secondThreads) expect(threads).toContain(thread);
+  });
+
   it("keeps the whole batch when the handler throws", async () => {
     await send([{ id: "a" }, { id: "b", throwUntil: 1 }, { id: "c" }]);
     const stats = await stack.drainQueue("syncWorker");

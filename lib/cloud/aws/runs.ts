@@ -221,6 +221,23 @@ export class RunStore {
     }
   }
 
+  /**
+   * The run's jobs are moving (one started, or was handed back to move again at `at`): its stall
+   * clock, `lastProgressAt`, goes forward to `at`, never back, while the run is running.
+   */
+  async heartbeat(syncId: string, at: string): Promise<void> {
+    await this.#conditional(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: runKey(syncId),
+        UpdateExpression: "SET lastProgressAt = :at",
+        ConditionExpression: "#status = :running AND lastProgressAt < :at",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: { ":at": at, ":running": "running" },
+      }),
+    );
+  }
+
   /** Notes that the children of a done job are on the queue. */
   async markChildrenSent(syncId: string, jobId: string): Promise<void> {
     await awsClients().dynamo.send(
@@ -292,31 +309,25 @@ export class RunStore {
   async leaseFinalize(syncId: string, leaseSeconds: number): Promise<boolean> {
     const now = new Date();
     const stale = new Date(now.getTime() - leaseSeconds * 1000).toISOString();
-    try {
-      await awsClients().dynamo.send(
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: runKey(syncId),
-          UpdateExpression:
-            "SET #status = :finalizing, finalizeLeaseAt = :now ADD finalizeAttempts :one",
-          ConditionExpression:
-            "(#status = :running AND outstanding = :zero) OR (#status = :finalizing AND finalizeLeaseAt < :stale)",
-          ExpressionAttributeNames: { "#status": "status" },
-          ExpressionAttributeValues: {
-            ":finalizing": "finalizing",
-            ":running": "running",
-            ":zero": 0,
-            ":one": 1,
-            ":now": now.toISOString(),
-            ":stale": stale,
-          },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+    return this.#conditional(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: runKey(syncId),
+        UpdateExpression:
+          "SET #status = :finalizing, finalizeLeaseAt = :now ADD finalizeAttempts :one",
+        ConditionExpression:
+          "(#status = :running AND outstanding = :zero) OR (#status = :finalizing AND finalizeLeaseAt < :stale)",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: {
+          ":finalizing": "finalizing",
+          ":running": "running",
+          ":zero": 0,
+          ":one": 1,
+          ":now": now.toISOString(),
+          ":stale": stale,
+        },
+      }),
+    );
   }
 
   /** Marks a finalizing run complete. */
@@ -362,17 +373,22 @@ export class RunStore {
     from.forEach((status, i) => {
       values[`:from${i}`] = status;
     });
+    return this.#conditional(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: runKey(syncId),
+        UpdateExpression: `SET ${assignments.join(", ")}`,
+        ConditionExpression: `#status IN (${from.map((_, i) => `:from${i}`).join(", ")})`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+  }
+
+  /** Sends a conditional update: true when written, false when its condition did not hold. */
+  async #conditional(update: UpdateCommand): Promise<boolean> {
     try {
-      await awsClients().dynamo.send(
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: runKey(syncId),
-          UpdateExpression: `SET ${assignments.join(", ")}`,
-          ConditionExpression: `#status IN (${from.map((_, i) => `:from${i}`).join(", ")})`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      );
+      await awsClients().dynamo.send(update);
       return true;
     } catch (error) {
       if (isConditionFailure(error)) return false;

@@ -9,8 +9,12 @@ import {
 import { awsClients } from "./clients";
 import { isConditionFailure } from "./instances";
 
-/** A request waits this long for a permit at most; then its job goes back to the queue. */
-const MAX_PERMIT_WAIT_MS = 10_000;
+/**
+ * A request waits this long for a permit at most (into the next window, not many): then its job
+ * goes back to the queue with a delay and the worker moves on to its other messages, instead of
+ * a paid function sleeping while other tenants' jobs wait for workers.
+ */
+const MAX_PERMIT_WAIT_MS = 1_000;
 const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)" } as const;
 /** A second that was full raises the next one's limit by this share: fast until a 429, then slowly. */
 const GROWTH_BEFORE_429 = 1.5;
@@ -32,7 +36,7 @@ const seen = new Map<string, Seen>();
  * the runs table (`pk = rate#<connectorId>`, `sk = <epoch second>`) that also holds the second's
  * limit (`lim`). A request takes a permit by adding one to the current second's count while it is
  * below that limit (one conditional write per upstream request); when the second is full, it
- * waits for the next. The first request of a second sets its limit: the last one seen, raised when
+ * waits for the next, once: a second refusal hands the job back (RateLimitedError). The first request of a second sets its limit: the last one seen, raised when
  * that second was full (x1.5 until a 429, x1.05 after), never above a configured
  * `..._REQUESTS_PER_SECOND`. A 429 writes `BETA` of the current limit onto the next second (one
  * write per 429), which every worker then carries forward. Windows expire by TTL.

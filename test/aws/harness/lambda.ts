@@ -252,6 +252,8 @@ export class FunctionRuntime {
   private all = new Set<Container>();
   private codeDir: string | undefined;
   private entry: Promise<{ file: string; exportName: string }> | undefined;
+  /** Containers started so far (cold starts); a warm one is reused when idle, as on Lambda. */
+  containersStarted = 0;
 
   constructor(
     private fn: FunctionConfig,
@@ -298,6 +300,7 @@ export class FunctionRuntime {
       this.onLine({ functionKey: key, stream, line }),
     );
     this.all.add(container);
+    this.containersStarted++;
     return container;
   }
 

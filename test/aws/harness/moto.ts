@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 export const DEFAULT_REGION = "eu-west-1";
 
@@ -11,6 +12,8 @@ export interface Moto {
   /** e.g. http://127.0.0.1:41234 */
   readonly endpoint: string;
   readonly region: string;
+  /** The server's process id (a benchmark reads its CPU time). */
+  readonly pid: number | undefined;
   /** Stops the server (and with it all its state). Idempotent. */
   stop(): Promise<void>;
 }
@@ -20,20 +23,12 @@ const HOW_TO_GET =
   "Install it with: pip install 'moto[server]' (Python 3.9+), then check `moto_server --help`.";
 
 /**
- * `moto_server`'s own entry point, serving one request at a time. The stock server is threaded,
- * and moto's DynamoDB `TransactWriteItems` is not atomic across threads: a transaction whose
- * condition fails restores a copy of the whole table taken when it began, undoing the writes
- * other requests made meanwhile (seen: two workers' job commits lost and counted again). Real
- * DynamoDB serialises conflicting writes; serving requests one at a time gives the emulator the
- * same guarantee, and the workers stay as concurrent as before.
+ * `moto_server` with the changes of moto_server.py beside this file: requests served one at a time
+ * (moto's DynamoDB transactions are not atomic across threads), TransactWriteItems saving only the
+ * items it names (not a copy of the whole table, so a commit's cost does not grow with the
+ * table), and a standard queue's receive order following SQS fair queues (MessageGroupId).
  */
-const SERIAL_MOTO_SERVER = [
-  "import sys, moto.server as m",
-  "run = m.run_simple",
-  "m.run_simple = lambda *a, **k: run(*a, **{**k, 'threaded': False})",
-  "sys.argv[0] = 'moto_server'",
-  "m.main()",
-].join("\n");
+const MOTO_SERVER = fileURLToPath(new URL("./moto_server.py", import.meta.url));
 
 function onPath(command: string): boolean {
   return (process.env.PATH ?? "")
@@ -81,15 +76,11 @@ export async function startMoto(
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const endpoint = `http://127.0.0.1:${port}`;
-    const child = spawn(
-      "python3",
-      ["-c", SERIAL_MOTO_SERVER, "-H", "127.0.0.1", "-p", String(port)],
-      {
-        stdio: ["ignore", "ignore", "pipe"],
-        // Its own process group would outlive us on a crash; keep it a plain child.
-        env: { ...process.env, PYTHONUNBUFFERED: "1" },
-      },
-    );
+    const child = spawn("python3", [MOTO_SERVER, "-H", "127.0.0.1", "-p", String(port)], {
+      stdio: ["ignore", "ignore", "pipe"],
+      // Its own process group would outlive us on a crash; keep it a plain child.
+      env: { ...process.env, PYTHONUNBUFFERED: "1" },
+    });
     let stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-4000);
@@ -128,6 +119,7 @@ function running(
   return {
     endpoint,
     region,
+    pid: child.pid,
     stop() {
       stopping ??= (async () => {
         process.off("exit", onExit);

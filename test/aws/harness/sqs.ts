@@ -6,8 +6,8 @@
 // out, crashes or is killed keeps the whole batch.
 import { createHash } from "node:crypto";
 import {
-  ChangeMessageVisibilityCommand,
-  DeleteMessageCommand,
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
@@ -37,6 +37,12 @@ export interface QueueMapping {
 export interface DrainOptions {
   /** Give up (and throw) after this many invocations. Default 200. */
   maxInvocations?: number;
+  /**
+   * Invocations at once: pollers, each receiving a batch and invoking the function with it.
+   * Default the mapping's `MaximumConcurrency` (10 for syncWorker), or 5 where it sets none (where
+   * Lambda's poller starts); 1 delivers one batch at a time.
+   */
+  concurrency?: number;
   /** Give up (and throw) after this long. Default `DRAIN_TIMEOUT_MS`. */
   timeoutMs?: number;
   /**
@@ -62,6 +68,13 @@ export interface DrainOptions {
    * the message (within timeoutMs).
    */
   releaseFailedMessages?: boolean;
+  /**
+   * Keep polling an empty queue until this holds: for a drain that runs beside another (the
+   * worker's and finalize's at once), whose invocations may still send messages here.
+   */
+  until?: () => boolean | Promise<boolean>;
+  /** Called with each batch received, before it is delivered (a test sees the receive order). */
+  onBatch?: (records: SQSRecord[]) => void;
 }
 
 export interface DrainStats {
@@ -81,6 +94,10 @@ export interface DrainStats {
   errors: string[];
   /** Wall time of the drain, ms. */
   ms: number;
+  /** The most invocations that ran at once. */
+  peakConcurrency: number;
+  /** Containers started (cold starts) during the drain; the others were warm ones reused. */
+  containers: number;
 }
 
 const md5 = (text: string) => createHash("md5").update(text).digest("hex");
@@ -155,6 +172,11 @@ export function keptRecords(records: SQSRecord[], response: unknown, reportsFail
  * on an idle machine took five times as long on a loaded one (CI beside other jobs).
  */
 const DRAIN_TIMEOUT_MS = 240_000;
+/** Lambda starts five concurrent pollers on a queue whose mapping sets no maximum concurrency. */
+const DEFAULT_CONCURRENCY = 5;
+/** An idle poller polls again after this long, doubling up to the most (moto has no long polling). */
+const MIN_IDLE_POLL_MS = 25;
+const MAX_IDLE_POLL_MS = 400;
 
 export async function drainQueue(
   sqs: SQSClient,
@@ -167,9 +189,11 @@ export async function drainQueue(
   const maxInvocations = options.maxInvocations ?? 200;
   const timeoutMs = options.timeoutMs ?? DRAIN_TIMEOUT_MS;
   const release = options.releaseFailedMessages ?? true;
+  const concurrency = options.concurrency ?? mapping.maximumConcurrency ?? DEFAULT_CONCURRENCY;
   let killsLeft = options.killAfter ? (options.killAfter.invocations ?? 1) : 0;
   const reportsFailures = mapping.functionResponseTypes.includes("ReportBatchItemFailures");
   const key = runtime.config.key;
+  const containersBefore = runtime.containersStarted;
   const stats: DrainStats = {
     invocations: 0,
     messages: 0,
@@ -179,6 +203,8 @@ export async function drainQueue(
     kills: 0,
     errors: [],
     ms: 0,
+    peakConcurrency: 0,
+    containers: 0,
   };
 
   const receive = async (max: number) =>
@@ -194,14 +220,18 @@ export async function drainQueue(
       )
     ).Messages ?? [];
 
+  /** At once (one request), so a batch released together is received together again. */
   const makeVisible = async (records: SQSRecord[]) => {
-    for (const record of records) {
+    for (let i = 0; i < records.length; i += 10) {
       await sqs
         .send(
-          new ChangeMessageVisibilityCommand({
+          new ChangeMessageVisibilityBatchCommand({
             QueueUrl: mapping.queueUrl,
-            ReceiptHandle: record.receiptHandle,
-            VisibilityTimeout: 0,
+            Entries: records.slice(i, i + 10).map((record, n) => ({
+              Id: String(n),
+              ReceiptHandle: record.receiptHandle,
+              VisibilityTimeout: 0,
+            })),
           }),
         )
         // Deleted meanwhile through another copy's receipt handle: nothing to release.
@@ -209,8 +239,29 @@ export async function drainQueue(
     }
   };
 
+  // With duplicateEveryMessage, a batch is received, released and received again by one poller
+  // while the others wait, so the second copy is that poller's.
+  let receiving: Promise<unknown> = Promise.resolve();
+  const receiveBatches = async (): Promise<Message[][]> => {
+    if (!options.duplicateEveryMessage) {
+      const batch = await receive(mapping.batchSize);
+      return batch.length > 0 ? [batch] : [];
+    }
+    const turn = receiving.then(async () => {
+      const batch = await receive(mapping.batchSize);
+      if (batch.length === 0) return [];
+      await makeVisible(batch.map((m) => sqsRecord(m, mapping, region)));
+      const again = await receive(batch.length);
+      return again.length > 0 ? [batch, again] : [batch];
+    });
+    receiving = turn.catch(() => {});
+    return turn;
+  };
+
+  let inFlight = 0;
   const deliver = async (messages: Message[]) => {
     const records = messages.map((m) => sqsRecord(m, mapping, region));
+    options.onBatch?.(records);
     const event: SQSEvent = { Records: records };
     const invokeOptions: InvokeOptions = {};
     if (killsLeft > 0 && options.killAfter) {
@@ -219,6 +270,8 @@ export async function drainQueue(
     }
     stats.invocations++;
     stats.messages += records.length;
+    inFlight++;
+    stats.peakConcurrency = Math.max(stats.peakConcurrency, inFlight);
     let kept: SQSRecord[];
     const t0 = performance.now();
     try {
@@ -231,6 +284,8 @@ export async function drainQueue(
       if (error.errorType === "Harness.Killed") stats.kills++;
       else stats.errors.push(`${error.errorType}: ${error.message}`);
       kept = records;
+    } finally {
+      inFlight--;
     }
     stats.failedRecords += kept.length;
     const keptIds = new Set(kept.map((r) => r.messageId));
@@ -238,42 +293,27 @@ export async function drainQueue(
     return { done, kept };
   };
 
-  for (;;) {
-    if (stats.invocations >= maxInvocations || Date.now() - started > timeoutMs) {
-      const a = await counts();
-      throw new Error(
-        `drainQueue(${key}): gave up after ${stats.invocations} invocations and ` +
-          `${Date.now() - started} ms with ${a.visible} messages visible, ${a.inFlight} in flight, ` +
-          `${a.delayed} delayed; errors: ${stats.errors.slice(-3).join(" | ") || "none"}`,
-      );
-    }
-    const batch = await receive(mapping.batchSize);
-    if (batch.length === 0) {
-      const a = await counts();
-      if (a.visible + a.inFlight + a.delayed === 0) break;
-      await new Promise((r) => setTimeout(r, 100));
-      continue;
-    }
-    const batches = [batch];
-    if (options.duplicateEveryMessage) {
-      await makeVisible(batch.map((m) => sqsRecord(m, mapping, region)));
-      const again = await receive(batch.length);
-      if (again.length > 0) batches.push(again);
-    }
+  /** One batch (and its copy, with duplicateEveryMessage): delivered, successes deleted. */
+  const handle = async (batches: Message[][]) => {
     const outcomes = await Promise.all(batches.map(deliver));
     const deletedIds = new Set<string>();
     for (const { done } of outcomes) {
-      for (const record of done) {
+      const records = done.filter((r) => !deletedIds.has(r.messageId));
+      for (const record of records) deletedIds.add(record.messageId);
+      stats.deleted += records.length;
+      for (let i = 0; i < done.length; i += 10) {
         await sqs
           .send(
-            new DeleteMessageCommand({
+            new DeleteMessageBatchCommand({
               QueueUrl: mapping.queueUrl,
-              ReceiptHandle: record.receiptHandle,
+              Entries: done.slice(i, i + 10).map((record, n) => ({
+                Id: String(n),
+                ReceiptHandle: record.receiptHandle,
+              })),
             }),
           )
+          // A copy's receipt handle of a message deleted through the other: nothing to delete.
           .catch(() => {});
-        if (!deletedIds.has(record.messageId)) stats.deleted++;
-        deletedIds.add(record.messageId);
       }
     }
     if (release) {
@@ -281,8 +321,78 @@ export async function drainQueue(
         await makeVisible(kept.filter((r) => !deletedIds.has(r.messageId)));
       }
     }
-  }
+  };
+
+  // The pollers: each receives a batch and invokes the function with it, as Lambda's poller runs
+  // up to the mapping's maximum concurrency of invocations at once. moto has no long polling and
+  // serves one request at a time, so idle pollers do not all poll it: one of them (the scout)
+  // polls, backing off, and wakes the others when it finds a batch; a finished invocation (which
+  // may have sent messages) wakes them too. The queue is drained when no invocation is running and
+  // SQS counts none visible, in flight or delayed (and `until` holds).
+  let handling = 0;
+  let finished = false;
+  let scouting = false;
+  let wakeUp = () => {};
+  let woken = Promise.resolve();
+  const wakeAll = () => {
+    wakeUp();
+    woken = new Promise<void>((resolveWoken) => {
+      wakeUp = resolveWoken;
+    });
+  };
+  wakeAll();
+  const drained = async () => {
+    if (handling > 0) return false;
+    const a = await counts();
+    if (handling > 0 || a.visible + a.inFlight + a.delayed > 0) return false;
+    return options.until ? options.until() : true;
+  };
+  const poll = async () => {
+    let idleMs = 0;
+    while (!finished) {
+      if (stats.invocations >= maxInvocations || Date.now() - started > timeoutMs) {
+        finished = true;
+        wakeAll();
+        const a = await counts();
+        throw new Error(
+          `drainQueue(${key}): gave up after ${stats.invocations} invocations and ` +
+            `${Date.now() - started} ms with ${a.visible} messages visible, ${a.inFlight} in flight, ` +
+            `${a.delayed} delayed; errors: ${stats.errors.slice(-3).join(" | ") || "none"}`,
+        );
+      }
+      const batches = await receiveBatches();
+      if (batches.length > 0) {
+        idleMs = 0;
+        wakeAll();
+        handling++;
+        try {
+          await handle(batches);
+        } finally {
+          handling--;
+          wakeAll();
+        }
+        continue;
+      }
+      if (await drained()) {
+        finished = true;
+        wakeAll();
+        break;
+      }
+      if (scouting) {
+        await woken;
+        continue;
+      }
+      scouting = true;
+      idleMs = Math.min(MAX_IDLE_POLL_MS, Math.max(MIN_IDLE_POLL_MS, idleMs * 2));
+      await Promise.race([woken, new Promise((r) => setTimeout(r, idleMs))]);
+      scouting = false;
+    }
+  };
+  const pollers = await Promise.allSettled(Array.from({ length: concurrency }, poll));
   stats.ms = Date.now() - started;
+  stats.containers = runtime.containersStarted - containersBefore;
+  const failed = pollers.find((p): p is PromiseRejectedResult => p.status === "rejected");
+  if (failed) throw failed.reason;
   return stats;
 
   async function counts() {

@@ -1,0 +1,132 @@
+/**
+ * Two tenants on one cloud stage (`npm run bench -- --tenants`): a small BlackLine instance's
+ * run alone, then again while a large instance's run has a backlog on the shared queue, through
+ * the packaged stack on moto_server with the harness's workers (10 at once, the mapping's maximum
+ * concurrency). Each instance has its own upstream simulator, in a process of its own. Measures;
+ * asserts nothing.
+ */
+import { RunStore } from "../lib/cloud";
+import type { TenantSize } from "../lib/simulators/blackline";
+import { startPlatformSimulator } from "../lib/simulators/platform";
+import { awsEnv, deployStack, runOperator, startMoto } from "../test/aws/harness";
+import type { BenchPaths } from "./cliSync";
+import { ownCpuSeconds, processCpuSeconds, UNBOUNDED_DRAIN } from "./cloudSync";
+import { startHostedSimulator } from "./processes";
+
+export interface TenantsRun {
+  large: { users: number; jobs: number; seconds: number; backlogAtSmallStart: number };
+  small: { users: number; jobs: number; aloneSeconds: number; togetherSeconds: number };
+  /** The small run's time beside the large one over its time alone (the target: at most 2). */
+  ratio: number;
+  invocations: number;
+  peakConcurrency: number;
+  cpuSeconds: { emulator: number; harness: number };
+}
+
+const LATENCY_MS = 40;
+/** The small run starts once the large one has this many jobs outstanding. */
+const BACKLOG = 500;
+
+export async function runCloudTenants(
+  paths: BenchPaths,
+  sizes: { large: TenantSize; small: TenantSize },
+): Promise<TenantsRun> {
+  const moto = await startMoto();
+  const closers: (() => Promise<unknown>)[] = [() => moto.stop()];
+  try {
+    const stack = await deployStack(moto, { stage: "bench" });
+    closers.push(() => stack.close());
+    Object.assign(process.env, awsEnv(moto.endpoint));
+    const runs = new RunStore(stack.outputs.RunsTableName as string);
+    for (const [connectorId, size] of Object.entries(sizes)) {
+      const upstream = await startHostedSimulator(paths.simulatorHost, {
+        connector: "blackline",
+        size,
+        upstream: { latencyMs: LATENCY_MS },
+      });
+      closers.push(() => upstream.stop());
+      const platform = await startPlatformSimulator();
+      closers.push(() => platform.close());
+      const env = { ...upstream.ready.env, ...platform.env() };
+      const put = await runOperator(
+        stack,
+        ["put-instance", connectorId, "blackline", "--no-sync"],
+        env,
+      );
+      if (put.code !== 0) throw new Error(`put-instance ${connectorId}: ${put.stderr.trim()}`);
+    }
+    const sync = async (connectorId: string) => {
+      const { stdout, stderr } = await runOperator(stack, ["sync", connectorId]);
+      const { syncId } = JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as {
+        syncId?: string;
+      };
+      if (!syncId) throw new Error(`cloud sync ${connectorId}: ${stderr.trim()}`);
+      return syncId;
+    };
+    const ended = async (syncId: string) => {
+      const status = (await runs.get(syncId))?.status;
+      return status !== "running" && status !== "finalizing";
+    };
+    /** Runs both queues at once until every run named has ended. */
+    const drainUntilEnded = (syncIds: string[]) => {
+      const until = async () => (await Promise.all(syncIds.map(ended))).every(Boolean);
+      return Promise.all([
+        stack.drainQueue("syncWorker", { ...UNBOUNDED_DRAIN, until }),
+        stack.drainQueue("finalize", { ...UNBOUNDED_DRAIN, until }),
+      ]);
+    };
+    const timeToEnd = async (syncId: string, startedMs: number) => {
+      while (!(await ended(syncId))) await new Promise((r) => setTimeout(r, 200));
+      return (performance.now() - startedMs) / 1000;
+    };
+
+    // Alone (its containers warm afterwards, as they are beside the large run).
+    const aloneStarted = performance.now();
+    const aloneId = await sync("small");
+    await drainUntilEnded([aloneId]);
+    const aloneSeconds = (performance.now() - aloneStarted) / 1000;
+
+    // Together: the small run starts once the large run's backlog is on the queue.
+    const cpuBefore = { emulator: await processCpuSeconds(moto.pid), harness: ownCpuSeconds() };
+    const largeStarted = performance.now();
+    const largeId = await sync("large");
+    // The drains end once every run watched has ended; the small run is watched once started.
+    const watched = [largeId];
+    const draining = drainUntilEnded(watched);
+    let backlog = 0;
+    while (backlog < BACKLOG && !(await ended(largeId))) {
+      backlog = (await runs.get(largeId))?.outstanding ?? 0;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const smallStarted = performance.now();
+    const smallId = await sync("small");
+    watched.push(smallId);
+    const togetherSeconds = await timeToEnd(smallId, smallStarted);
+    const [worker] = await draining;
+    const largeSeconds = (performance.now() - largeStarted) / 1000;
+    const [large, small] = [await runs.get(largeId), await runs.get(smallId)];
+    return {
+      large: {
+        users: sizes.large.users,
+        jobs: large?.jobsDone ?? 0,
+        seconds: largeSeconds,
+        backlogAtSmallStart: backlog,
+      },
+      small: {
+        users: sizes.small.users,
+        jobs: small?.jobsDone ?? 0,
+        aloneSeconds,
+        togetherSeconds,
+      },
+      ratio: togetherSeconds / aloneSeconds,
+      invocations: worker.invocations,
+      peakConcurrency: worker.peakConcurrency,
+      cpuSeconds: {
+        emulator: (await processCpuSeconds(moto.pid)) - cpuBefore.emulator,
+        harness: ownCpuSeconds() - cpuBefore.harness,
+      },
+    };
+  } finally {
+    for (const close of closers.reverse()) await close().catch(() => {});
+  }
+}

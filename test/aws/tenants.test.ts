@@ -1,0 +1,270 @@
+// Tenants on one stage: a large instance's backlog does not hold up a small one's run (each job
+// message carries its instance as MessageGroupId, which makes the standard sync-jobs queue a fair
+// queue; the harness's moto orders receives as SQS fair queues do), a job refused for a rate limit
+// goes back to the queue with a delay that grows with its refusals, and a run's stall clock moves
+// while its jobs move (a heartbeat), not only when one commits. On moto_server, with the packaged
+// handlers run by the harness at the mapping's concurrency (10 workers).
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import {
+  GetQueueAttributesCommand,
+  type Message,
+  PurgeQueueCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from "@aws-sdk/client-sqs";
+import { DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { SQSRecord } from "aws-lambda";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RunStore } from "../../lib/cloud";
+import { startBlacklineSimulator } from "../../lib/simulators/blackline";
+import { startPlatformSimulator } from "../../lib/simulators/platform";
+import {
+  awsClientConfig,
+  awsEnv,
+  deployStack,
+  type Moto,
+  runOperator,
+  type Stack,
+  startMoto,
+} from "./harness";
+
+let moto: Moto;
+let stack: Stack;
+let sqs: SQSClient;
+let runs: RunStore;
+const closers: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  moto = await startMoto();
+  stack = await deployStack(moto, { stage: "dev" });
+  Object.assign(process.env, awsEnv(moto.endpoint));
+  sqs = new SQSClient({ ...awsClientConfig(moto.endpoint), useQueueUrlAsEndpoint: false });
+  runs = new RunStore(stack.outputs.RunsTableName as string);
+});
+
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+  sqs?.destroy();
+  await stack?.close();
+  await moto?.stop();
+});
+
+/** An instance of BlackLine with its own upstream and platform, registered without a sync. */
+async function instance(
+  connectorId: string,
+  options: Parameters<typeof startBlacklineSimulator>[0],
+  settings: Record<string, string> = {},
+) {
+  const upstream = await startBlacklineSimulator(options);
+  const platform = await startPlatformSimulator();
+  closers.push(
+    () => upstream.close(),
+    () => platform.close(),
+  );
+  const put = await runOperator(stack, ["put-instance", connectorId, "blackline", "--no-sync"], {
+    ...upstream.env(),
+    ...platform.env(),
+    ...settings,
+  });
+  expect(put.code).toBe(0);
+  return { upstream, platform };
+}
+
+async function startSync(connectorId: string): Promise<string> {
+  const { stdout } = await runOperator(stack, ["sync", connectorId]);
+  const answer = JSON.parse(stdout.trim().split("\n").at(-1) as string) as { syncId: string };
+  return answer.syncId;
+}
+
+/** Receives the queue's messages (all of them, up to `count`) as the records of an SQS event. */
+async function receiveRecords(count: number): Promise<SQSRecord[]> {
+  const messages: Message[] = [];
+  while (messages.length < count) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: stack.outputs.SyncJobsQueueUrl,
+        MaxNumberOfMessages: 10,
+        MessageSystemAttributeNames: ["All"],
+        MessageAttributeNames: ["All"],
+      }),
+    );
+    if (Messages.length === 0) break;
+    messages.push(...Messages);
+  }
+  const mapping = stack.functions.syncWorker?.queues[0];
+  return messages.map(
+    (m) =>
+      ({
+        messageId: m.MessageId,
+        receiptHandle: m.ReceiptHandle,
+        body: m.Body,
+        attributes: m.Attributes,
+        messageAttributes: Object.fromEntries(
+          Object.entries(m.MessageAttributes ?? {}).map(([name, value]) => [
+            name,
+            { dataType: value.DataType, stringValue: value.StringValue },
+          ]),
+        ),
+        md5OfBody: m.MD5OfBody,
+        eventSource: "aws:sqs",
+        eventSourceARN: mapping?.queueArn,
+        awsRegion: stack.region,
+      }) as SQSRecord,
+  );
+}
+
+describe("two tenants at once", () => {
+  it("a small instance's jobs are received before a large instance's backlog", async () => {
+    // Prepare: a large tenant whose plan job fans out into 200 membership jobs at once, behind an
+    // upstream that takes 300 ms an answer (its jobs hold the workers), and a small one of a
+    // handful of jobs.
+    const large = await instance("large", { seed: 21, size: { users: 400, teams: 200, roles: 4 } });
+    large.upstream.faults = { latencyMs: 300 };
+    const small = await instance("small", { seed: 22, size: { users: 50, teams: 5, roles: 2 } });
+    const largeId = await startSync("large");
+
+    // Act: the workers run, noting each batch as they receive it; once the large run's jobs wait
+    // on the queue (the ten workers hold at most 100), the small run starts.
+    const received: { syncId: string; sentAt: number; at: number }[] = [];
+    const onBatch = (records: SQSRecord[]) => {
+      const at = Date.now();
+      for (const r of records) {
+        const { syncId } = JSON.parse(r.body) as { syncId: string };
+        received.push({ syncId, sentAt: Number(r.attributes.SentTimestamp), at });
+      }
+    };
+    const worker = stack.drainQueue("syncWorker", { maxInvocations: 1_000, onBatch });
+    let backlog = 0;
+    while (backlog < 40) {
+      const { Attributes = {} } = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: stack.outputs.SyncJobsQueueUrl,
+          AttributeNames: ["ApproximateNumberOfMessages"],
+        }),
+      );
+      backlog = Number(Attributes.ApproximateNumberOfMessages);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const smallId = await startSync("small");
+    const { peakConcurrency } = await worker;
+    await stack.drainQueue("finalize");
+
+    // Assess: both published. Every job of the small run was received before the large run's
+    // jobs already waiting when it was sent (at most a batch being received meanwhile, and the
+    // rest of its own batch): in the queue's order it would wait behind all of them.
+    expect((await runs.get(largeId))?.status).toBe("complete");
+    expect((await runs.get(smallId))?.status).toBe("complete");
+    expect(small.platform.uploads.get(smallId)?.accepted).toBe(1);
+    expect(peakConcurrency).toBe(10);
+    const smallJobs = received.filter((r) => r.syncId === smallId);
+    const overtaken = smallJobs.map(
+      (job) =>
+        received.filter((r) => r.syncId === largeId && r.at > job.sentAt && r.at < job.at).length,
+    );
+    const largeWaiting = smallJobs.map(
+      (job) =>
+        received.filter((r) => r.syncId === largeId && r.sentAt < job.sentAt && r.at > job.at)
+          .length,
+    );
+    console.info(JSON.stringify({ scenario: "fair-queue", backlog, overtaken, largeWaiting }));
+    expect(smallJobs.length).toBeGreaterThanOrEqual(7);
+    expect(Math.max(...overtaken)).toBeLessThan(20);
+    // And the large run's jobs did wait behind them: many were sent earlier and received later.
+    expect(Math.max(...largeWaiting)).toBeGreaterThan(20);
+  });
+});
+
+describe("a run's jobs on the move", () => {
+  beforeAll(async () => {
+    await sqs.send(new PurgeQueueCommand({ QueueUrl: stack.outputs.SyncJobsQueueUrl }));
+  });
+  const runsTable = () => stack.outputs.RunsTableName as string;
+  const scheduled = { "detail-type": "Scheduled Event", source: "aws.events", detail: {} };
+
+  async function setLastProgress(syncId: string, at: Date) {
+    const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient(awsClientConfig(moto.endpoint)));
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: runsTable(),
+        Key: { pk: `run#${syncId}`, sk: "run" },
+        UpdateExpression: "SET lastProgressAt = :at",
+        ExpressionAttributeValues: { ":at": at.toISOString() },
+      }),
+    );
+    dynamo.destroy();
+  }
+
+  it("carry their instance as MessageGroupId, and a job that starts moves the run's stall clock", async () => {
+    // Prepare: an upstream that answers 503 to everything, so no job commits; the run's clock an
+    // hour old.
+    const { upstream } = await instance("moving", {
+      seed: 23,
+      size: { users: 20, teams: 2, roles: 2 },
+    });
+    upstream.faults = { serverErrors: { every: 1, burst: 1 } };
+    const syncId = await startSync("moving");
+    await setLastProgress(syncId, new Date(Date.now() - 3_600_000));
+    const records = await receiveRecords(2);
+    expect(records.map((r) => r.attributes.MessageGroupId)).toEqual(["moving", "moving"]);
+
+    // Act: a worker runs the root jobs (they fail and stay on the queue), then the schedule runs.
+    const before = Date.now();
+    const failed = await stack.invoke("syncWorker", { Records: records }).catch((e: unknown) => e);
+    const sweep = await stack.invoke<{ stalled: string[] }>("scheduler", scheduled);
+
+    // Assess: nothing committed (every record failed, so the invocation failed), yet the clock
+    // moved when the jobs started: not stalled.
+    expect(failed).toMatchObject({ message: expect.stringMatching(/^All records failed/) });
+    const run = await runs.get(syncId);
+    expect(run?.jobsDone).toBe(0);
+    expect(Date.parse(run?.lastProgressAt ?? "")).toBeGreaterThanOrEqual(before - 1_000);
+    expect(sweep.stalled).not.toContain("moving");
+    expect(run?.status).toBe("running");
+  });
+
+  it("a job refused for a rate limit goes back with a delay that grows with its refusals, and the run's clock moves to its return", async () => {
+    // Prepare: an upstream that accepts one request a second, and a root job already refused 7
+    // times (its message attribute says so).
+    const { upstream } = await instance(
+      "refused",
+      { seed: 24, size: { users: 20, teams: 2, roles: 2 } },
+      { CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0" },
+    );
+    upstream.faults = { limit: { requestsPerSecond: 1 } };
+    const syncId = await startSync("refused");
+    const [plan] = (await receiveRecords(2)).filter((r) => r.body.includes('"plan"'));
+    if (!plan) throw new Error("no plan job on the queue");
+    plan.messageAttributes.rateRefusals = { dataType: "Number", stringValue: "7" };
+
+    // Act: a worker runs it: its token and two first pages cannot all pass in one second.
+    const before = Date.now();
+    const answer = await stack.invoke<{ batchItemFailures: unknown[] }>("syncWorker", {
+      Records: [plan],
+    });
+
+    // Assess: done with (not failed): a copy went back with a delay of 64 to 128 s (the 8th
+    // refusal), counted as its 8th, and the run's stall clock moved to when it comes back.
+    expect(answer.batchItemFailures).toEqual([]);
+    const { Attributes = {} } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: stack.outputs.SyncJobsQueueUrl,
+        AttributeNames: ["ApproximateNumberOfMessagesDelayed"],
+      }),
+    );
+    expect(Number(Attributes.ApproximateNumberOfMessagesDelayed)).toBe(1);
+    const line = stack
+      .logs("syncWorker")
+      .map(({ line }) => line)
+      .find((l) => l.includes("job sent back with a delay") && l.includes(syncId));
+    const delaySeconds = Number(
+      (JSON.parse(line ?? "{}") as { delaySeconds?: number }).delaySeconds,
+    );
+    expect(delaySeconds).toBeGreaterThanOrEqual(64);
+    expect(delaySeconds).toBeLessThanOrEqual(128);
+    // The clock: when the copy comes back (the hand-back's time plus its delay).
+    const run = await runs.get(syncId);
+    const clockAhead = Date.parse(run?.lastProgressAt ?? "") - before;
+    expect(clockAhead).toBeGreaterThanOrEqual(delaySeconds * 1000);
+    expect(clockAhead).toBeLessThanOrEqual(delaySeconds * 1000 + 60_000);
+  });
+});
