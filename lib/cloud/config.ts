@@ -28,7 +28,8 @@ export const cloudEnvironment = z.object({
   }),
   RUN_STALL_SECONDS: z.coerce.number().int().min(60).default(900).meta({
     type: "whole number, at least 60",
-    description: "A run with no progress for this many seconds ends `error`.",
+    description:
+      "A run whose jobs have not moved (none started, committed or handed back) for this many seconds ends `error`.",
   }),
 });
 
