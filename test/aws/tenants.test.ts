@@ -168,7 +168,10 @@ describe("two tenants at once", () => {
     );
     console.info(JSON.stringify({ scenario: "fair-queue", backlog, overtaken, largeWaiting }));
     expect(smallJobs.length).toBeGreaterThanOrEqual(7);
-    expect(Math.max(...overtaken)).toBeLessThan(20);
+    // SQS puts a group first only while another holds over 10% and at least 30 of the messages
+    // in flight, so up to about 30 of the large run's jobs, and a batch being received, may still
+    // go first; in the queue's order all of the 40 or more waiting ones would (70 seen).
+    expect(Math.max(...overtaken)).toBeLessThan(45);
     // And the large run's jobs did wait behind them: many were sent earlier and received later.
     expect(Math.max(...largeWaiting)).toBeGreaterThan(20);
   });
@@ -210,15 +213,18 @@ describe("a run's jobs on the move", () => {
     // Act: a worker runs the root jobs (they fail and stay on the queue), then the schedule runs.
     const before = Date.now();
     const failed = await stack.invoke("syncWorker", { Records: records }).catch((e: unknown) => e);
-    const sweep = await stack.invoke<{ stalled: string[] }>("scheduler", scheduled);
+    const sweep = await stack.invoke<{ checks: string[] }>("scheduler", scheduled);
+    const checked = await stack.drainQueue("scheduler");
 
     // Assess: nothing committed (every record failed, so the invocation failed), yet the clock
-    // moved when the jobs started: not stalled.
+    // moved when the jobs started: the sweep's check of the run (the scheduler draining its
+    // instance-checks queue) leaves it running.
     expect(failed).toMatchObject({ message: expect.stringMatching(/^All records failed/) });
     const run = await runs.get(syncId);
     expect(run?.jobsDone).toBe(0);
     expect(Date.parse(run?.lastProgressAt ?? "")).toBeGreaterThanOrEqual(before - 1_000);
-    expect(sweep.stalled).not.toContain("moving");
+    expect(sweep.checks).toContain("moving");
+    expect(checked.failedRecords).toBe(0);
     expect(run?.status).toBe("running");
   });
 
