@@ -1,11 +1,10 @@
-import * as z from "zod";
 import { answerOnce, type ReplyMemory, RequestIdTakenError } from "../../actions";
 import { ConfigError, CredentialsRejectedError, describeIssues, messageOf } from "../../errors";
 import { HttpStatusError, isRetryableError } from "../../http";
 import { type Logger, withFields } from "../../logging";
 import { SettingsError } from "./errors";
 import { failedSettings, invalidSettings, type SettingsReply } from "./reply";
-import { type SettingsRequest, settingsRequest } from "./request";
+import { requestIdPart, type SettingsRequest, settingsRequest } from "./request";
 import {
   describeInstance,
   removeInstance,
@@ -38,7 +37,7 @@ export async function answerSettings(
 ): Promise<SettingsReply> {
   const parsed = settingsRequest.safeParse(raw);
   if (!parsed.success) {
-    const requestId = z.object({ requestId: z.string().min(1).max(128) }).safeParse(raw);
+    const requestId = requestIdPart.safeParse(raw);
     const reply = failedSettings(
       requestId.success ? requestId.data.requestId : UNKNOWN_REQUEST_ID,
       "invalid_request",

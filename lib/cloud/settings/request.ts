@@ -20,7 +20,9 @@ const settingsMap = z.record(
   z.string().max(8192, "a setting's value is at most 8192 characters").nullable(),
 );
 
-const base = { requestId: z.string().min(1).max(128) };
+/** Every request's own part: what a reply to a request too broken to parse still names. */
+export const requestIdPart = z.object({ requestId: z.string().min(1).max(128) });
+const base = requestIdPart.shape;
 
 export const settingsRequest = z.discriminatedUnion("op", [
   z

@@ -40,7 +40,7 @@ export interface InstanceSummary {
 }
 
 /** A secret field's value as `get` shows it. */
-export const MASK = "********";
+const MASK = "********";
 
 export interface SaveResult
   extends Pick<InstanceSummary, "connectorId" | "connector" | "interval"> {
