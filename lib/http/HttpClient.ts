@@ -1,9 +1,9 @@
+/** The HTTP client: its options, the retry loop (attempts, 401 refresh, 429 waits) and the limiter's part; one exchange is `exchange.ts`. */
 import { messageOf } from "../errors";
 import { redact } from "../redact";
 import { sleepUnlessAborted } from "./abortListeners";
 import { newRequestContext, type RequestContext } from "./context";
 import { countEnd } from "./counters";
-import { readCapped, withDeadline } from "./deadline";
 import {
   AbortedError,
   HttpStatusError,
@@ -14,7 +14,7 @@ import {
   type RequestSummary,
   ResponseTooLargeError,
 } from "./errors";
-import { nodeRequest } from "./nodeRequest";
+import { exchange, readAnswer, requestHeadersAndBody } from "./exchange";
 import type { Permit } from "./RateLimiter";
 import {
   backoffDelayMs,
@@ -27,7 +27,7 @@ import {
 } from "./retryPolicy";
 import type { AccessToken } from "./TokenCache";
 import type { AnswerHeaders, HttpClientOptions, HttpRequest, HttpResponse } from "./types";
-import { describeErrorBody, isJson, readJsonAnswer } from "./upstreamText";
+import { describeErrorBody } from "./upstreamText";
 
 /** An answer as the retry loop sees it: a 429 carries when this request may try again. */
 interface Answer extends HttpResponse {
@@ -250,16 +250,7 @@ export class HttpClient {
     ctx: RequestContext,
     wait: AttemptWait,
   ): Promise<Answer | "token_expired"> {
-    const headers: Record<string, string> = { accept: "application/json", ...request.headers };
-    let body: string | undefined;
-    if (request.form) {
-      headers["content-type"] = "application/x-www-form-urlencoded";
-      body = new URLSearchParams(request.form).toString();
-    } else if (request.json !== undefined) {
-      headers["content-type"] = request.contentType ?? "application/json";
-      body = JSON.stringify(request.json);
-    }
-    if (access) headers.authorization = `Bearer ${access.value}`;
+    const { headers, body } = requestHeadersAndBody(request, access);
 
     const timeoutMs = request.timeoutMs ?? this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const permit = await this.#permit(ctx, summary, wait);
@@ -316,27 +307,9 @@ export class HttpClient {
     let response: { status: number; headers: AnswerHeaders };
     let bytes: Buffer;
     try {
-      [response, bytes] = await withDeadline(timeoutMs, ctx.signal, async (signal) => {
-        if (!request.stream) {
-          const sent = { method: request.method, headers, body };
-          const answer = await nodeRequest(url, sent, signal, maxBytes, tooLarge);
-          return [answer, answer.body] as const;
-        }
-        // A body streamed from a file (the platform's upload): fetch sends it.
-        const stream = request.stream();
-        try {
-          const answer = await fetch(url, {
-            method: request.method,
-            headers,
-            body: stream,
-            signal,
-            redirect: "error",
-            duplex: "half",
-          });
-          return [answer, await readCapped(answer.body, signal, maxBytes, tooLarge)] as const;
-        } finally {
-          stream.destroy();
-        }
+      [response, bytes] = await exchange(request, url, { headers, body }, timeoutMs, ctx.signal, {
+        maxBytes,
+        tooLarge,
       });
     } catch (error) {
       permit?.unanswered();
@@ -385,21 +358,4 @@ function throwIfAborted(ctx: RequestContext, summary: RequestSummary): void {
   if (ctx.signal?.aborted) {
     throw new AbortedError(`${summary.method} ${summary.path} was abandoned: the call was aborted`);
   }
-}
-
-/**
- * An answer's body: a successful JSON answer as the request's `readJson` reads it, when it does;
- * otherwise the text (`rawBody`), or what `readJsonAnswer` reads.
- */
-function readAnswer(
-  request: HttpRequest,
-  response: { status: number; headers: AnswerHeaders },
-  bytes: Buffer,
-): unknown {
-  if (request.readJson && response.status < 400 && isJson(response)) {
-    const body = request.readJson(bytes);
-    if (body !== undefined) return body;
-  }
-  if (request.rawBody) return bytes.toString("utf8") || undefined;
-  return readJsonAnswer(bytes, response);
 }
