@@ -11,7 +11,7 @@ import { createTempFile, unregisterTempFile } from "./tempFiles";
  * Grants held in one set at once while repeats are looked for: a set of this many takes 11 to
  * 16 MB (`HashedIdSet`), whatever the tenant's size.
  */
-export const PASS_GRANTS = 500_000;
+const PASS_GRANTS = 500_000;
 
 /**
  * Which grants of the spool, by their place in it (0 for its first), repeat the id of a grant
