@@ -5,6 +5,7 @@ import { type SyncFile, writeFailure } from "./errors";
 import { readSpoolFrames, SPOOL_HASH_WORDS, SPOOL_ID_AT } from "./grantSpool";
 import { HashedIdSet, WORDS } from "./HashedIdSet";
 import { endStream } from "./jsonLines";
+import { readFull } from "./readFull";
 import { createTempFile, unregisterTempFile } from "./tempFiles";
 
 /**
@@ -132,13 +133,8 @@ async function* readWords(path: string): AsyncGenerator<Uint32Array> {
     const buffer = Buffer.allocUnsafeSlow(READ_BYTES);
     const words = new Uint32Array(buffer.buffer, buffer.byteOffset, READ_BYTES / 4);
     for (let position = 0; ; ) {
-      let filled = 0;
-      while (filled < READ_BYTES) {
-        const { bytesRead } = await file.read(buffer, filled, READ_BYTES - filled, position);
-        if (bytesRead === 0) break;
-        filled += bytesRead;
-        position += bytesRead;
-      }
+      const filled = await readFull(file, buffer, position);
+      position += filled;
       if (filled === 0) return;
       yield words.subarray(0, Math.floor(filled / (WORDS * 4)) * WORDS);
       if (filled < READ_BYTES) return;
