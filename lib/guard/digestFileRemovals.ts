@@ -1,4 +1,5 @@
 import { open } from "node:fs/promises";
+import { readFull } from "../sync/readFull";
 import { RemovalCounter } from "./RemovalCounter";
 import type { PreviousRemovals } from "./readSnapshotDigest";
 import { decodeDigestHeader, type SnapshotDigest } from "./SnapshotDigest";
@@ -50,19 +51,4 @@ export async function countRemovalsFromDigestFile(
   } finally {
     await file.close();
   }
-}
-
-/** Fills `into` from `position` of the file; fewer bytes only at its end. */
-async function readFull(
-  file: Awaited<ReturnType<typeof open>>,
-  into: Buffer,
-  position: number,
-): Promise<number> {
-  let filled = 0;
-  while (filled < into.length) {
-    const { bytesRead } = await file.read(into, filled, into.length - filled, position + filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return filled;
 }

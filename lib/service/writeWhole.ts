@@ -2,8 +2,8 @@ import { rename, rm, writeFile } from "node:fs/promises";
 import { type SyncFile, writeFailure } from "../sync/errors";
 
 /**
- * Writes `data` (parts are written one after another) as the whole of `file.path`: to a temporary name beside it, then renamed, so a
- * crash never leaves half a file. The temporary file is created exclusively (`wx`: a file or
+ * Writes `data` (parts are written one after another) as the whole of `file.path`: to a
+ * temporary name beside it, then renamed, so a crash never leaves half a file. The temporary file is created exclusively (`wx`: a file or
  * symlink someone else put under its name in a shared directory is never followed or written);
  * one already there (left by a crashed process with the same pid, as pid 1 of every container
  * start) is removed, not followed, and the creation tried once more. A write the system refuses

@@ -5,13 +5,14 @@ import { type SyncFile, writeFailure } from "./errors";
 import { readSpoolFrames, SPOOL_HASH_WORDS, SPOOL_ID_AT } from "./grantSpool";
 import { HashedIdSet, WORDS } from "./HashedIdSet";
 import { endStream } from "./jsonLines";
+import { readFull } from "./readFull";
 import { createTempFile, unregisterTempFile } from "./tempFiles";
 
 /**
  * Grants held in one set at once while repeats are looked for: a set of this many takes 11 to
  * 16 MB (`HashedIdSet`), whatever the tenant's size.
  */
-export const PASS_GRANTS = 500_000;
+const PASS_GRANTS = 500_000;
 
 /**
  * Which grants of the spool, by their place in it (0 for its first), repeat the id of a grant
@@ -132,13 +133,8 @@ async function* readWords(path: string): AsyncGenerator<Uint32Array> {
     const buffer = Buffer.allocUnsafeSlow(READ_BYTES);
     const words = new Uint32Array(buffer.buffer, buffer.byteOffset, READ_BYTES / 4);
     for (let position = 0; ; ) {
-      let filled = 0;
-      while (filled < READ_BYTES) {
-        const { bytesRead } = await file.read(buffer, filled, READ_BYTES - filled, position);
-        if (bytesRead === 0) break;
-        filled += bytesRead;
-        position += bytesRead;
-      }
+      const filled = await readFull(file, buffer, position);
+      position += filled;
       if (filled === 0) return;
       yield words.subarray(0, Math.floor(filled / (WORDS * 4)) * WORDS);
       if (filled < READ_BYTES) return;
