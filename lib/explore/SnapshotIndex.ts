@@ -14,6 +14,7 @@ import {
   HAS_EMAIL,
   type IndexAbout,
   type IndexKey,
+  indexAbout,
   snapshotKey,
 } from "./buildIndex";
 import { Adjacency, GrantGraph, type Holder, type Holding } from "./GrantGraph";
@@ -177,8 +178,10 @@ export class SnapshotIndex {
   ): SnapshotIndex | undefined {
     const file = readIndexFile(path);
     if (!file) return undefined;
-    const about = file.about as IndexAbout | undefined;
-    if (key && JSON.stringify(about?.key) !== JSON.stringify(key)) {
+    // Checked, then used as read (the parse would reorder the records' fields).
+    const about = file.about as IndexAbout;
+    const whole = indexAbout.safeParse(about).success;
+    if (!whole || (key && JSON.stringify(about.key) !== JSON.stringify(key))) {
       file.close();
       return undefined;
     }

@@ -1,4 +1,5 @@
 import { stat } from "node:fs/promises";
+import * as z from "zod";
 import { isPrivileged, type PrivilegedEntitlements } from "../connectors";
 import { SnapshotInputError } from "../snapshot/errors";
 import { openSnapshot } from "../snapshot/readSnapshot";
@@ -71,6 +72,21 @@ export interface IndexAbout {
   typeIds: string[];
   entitlements: EntitlementLine[];
 }
+
+const [syncStart, resourceType, , entitlement, , syncEnd] = snapshotLine.options;
+
+/**
+ * `IndexAbout` as a file gives it back: checked before use, since the SHA-256 in a file only says
+ * it is whole, not that this build wrote it (one of another shape is rebuilt).
+ */
+export const indexAbout: z.ZodType<IndexAbout> = z.object({
+  key: z.object({ size: z.number(), mtimeMs: z.number(), syncId: z.string(), rules: z.string() }),
+  start: syncStart,
+  end: syncEnd,
+  resourceTypes: z.array(resourceType),
+  typeIds: z.array(z.string()),
+  entitlements: z.array(entitlement),
+});
 
 /** Per resource, bits of `resourceFlags`. */
 export const ACCOUNT = 1;

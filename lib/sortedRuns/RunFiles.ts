@@ -19,7 +19,7 @@ export interface RunOwner {
   outcome: string;
 }
 
-export const DIFF_FILES: RunOwner = {
+const DIFF_FILES: RunOwner = {
   slug: "diff",
   what: "a temporary file of diff",
   outcome: "the diff stopped and its temporary files are removed",

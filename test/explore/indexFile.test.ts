@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFile, stat, truncate, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -88,6 +89,26 @@ describe("explore: the index file beside the snapshot", () => {
         },
       ],
       ["not an index", () => writeFile(path, "hello\n")],
+      [
+        "whole by its hash, but its about of another shape",
+        async () => {
+          const FOOTER = 56;
+          const footer = whole.subarray(whole.length - FOOTER);
+          const at = footer.readDoubleLE(8);
+          const trailer = JSON.parse(whole.subarray(at, whole.length - FOOTER).toString());
+          trailer.about.typeIds = trailer.about.typeIds.map(() => 0);
+          const bytes = Buffer.from(JSON.stringify(trailer));
+          const out = Buffer.concat([whole.subarray(0, at), bytes, Buffer.alloc(FOOTER)]);
+          footer.copy(out, out.length - FOOTER, 0, 8);
+          out.writeDoubleLE(at, out.length - FOOTER + 8);
+          out.writeDoubleLE(bytes.length, out.length - FOOTER + 16);
+          createHash("sha256")
+            .update(out.subarray(0, out.length - FOOTER))
+            .digest()
+            .copy(out, out.length - FOOTER + 24);
+          await writeFile(path, out);
+        },
+      ],
     ];
     for (const [what, damage] of damages) {
       await damage();
