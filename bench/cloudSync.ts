@@ -8,7 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { RunStore } from "../lib/cloud";
 import { startPlatformSimulator } from "../lib/simulators/platform";
-import { awsEnv, deployStack, runOperator, type Stack, startMoto } from "../test/aws/harness";
+import { runOperator, type Stack, startStackOnMoto } from "../test/aws/harness";
 import type { BenchPaths } from "./cliSync";
 import { startHostedSimulator } from "./processes";
 import type { Scenario } from "./scenarios";
@@ -48,12 +48,9 @@ export interface CloudRun {
 export const UNBOUNDED_DRAIN = { maxInvocations: Number.POSITIVE_INFINITY, timeoutMs: 3_600_000 };
 
 export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promise<CloudRun> {
-  const moto = await startMoto();
-  const closers: (() => Promise<unknown>)[] = [() => moto.stop()];
+  const { moto, stack } = await startStackOnMoto({ stage: "bench" });
+  const closers: (() => Promise<unknown>)[] = [() => moto.stop(), () => stack.close()];
   try {
-    const stack = await deployStack(moto, { stage: "bench" });
-    closers.push(() => stack.close());
-    Object.assign(process.env, awsEnv(moto.endpoint));
     const platform = await startPlatformSimulator();
     closers.push(() => platform.close());
     const upstream = await startHostedSimulator(paths.simulatorHost, scenario.simulator);

@@ -8,7 +8,7 @@
 import { RunStore } from "../lib/cloud";
 import type { TenantSize } from "../lib/simulators/blackline";
 import { startPlatformSimulator } from "../lib/simulators/platform";
-import { awsEnv, deployStack, runOperator, startMoto } from "../test/aws/harness";
+import { runOperator, startStackOnMoto } from "../test/aws/harness";
 import type { BenchPaths } from "./cliSync";
 import { ownCpuSeconds, processCpuSeconds, UNBOUNDED_DRAIN } from "./cloudSync";
 import { startHostedSimulator } from "./processes";
@@ -31,12 +31,9 @@ export async function runCloudTenants(
   paths: BenchPaths,
   sizes: { large: TenantSize; small: TenantSize },
 ): Promise<TenantsRun> {
-  const moto = await startMoto();
-  const closers: (() => Promise<unknown>)[] = [() => moto.stop()];
+  const { moto, stack } = await startStackOnMoto({ stage: "bench" });
+  const closers: (() => Promise<unknown>)[] = [() => moto.stop(), () => stack.close()];
   try {
-    const stack = await deployStack(moto, { stage: "bench" });
-    closers.push(() => stack.close());
-    Object.assign(process.env, awsEnv(moto.endpoint));
     const runs = new RunStore(stack.outputs.RunsTableName as string);
     for (const [connectorId, size] of Object.entries(sizes)) {
       const upstream = await startHostedSimulator(paths.simulatorHost, {

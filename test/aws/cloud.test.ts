@@ -22,14 +22,12 @@ import { removalGuardCases } from "./guard";
 import {
   alarmMetric,
   awsClientConfig,
-  awsEnv,
-  deployStack,
   emittedMetrics,
   type Moto,
   metricKey,
   runOperator,
   type Stack,
-  startMoto,
+  startStackOnMoto,
 } from "./harness";
 import { settingsFunctionCases } from "./settings";
 
@@ -38,10 +36,8 @@ let stack: Stack;
 const closers: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
-  moto = await startMoto();
-  stack = await deployStack(moto, { stage: "dev" });
   // The operator commands run in this process, against the emulator.
-  Object.assign(process.env, awsEnv(moto.endpoint));
+  ({ moto, stack } = await startStackOnMoto({ stage: "dev" }));
 });
 
 afterAll(async () => {

@@ -11,24 +11,14 @@ import type { ActionReply } from "../../lib/actions";
 import type { CliRun } from "../helpers/cli";
 import { echoAnswer } from "../secrets/echoUpstream";
 import { type SecretUpstreams, startSecretUpstreams } from "../secrets/secretUpstreams";
-import {
-  awsClientConfig,
-  awsEnv,
-  deployStack,
-  type Moto,
-  runOperator,
-  type Stack,
-  startMoto,
-} from "./harness";
+import { awsClientConfig, type Moto, runOperator, type Stack, startStackOnMoto } from "./harness";
 
 let moto: Moto;
 let stack: Stack;
 let up: SecretUpstreams;
 
 beforeAll(async () => {
-  moto = await startMoto();
-  stack = await deployStack(moto, { stage: "dev" });
-  Object.assign(process.env, awsEnv(moto.endpoint));
+  ({ moto, stack } = await startStackOnMoto({ stage: "dev" }));
   for (const key of Object.keys(stack.functions)) {
     await stack.updateEnvironment(key, { POWERTOOLS_LOG_LEVEL: "DEBUG" });
   }

@@ -18,15 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunStore } from "../../lib/cloud";
 import { startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { startPlatformSimulator } from "../../lib/simulators/platform";
-import {
-  awsClientConfig,
-  awsEnv,
-  deployStack,
-  type Moto,
-  runOperator,
-  type Stack,
-  startMoto,
-} from "./harness";
+import { awsClientConfig, type Moto, runOperator, type Stack, startStackOnMoto } from "./harness";
 
 let moto: Moto;
 let stack: Stack;
@@ -35,9 +27,7 @@ let runs: RunStore;
 const closers: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
-  moto = await startMoto();
-  stack = await deployStack(moto, { stage: "dev" });
-  Object.assign(process.env, awsEnv(moto.endpoint));
+  ({ moto, stack } = await startStackOnMoto({ stage: "dev" }));
   sqs = new SQSClient({ ...awsClientConfig(moto.endpoint), useQueueUrlAsEndpoint: false });
   runs = new RunStore(stack.outputs.RunsTableName as string);
 });

@@ -10,12 +10,10 @@ import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simu
 import { type PlatformSimulator, startPlatformSimulator } from "../../lib/simulators/platform";
 import {
   awsClientConfig,
-  awsEnv,
-  deployStack,
   type Moto,
   runOperator,
   type Stack,
-  startMoto,
+  startStackOnMoto,
 } from "../aws/harness";
 
 let moto: Moto;
@@ -24,9 +22,7 @@ let upstream: BlacklineSimulator;
 let platformSim: PlatformSimulator;
 
 beforeAll(async () => {
-  moto = await startMoto();
-  stack = await deployStack(moto, { stage: "dev" });
-  Object.assign(process.env, awsEnv(moto.endpoint));
+  ({ moto, stack } = await startStackOnMoto({ stage: "dev" }));
   upstream = await startBlacklineSimulator({ seed: 6, size: { users: 20, teams: 2, roles: 2 } });
   platformSim = await startPlatformSimulator();
 });

@@ -23,4 +23,6 @@ export {
   type LogLine,
   type QueueMapping,
   type Stack,
+  type StackOnMoto,
+  startStackOnMoto,
 } from "./stack";

@@ -24,7 +24,7 @@ import {
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { type FunctionConfig, FunctionRuntime, type InvokeOptions, type LogLine } from "./lambda";
-import { awsClientConfig, awsEnv, type Moto } from "./moto";
+import { awsClientConfig, awsEnv, type Moto, startMoto } from "./moto";
 import { ensurePackaged } from "./package";
 import { type DrainOptions, type DrainStats, drainQueue, type QueueMapping } from "./sqs";
 
@@ -329,4 +329,25 @@ export async function deployStack(moto: Moto, options: DeployOptions = {}): Prom
       for (const client of [cfn, s3, lambda, sqs]) client.destroy();
     },
   };
+}
+
+/** moto_server, the stack deployed to it, and this process's AWS environment pointed at it (the
+ * operator commands and the stores run in the test process): the setup of the AWS-tier tests.
+ * Teardown: stack.close(), then moto.stop(). */
+export interface StackOnMoto {
+  moto: Moto;
+  stack: Stack;
+}
+
+export async function startStackOnMoto(options: DeployOptions = {}): Promise<StackOnMoto> {
+  const moto = await startMoto();
+  let stack: Stack;
+  try {
+    stack = await deployStack(moto, options);
+  } catch (error) {
+    await moto.stop();
+    throw error;
+  }
+  Object.assign(process.env, awsEnv(moto.endpoint));
+  return { moto, stack };
 }
