@@ -72,7 +72,6 @@
  * `rateTypes.ts`, `StartLog.ts`, `episode.ts`, `RefusalNoise.ts`, `headerLimit.ts`, `paceSchedule.ts`,
  * `Block.ts`.
  */
-import { Block } from "./Block";
 import {
   acceptedPerSecond,
   countAccepted,
@@ -85,10 +84,8 @@ import {
   openedEpisode,
   weighs,
 } from "./episode";
-import { type HeaderLimit, headerLimitFrom } from "./headerLimit";
-import { InFlightCap } from "./inFlightCap";
+import { headerLimitFrom } from "./headerLimit";
 import { grownPace } from "./paceSchedule";
-import { RefusalNoise } from "./RefusalNoise";
 import {
   BLOCKING_RETRY_AFTER_MS,
   EDGE_SHARE,
@@ -98,87 +95,47 @@ import {
   NOISE_QUIET_MS,
   PROBE_MARGIN,
   SENT_SPAN_MS,
-  START_RATE,
   TOLERANCE_MS,
   WINDOW_MS,
   WINDOW_SPENT_SHARE,
 } from "./rateConstants";
+import { cut, newRateState, plateau, type RateState } from "./rateState";
 import type { AdaptiveRateSettings, RefusalVerdict, StartTicket } from "./rateTypes";
 import { parseRateLimitState, type RateLimitState, retryAfterInSeconds } from "./retryPolicy";
-import { StartLog } from "./StartLog";
 import type { AnswerHeaders } from "./types";
 
 export * from "./rateConstants";
 export type { AdaptiveRateSettings, RefusalVerdict, StartTicket } from "./rateTypes";
 
 export class AdaptiveRate {
-  readonly #ceiling: number;
-  #rate: number;
-  #slowStart = true;
-  /** The learned edge (`Infinity` until a 429 or a header says). */
-  #maxRate = Number.POSITIVE_INFINITY;
-  /** When the pace was last cut, and since when it has stood at the plateau. */
-  #cutAt = Number.NEGATIVE_INFINITY;
-  #plateauFrom = 0;
-  /** Probes above the edge refused since it was learned: each doubles the plateau before the next. */
-  #failedProbes = 0;
-  /** When the last probe was refused, and the 429s it cost (`PROBE_REFUSAL_SHARE`). */
-  #probeFailedAt = Number.NEGATIVE_INFINITY;
-  #probeCost = 0;
-  #lastUpdate: number | undefined;
-  /** The pace's theoretical next start (GCRA). */
-  #nextStartAt = Number.NEGATIVE_INFINITY;
-  readonly #log = new StartLog();
-  #episode: Episode | undefined;
-  #lastRefusal = Number.NEGATIVE_INFINITY;
-  readonly #noise = new RefusalNoise();
-  readonly #inFlight = new InFlightCap();
-  readonly #block = new Block();
-  #headerLimit: HeaderLimit | undefined;
-  /** Slow start's exit cut, deferred while a cap learned there is on trial. */
-  #trialCut: number | undefined;
-  /** A `Limit` shown not to be a rate (more accepted within its window): never taken as one. */
-  #headerDisproved: number | undefined;
-  /**
-   * When a fixed window would have begun at the latest (`Block.guessWindowEnd`): the first
-   * accepted answer, then each block's accepted probe's.
-   */
-  #windowFrom: number | undefined;
+  readonly #s: RateState;
 
   constructor(settings: AdaptiveRateSettings = {}) {
-    const configured = settings.requestsPerSecond;
-    this.#ceiling =
-      configured === undefined || configured <= 0 ? Number.POSITIVE_INFINITY : configured;
-    this.#rate =
-      configured === undefined
-        ? START_RATE
-        : configured <= 0
-          ? Number.POSITIVE_INFINITY
-          : configured;
+    this.#s = newRateState(settings);
   }
 
   /** The current pace in requests per second (`Infinity`: not paced). */
   get rate(): number {
-    return this.#rate;
+    return this.#s.rate;
   }
 
   /** The edge: the rate the upstream was learned to sustain (`Infinity` until a 429 or a header says). */
   get maxRate(): number {
-    return this.#maxRate;
+    return this.#s.maxRate;
   }
 
   /** The cap on requests in flight learned (`Infinity`: none). */
   get concurrency(): number {
-    return this.#inFlight.cap;
+    return this.#s.inFlight.cap;
   }
 
   get blocked(): boolean {
-    return this.#block.active;
+    return this.#s.block.active;
   }
 
   /** When the current (or last) block began. */
   get blockStartedAt(): number {
-    return this.#block.startedAt;
+    return this.#s.block.startedAt;
   }
 
   /**
@@ -187,20 +144,15 @@ export class AdaptiveRate {
    * call `start` when it is time.
    */
   nextStartAt(now: number): number | undefined {
-    if (this.#block.active && this.#block.probeInFlight) return undefined;
-    if (this.#inFlight.full) return undefined;
-    const at = Math.max(now, this.#block.startsFrom);
-    if (this.#block.active || !Number.isFinite(this.#rate)) return at;
+    if (this.#s.block.active && this.#s.block.probeInFlight) return undefined;
+    if (this.#s.inFlight.full) return undefined;
+    const at = Math.max(now, this.#s.block.startsFrom);
+    if (this.#s.block.active || !Number.isFinite(this.#s.rate)) return at;
     return Math.max(
       at,
-      this.#nextStartAt - TOLERANCE_MS,
-      this.#log.windowFreeAt(now, this.#startsPerWindow, this.#headerLimit),
+      this.#s.nextStartAt - TOLERANCE_MS,
+      this.#s.log.windowFreeAt(now, this.#startsPerWindow, this.#s.headerLimit),
     );
-  }
-
-  /** Where the pace holds below the edge: `EDGE_SHARE` of it. */
-  get #plateau(): number {
-    return EDGE_SHARE * this.#maxRate;
   }
 
   /**
@@ -208,48 +160,50 @@ export class AdaptiveRate {
    * below, whole (a window of 5 a second measured as 5, paced at 4.9, took 4 a second).
    */
   get #startsPerWindow(): number {
-    const atPlateau = this.#rate >= this.#plateau - 1e-6;
-    return atPlateau ? Math.min(this.#ceiling, Math.max(this.#rate, this.#maxRate)) : this.#rate;
+    const atPlateau = this.#s.rate >= plateau(this.#s) - 1e-6;
+    return atPlateau
+      ? Math.min(this.#s.ceiling, Math.max(this.#s.rate, this.#s.maxRate))
+      : this.#s.rate;
   }
 
   /** Records a start at `now` (which `nextStartAt` allowed). */
   start(now: number): StartTicket {
-    const probe = this.#block.started();
-    const level = this.#inFlight.started();
+    const probe = this.#s.block.started();
+    const level = this.#s.inFlight.started();
     const ticket: StartTicket = {
       startedAt: now,
-      pace: this.#rate,
+      pace: this.#s.rate,
       level,
       probe,
       refused: false,
-      slowStart: this.#slowStart,
+      slowStart: this.#s.slowStart,
     };
-    this.#log.forget(now, this.#headerLimit);
-    this.#log.started(ticket);
-    if (Number.isFinite(this.#rate)) {
+    this.#s.log.forget(now, this.#s.headerLimit);
+    this.#s.log.started(ticket);
+    if (Number.isFinite(this.#s.rate)) {
       // GCRA: the theoretical start time moves one interval per start.
-      this.#nextStartAt = Math.max(this.#nextStartAt, now) + 1000 / this.#rate;
+      this.#s.nextStartAt = Math.max(this.#s.nextStartAt, now) + 1000 / this.#s.rate;
     }
     return ticket;
   }
 
   /** An answer other than 429 (any status: the upstream processed the request). */
   accepted(ticket: StartTicket, now: number, headers?: AnswerHeaders): void {
-    this.#log.forget(now, this.#headerLimit);
-    this.#inFlight.answered(ticket, false, now);
+    this.#s.log.forget(now, this.#s.headerLimit);
+    this.#s.inFlight.answered(ticket, false, now);
     this.#trialEnded(now);
-    this.#log.accepted(now);
-    this.#noise.accepted(ticket);
-    this.#windowFrom ??= now;
+    this.#s.log.accepted(now);
+    this.#s.noise.accepted(ticket);
+    this.#s.windowFrom ??= now;
     if (ticket.probe) {
-      this.#block.ended(now);
-      this.#windowFrom = now;
+      this.#s.block.ended(now);
+      this.#s.windowFrom = now;
       // Resume spaced from now: no burst.
-      this.#nextStartAt = now;
-      this.#lastUpdate = now;
-      this.#episode = undefined;
+      this.#s.nextStartAt = now;
+      this.#s.lastUpdate = now;
+      this.#s.episode = undefined;
     }
-    const episode = this.#episode;
+    const episode = this.#s.episode;
     if (episode) {
       episode.anyAccepted++;
       if (weighs(episode, ticket)) {
@@ -263,8 +217,8 @@ export class AdaptiveRate {
 
   /** No answer (network error, timeout, abort): nothing learned; a probe may be sent again. */
   unanswered(ticket: StartTicket): void {
-    this.#inFlight.unanswered();
-    if (ticket.probe) this.#block.probeInFlight = false;
+    this.#s.inFlight.unanswered();
+    if (ticket.probe) this.#s.block.probeInFlight = false;
   }
 
   /**
@@ -280,71 +234,75 @@ export class AdaptiveRate {
     hold = true,
   ): RefusalVerdict {
     ticket.refused = true;
-    if (ticket.probe && this.#block.probingGuess) {
+    if (ticket.probe && this.#s.block.probingGuess) {
       // A window's end guessed wrong (`Block.guessWindowEnd`): that is all this 429 says. Taken as
       // a refusal, it made the next one look like a limit crossed (no quiet before it): against a
       // sliding log of 500 per 10 s, the pace was cut to 8 a second for 17 s.
-      this.#inFlight.unanswered();
-      return { retryAt: this.#block.probeRefused(now, retryAfterMs), blocked: true };
+      this.#s.inFlight.unanswered();
+      return { retryAt: this.#s.block.probeRefused(now, retryAfterMs), blocked: true };
     }
-    this.#log.forget(now, this.#headerLimit);
-    const capBefore = this.#inFlight.cap;
-    const byCap = this.#inFlight.answered(ticket, true, now, this.#slowStart);
-    if (this.#inFlight.cap < capBefore && !Number.isFinite(capBefore) && !this.#inFlight.onTrial) {
+    this.#s.log.forget(now, this.#s.headerLimit);
+    const capBefore = this.#s.inFlight.cap;
+    const byCap = this.#s.inFlight.answered(ticket, true, now, this.#s.slowStart);
+    if (
+      this.#s.inFlight.cap < capBefore &&
+      !Number.isFinite(capBefore) &&
+      !this.#s.inFlight.onTrial
+    ) {
       // A cap on requests in flight, just learned: its refusals said nothing of a rate.
-      this.#maxRate = Number.POSITIVE_INFINITY;
-      this.#episode = undefined;
+      this.#s.maxRate = Number.POSITIVE_INFINITY;
+      this.#s.episode = undefined;
     }
     this.#trialEnded(now);
-    const previousRefusal = this.#lastRefusal;
-    this.#lastRefusal = now;
+    const previousRefusal = this.#s.lastRefusal;
+    this.#s.lastRefusal = now;
     // What a refused probe cost: the requests in flight when it was refused (not a cap's, nor
     // a block's probe), refused after it.
-    if (!byCap && !ticket.probe && ticket.startedAt < this.#probeFailedAt) this.#probeCost++;
-    this.#noise.refused(ticket, byCap);
+    if (!byCap && !ticket.probe && ticket.startedAt < this.#s.probeFailedAt) this.#s.probeCost++;
+    this.#s.noise.refused(ticket, byCap);
     if (headers) this.#learnFromHeaders(parseRateLimitState(headers, now), now);
     if (ticket.probe) {
-      return { retryAt: this.#block.probeRefused(now, retryAfterMs), blocked: true };
+      return { retryAt: this.#s.block.probeRefused(now, retryAfterMs), blocked: true };
     }
     const longWait = retryAfterMs !== undefined && retryAfterMs >= BLOCKING_RETRY_AFTER_MS;
-    if (this.#block.active) {
+    if (this.#s.block.active) {
       if (longWait) this.#guessWindowEnd(ticket, retryAfterMs, headers);
-      return { retryAt: this.#block.startsFrom, blocked: true };
+      return { retryAt: this.#s.block.startsFrom, blocked: true };
     }
     // A request sent before the last cut was refused for the old pace (slow start's exit weighs
     // those first); one refused for the number in flight says nothing of the pace.
     const fresh =
-      !byCap && (ticket.startedAt >= this.#cutAt || inFlightAtExit(this.#episode, ticket));
+      !byCap && (ticket.startedAt >= this.#s.cutAt || inFlightAtExit(this.#s.episode, ticket));
     let refusingAll = false;
-    if (this.#episode) refusingAll = countRefusal(this.#episode, ticket, fresh);
+    if (this.#s.episode) refusingAll = countRefusal(this.#s.episode, ticket, fresh);
     else if (fresh) this.#openEpisode(ticket, now, previousRefusal);
     if (refusingAll) {
       // A window used up: no faster than what it accepted over the last one, counted, not
       // extrapolated from a shorter span (a sliding log of 5 a second, at 200 ms a request, was
       // measured at 8.5 a second, then 3). After a probe the edge stands (a log that counts
       // refusals refuses everything a while after one).
-      if (!this.#episode?.probe) {
-        const accepted = this.#log.acceptedOverWindow(now);
-        if (this.#episode && accepted >= WINDOW_SPENT_SHARE * this.#rate) {
+      if (!this.#s.episode?.probe) {
+        const accepted = this.#s.log.acceptedOverWindow(now);
+        if (this.#s.episode && accepted >= WINDOW_SPENT_SHARE * this.#s.rate) {
           // Measured: probing above it waits as after a probe refused now, which costs the 429s
           // so far and those of the requests still in flight.
-          this.#failedProbes = Math.max(this.#failedProbes, 1);
-          this.#probeFailedAt = now;
-          this.#probeCost = this.#episode.anyRefused;
+          this.#s.failedProbes = Math.max(this.#s.failedProbes, 1);
+          this.#s.probeFailedAt = now;
+          this.#s.probeCost = this.#s.episode.anyRefused;
         }
-        this.#maxRate = Math.max(MIN_RATE / EDGE_SHARE, accepted);
+        this.#s.maxRate = Math.max(MIN_RATE / EDGE_SHARE, accepted);
       }
       this.#dropTrial(now);
-      this.#cut(now, this.#plateau);
-      this.#episode = undefined;
+      cut(this.#s, now, plateau(this.#s));
+      this.#s.episode = undefined;
     } else {
       this.#weigh(now);
     }
     if (hold && (longWait || refusingAll)) {
       this.#beginBlock(now);
-      this.#block.hold(now, longWait ? retryAfterMs : FIRST_PROBE_MS);
+      this.#s.block.hold(now, longWait ? retryAfterMs : FIRST_PROBE_MS);
       if (longWait) this.#guessWindowEnd(ticket, retryAfterMs, headers);
-      return { retryAt: this.#block.startsFrom, blocked: true };
+      return { retryAt: this.#s.block.startsFrom, blocked: true };
     }
     return { retryAt: now + (retryAfterMs ?? 0), blocked: false };
   }
@@ -358,17 +316,17 @@ export class AdaptiveRate {
    * 15.1 -> 17.1 s on the fake clock.
    */
   #trialEnded(now: number): void {
-    const end = this.#inFlight.takeTrialEnd();
+    const end = this.#s.inFlight.takeTrialEnd();
     if (end === undefined) return;
-    const deferred = this.#trialCut;
-    this.#trialCut = undefined;
+    const deferred = this.#s.trialCut;
+    this.#s.trialCut = undefined;
     if (end === "confirmed") {
-      this.#maxRate = Number.POSITIVE_INFINITY;
-      this.#slowStart = true;
-      this.#episode = undefined;
-      this.#log.measureAcceptedFrom(undefined);
+      this.#s.maxRate = Number.POSITIVE_INFINITY;
+      this.#s.slowStart = true;
+      this.#s.episode = undefined;
+      this.#s.log.measureAcceptedFrom(undefined);
     } else if (deferred !== undefined) {
-      this.#cut(now, Math.min(this.#rate, deferred));
+      cut(this.#s, now, Math.min(this.#s.rate, deferred));
     }
   }
 
@@ -379,73 +337,73 @@ export class AdaptiveRate {
     headers: AnswerHeaders | undefined,
   ): void {
     if (retryAfterInSeconds(headers)) {
-      this.#block.guessWindowEnd(ticket.startedAt, retryAfterMs, this.#windowFrom);
+      this.#s.block.guessWindowEnd(ticket.startedAt, retryAfterMs, this.#s.windowFrom);
     }
   }
 
   /** A block, or a rate from headers: no cap made slow start's exit. */
   #dropTrial(now: number): void {
-    this.#inFlight.drop(now);
+    this.#s.inFlight.drop(now);
     this.#trialEnded(now);
   }
 
   #beginBlock(now: number): void {
     this.#dropTrial(now);
-    this.#block.begin(now);
-    this.#log.measureAcceptedFrom(undefined);
+    this.#s.block.begin(now);
+    this.#s.log.measureAcceptedFrom(undefined);
   }
 
   /** The first refusal of an episode. */
   #openEpisode(ticket: StartTicket, now: number, previousRefusal: number): void {
-    if (this.#noise.noise()) return;
-    const sent = this.#log.sentBefore(ticket, SENT_SPAN_MS);
-    const acceptedRate = this.#log.acceptedRate(now);
+    if (this.#s.noise.noise()) return;
+    const sent = this.#s.log.sentBefore(ticket, SENT_SPAN_MS);
+    const acceptedRate = this.#s.log.acceptedRate(now);
     const sustained =
-      previousRefusal <= ticket.startedAt - WINDOW_MS && !this.#slowStart
-        ? this.#log.sentBefore(ticket, WINDOW_MS)
+      previousRefusal <= ticket.startedAt - WINDOW_MS && !this.#s.slowStart
+        ? this.#s.log.sentBefore(ticket, WINDOW_MS)
         : 0;
-    const probing = !this.#slowStart && this.#rate > this.#plateau * (1 + PROBE_MARGIN);
+    const probing = !this.#s.slowStart && this.#s.rate > plateau(this.#s) * (1 + PROBE_MARGIN);
     const quiet = previousRefusal <= ticket.startedAt - NOISE_QUIET_MS;
     const seen = {
       sent,
       acceptedRate,
-      exit: this.#slowStart,
+      exit: this.#s.slowStart,
       probe: probing,
-      afterBlock: now - this.#block.endedAt < WINDOW_MS,
+      afterBlock: now - this.#s.block.endedAt < WINDOW_MS,
       sustained,
     };
-    const episode = this.#slowStart
+    const episode = this.#s.slowStart
       ? exitEpisode(ticket, now, seen)
       : openedEpisode(now, quiet, seen);
-    if (this.#slowStart) {
+    if (this.#s.slowStart) {
       // Past the edge: back to what was accepted while finding out how far past.
-      this.#slowStart = false;
-      this.#log.measureAcceptedFrom(now);
+      this.#s.slowStart = false;
+      this.#s.log.measureAcceptedFrom(now);
       if (this.#followsPace(now, false)) {
-        this.#maxRate = sent;
+        this.#s.maxRate = sent;
         // A cap on trial holds the pace until it is confirmed or dropped (`#trialEnded`).
-        if (this.#inFlight.onTrial) this.#trialCut = EDGE_SHARE * acceptedRate;
-        else this.#cut(now, EDGE_SHARE * acceptedRate);
+        if (this.#s.inFlight.onTrial) this.#s.trialCut = EDGE_SHARE * acceptedRate;
+        else cut(this.#s, now, EDGE_SHARE * acceptedRate);
       }
     } else if (probing) {
       // The probe found the edge: back to the plateau and probe later next time; an edge learned
       // too low (from a transient) rises halfway to what was accepted over the window, if higher
       // (a bucket's, refilled while below its rate, includes its burst).
-      this.#failedProbes++;
-      this.#probeFailedAt = now;
-      this.#probeCost = 1;
+      this.#s.failedProbes++;
+      this.#s.probeFailedAt = now;
+      this.#s.probeCost = 1;
       const seen = Math.min(sent, acceptedRate);
-      if (seen > this.#maxRate) this.#maxRate = (this.#maxRate + seen) / 2;
-      this.#cut(now, this.#plateau);
+      if (seen > this.#s.maxRate) this.#s.maxRate = (this.#s.maxRate + seen) / 2;
+      cut(this.#s, now, plateau(this.#s));
     } else if (!episode.suspect) {
       this.#cutBelow(now, episode);
     }
-    this.#episode = episode;
+    this.#s.episode = episode;
   }
 
   /** Once an episode has enough answers: saturation, an edge crossed, or noise. */
   #weigh(now: number): void {
-    const e = this.#episode;
+    const e = this.#s.episode;
     if (!e) return;
     const { done, saturated } = episodeProgress(e, now);
     if (!done) return;
@@ -453,8 +411,8 @@ export class AdaptiveRate {
     // not the upstream's (a bucket of one refuses some at any pace near its rate); the requests
     // sent since decide.
     const inFlightRate = e.inFlightUntil === undefined ? undefined : acceptedPerSecond(e);
-    if (inFlightRate !== undefined && EDGE_SHARE * inFlightRate >= this.#rate) return;
-    this.#episode = undefined;
+    if (inFlightRate !== undefined && EDGE_SHARE * inFlightRate >= this.#s.rate) return;
+    this.#s.episode = undefined;
     if (e.suspect && e.refused === 0) return;
     if (e.suspect) this.#cutBelow(now, e);
     if (e.afterBlock) return;
@@ -467,9 +425,9 @@ export class AdaptiveRate {
       const measured = acceptedPerSecond(e);
       if (measured !== undefined && measured < EDGE_SHARE * meanPace(e)) {
         this.#learnEdge(measured, e.sustained);
-        this.#cut(now, Math.min(this.#rate, this.#plateau));
+        cut(this.#s, now, Math.min(this.#s.rate, plateau(this.#s)));
       }
-    } else if (!e.exit && !e.probe && !this.#noise.noise()) {
+    } else if (!e.exit && !e.probe && !this.#s.noise.noise()) {
       // Crossed: the edge is what the upstream accepted over the window before (a window's limit).
       this.#learnEdge(e.acceptedRate);
     }
@@ -478,14 +436,15 @@ export class AdaptiveRate {
   /** A new edge: probing above it starts over from its first plateau if it moved. */
   #learnEdge(...rates: number[]): void {
     const edge = Math.max(MIN_RATE / EDGE_SHARE, ...rates);
-    if (Math.abs(edge - this.#maxRate) > PROBE_MARGIN * 5 * this.#maxRate) this.#failedProbes = 0;
-    this.#maxRate = edge;
+    if (Math.abs(edge - this.#s.maxRate) > PROBE_MARGIN * 5 * this.#s.maxRate)
+      this.#s.failedProbes = 0;
+    this.#s.maxRate = edge;
   }
 
   /** Back below the rate the refused request was sent at and what was accepted over the window. */
   #cutBelow(now: number, e: Episode): void {
     if (!this.#followsPace(now, true)) return;
-    this.#cut(now, Math.min(this.#rate, EDGE_SHARE * Math.min(e.sent, e.acceptedRate)));
+    cut(this.#s, now, Math.min(this.#s.rate, EDGE_SHARE * Math.min(e.sent, e.acceptedRate)));
   }
 
   /**
@@ -493,41 +452,35 @@ export class AdaptiveRate {
    * `trial`: false for slow start's exit and its episode.
    */
   #followsPace(now: number, trial: boolean): boolean {
-    const { follows, revertTo } = this.#noise.judge(now, this.#rate, this.#maxRate, trial);
+    const { follows, revertTo } = this.#s.noise.judge(now, this.#s.rate, this.#s.maxRate, trial);
     if (revertTo) {
-      this.#rate = Math.min(this.#ceiling, Math.max(this.#rate, revertTo.pace));
-      this.#maxRate = Math.max(this.#maxRate, revertTo.maxRate);
+      this.#s.rate = Math.min(this.#s.ceiling, Math.max(this.#s.rate, revertTo.pace));
+      this.#s.maxRate = Math.max(this.#s.maxRate, revertTo.maxRate);
     }
     return follows;
   }
 
-  #cut(now: number, rate: number): void {
-    this.#rate = Math.min(this.#ceiling, Math.max(MIN_RATE, rate));
-    this.#cutAt = now;
-    this.#plateauFrom = now;
-    this.#lastUpdate = now;
-  }
-
   /** Good answers: slow start doubles; later the pace regains the edge, holds, then probes. */
   #grow(now: number): void {
-    const last = this.#lastUpdate ?? now;
-    this.#lastUpdate = now;
-    if (!Number.isFinite(this.#rate) || this.#episode) return;
-    const next = grownPace(this.#rate, now, last, {
-      slowStart: this.#slowStart,
-      maxRate: this.#maxRate,
-      cutAt: this.#cutAt,
-      plateauFrom: this.#plateauFrom,
-      failedProbes: this.#failedProbes,
-      probeCost: this.#probeCost,
+    const last = this.#s.lastUpdate ?? now;
+    this.#s.lastUpdate = now;
+    if (!Number.isFinite(this.#s.rate) || this.#s.episode) return;
+    const next = grownPace(this.#s.rate, now, last, {
+      slowStart: this.#s.slowStart,
+      maxRate: this.#s.maxRate,
+      cutAt: this.#s.cutAt,
+      plateauFrom: this.#s.plateauFrom,
+      failedProbes: this.#s.failedProbes,
+      probeCost: this.#s.probeCost,
     });
-    const plateau = this.#plateau;
-    if (!this.#slowStart && this.#rate < plateau && next >= plateau) this.#plateauFrom = now;
-    const cap = this.#slowStart
-      ? 2 * this.#log.sentRate(now, WINDOW_MS)
-      : GROWTH_OVER_SENT * this.#log.sentRate(now, WINDOW_MS / 4);
-    const grown = Math.min(next, cap, this.#noise.trialCeiling);
-    this.#rate = Math.min(this.#ceiling, Math.max(this.#rate, grown));
+    const plateauRate = plateau(this.#s);
+    if (!this.#s.slowStart && this.#s.rate < plateauRate && next >= plateauRate)
+      this.#s.plateauFrom = now;
+    const cap = this.#s.slowStart
+      ? 2 * this.#s.log.sentRate(now, WINDOW_MS)
+      : GROWTH_OVER_SENT * this.#s.log.sentRate(now, WINDOW_MS / 4);
+    const grown = Math.min(next, cap, this.#s.noise.trialCeiling);
+    this.#s.rate = Math.min(this.#s.ceiling, Math.max(this.#s.rate, grown));
   }
 
   /**
@@ -540,25 +493,25 @@ export class AdaptiveRate {
   #learnFromHeaders(state: RateLimitState | undefined, now: number): void {
     if (!state) return;
     const { remaining, resetMs } = state;
-    this.#headerLimit = headerLimitFrom(state, this.#headerLimit, this.#headerDisproved);
-    const header = this.#headerLimit;
+    this.#s.headerLimit = headerLimitFrom(state, this.#s.headerLimit, this.#s.headerDisproved);
+    const header = this.#s.headerLimit;
     if (header?.counted) {
-      if (this.#log.acceptedWithin(now, header.windowMs) > header.limit + 1) {
-        this.#headerDisproved = header.limit;
-        this.#headerLimit = undefined;
+      if (this.#s.log.acceptedWithin(now, header.windowMs) > header.limit + 1) {
+        this.#s.headerDisproved = header.limit;
+        this.#s.headerLimit = undefined;
       } else {
         const rate = (header.limit * 1000) / header.windowMs;
-        if (rate < this.#maxRate) {
+        if (rate < this.#s.maxRate) {
           this.#dropTrial(now);
-          this.#maxRate = rate;
-          this.#slowStart = false;
-          this.#cut(now, Math.min(this.#rate, EDGE_SHARE * rate));
+          this.#s.maxRate = rate;
+          this.#s.slowStart = false;
+          cut(this.#s, now, Math.min(this.#s.rate, EDGE_SHARE * rate));
         }
       }
     }
     if (remaining === 0 && resetMs !== undefined && resetMs >= BLOCKING_RETRY_AFTER_MS) {
-      if (!this.#block.active) this.#beginBlock(now);
-      this.#block.hold(now, resetMs);
+      if (!this.#s.block.active) this.#beginBlock(now);
+      this.#s.block.hold(now, resetMs);
     }
   }
 }
