@@ -72,6 +72,7 @@
  * `rateTypes.ts`, `StartLog.ts`, `episode.ts`, `RefusalNoise.ts`, `headerLimit.ts`, `paceSchedule.ts`,
  * `Block.ts`.
  */
+import { beginBlock, dropTrial, guessWindowEnd, trialEnded } from "./blockDecisions";
 import {
   acceptedPerSecond,
   countAccepted,
@@ -101,7 +102,7 @@ import {
 } from "./rateConstants";
 import { cut, newRateState, plateau, type RateState } from "./rateState";
 import type { AdaptiveRateSettings, RefusalVerdict, StartTicket } from "./rateTypes";
-import { parseRateLimitState, type RateLimitState, retryAfterInSeconds } from "./retryPolicy";
+import { parseRateLimitState, type RateLimitState } from "./retryPolicy";
 import type { AnswerHeaders } from "./types";
 
 export * from "./rateConstants";
@@ -191,7 +192,7 @@ export class AdaptiveRate {
   accepted(ticket: StartTicket, now: number, headers?: AnswerHeaders): void {
     this.#s.log.forget(now, this.#s.headerLimit);
     this.#s.inFlight.answered(ticket, false, now);
-    this.#trialEnded(now);
+    trialEnded(this.#s, now);
     this.#s.log.accepted(now);
     this.#s.noise.accepted(ticket);
     this.#s.windowFrom ??= now;
@@ -253,7 +254,7 @@ export class AdaptiveRate {
       this.#s.maxRate = Number.POSITIVE_INFINITY;
       this.#s.episode = undefined;
     }
-    this.#trialEnded(now);
+    trialEnded(this.#s, now);
     const previousRefusal = this.#s.lastRefusal;
     this.#s.lastRefusal = now;
     // What a refused probe cost: the requests in flight when it was refused (not a cap's, nor
@@ -266,7 +267,7 @@ export class AdaptiveRate {
     }
     const longWait = retryAfterMs !== undefined && retryAfterMs >= BLOCKING_RETRY_AFTER_MS;
     if (this.#s.block.active) {
-      if (longWait) this.#guessWindowEnd(ticket, retryAfterMs, headers);
+      if (longWait) guessWindowEnd(this.#s, ticket, retryAfterMs, headers);
       return { retryAt: this.#s.block.startsFrom, blocked: true };
     }
     // A request sent before the last cut was refused for the old pace (slow start's exit weighs
@@ -292,65 +293,19 @@ export class AdaptiveRate {
         }
         this.#s.maxRate = Math.max(MIN_RATE / EDGE_SHARE, accepted);
       }
-      this.#dropTrial(now);
+      dropTrial(this.#s, now);
       cut(this.#s, now, plateau(this.#s));
       this.#s.episode = undefined;
     } else {
       this.#weigh(now);
     }
     if (hold && (longWait || refusingAll)) {
-      this.#beginBlock(now);
+      beginBlock(this.#s, now);
       this.#s.block.hold(now, longWait ? retryAfterMs : FIRST_PROBE_MS);
-      if (longWait) this.#guessWindowEnd(ticket, retryAfterMs, headers);
+      if (longWait) guessWindowEnd(this.#s, ticket, retryAfterMs, headers);
       return { retryAt: this.#s.block.startsFrom, blocked: true };
     }
     return { retryAt: now + (retryAfterMs ?? 0), blocked: false };
-  }
-
-  /**
-   * A cap on trial since slow start's exit, if its trial just ended (`takeTrialEnd`). Confirmed:
-   * the exit was the cap's, and the rate is still unknown (slow start goes on, within the cap).
-   * Dropped: the exit was a rate's, and the pace goes where the exit would have cut it (the
-   * refusals of requests sent before, at the pace held on trial, are that pace's, as after any
-   * cut). Dated at the exit instead, the cut counted them as fresh: a bucket of one at 40 ms took
-   * 15.1 -> 17.1 s on the fake clock.
-   */
-  #trialEnded(now: number): void {
-    const end = this.#s.inFlight.takeTrialEnd();
-    if (end === undefined) return;
-    const deferred = this.#s.trialCut;
-    this.#s.trialCut = undefined;
-    if (end === "confirmed") {
-      this.#s.maxRate = Number.POSITIVE_INFINITY;
-      this.#s.slowStart = true;
-      this.#s.episode = undefined;
-      this.#s.log.measureAcceptedFrom(undefined);
-    } else if (deferred !== undefined) {
-      cut(this.#s, now, Math.min(this.#s.rate, deferred));
-    }
-  }
-
-  /** A blocking `Retry-After` in whole seconds may say when a fixed window ends (`Block.guessWindowEnd`). */
-  #guessWindowEnd(
-    ticket: StartTicket,
-    retryAfterMs: number,
-    headers: AnswerHeaders | undefined,
-  ): void {
-    if (retryAfterInSeconds(headers)) {
-      this.#s.block.guessWindowEnd(ticket.startedAt, retryAfterMs, this.#s.windowFrom);
-    }
-  }
-
-  /** A block, or a rate from headers: no cap made slow start's exit. */
-  #dropTrial(now: number): void {
-    this.#s.inFlight.drop(now);
-    this.#trialEnded(now);
-  }
-
-  #beginBlock(now: number): void {
-    this.#dropTrial(now);
-    this.#s.block.begin(now);
-    this.#s.log.measureAcceptedFrom(undefined);
   }
 
   /** The first refusal of an episode. */
@@ -502,7 +457,7 @@ export class AdaptiveRate {
       } else {
         const rate = (header.limit * 1000) / header.windowMs;
         if (rate < this.#s.maxRate) {
-          this.#dropTrial(now);
+          dropTrial(this.#s, now);
           this.#s.maxRate = rate;
           this.#s.slowStart = false;
           cut(this.#s, now, Math.min(this.#s.rate, EDGE_SHARE * rate));
@@ -510,7 +465,7 @@ export class AdaptiveRate {
       }
     }
     if (remaining === 0 && resetMs !== undefined && resetMs >= BLOCKING_RETRY_AFTER_MS) {
-      if (!this.#s.block.active) this.#beginBlock(now);
+      if (!this.#s.block.active) beginBlock(this.#s, now);
       this.#s.block.hold(now, resetMs);
     }
   }
