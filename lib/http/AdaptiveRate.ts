@@ -85,7 +85,7 @@ import {
   openedEpisode,
   weighs,
 } from "./episode";
-import { headerLimitFrom } from "./headerLimit";
+import { learnFromHeaders } from "./headerDecisions";
 import { grownPace } from "./paceSchedule";
 import {
   BLOCKING_RETRY_AFTER_MS,
@@ -102,7 +102,7 @@ import {
 } from "./rateConstants";
 import { cut, newRateState, plateau, type RateState } from "./rateState";
 import type { AdaptiveRateSettings, RefusalVerdict, StartTicket } from "./rateTypes";
-import { parseRateLimitState, type RateLimitState } from "./retryPolicy";
+import { parseRateLimitState } from "./retryPolicy";
 import type { AnswerHeaders } from "./types";
 
 export * from "./rateConstants";
@@ -212,7 +212,7 @@ export class AdaptiveRate {
         this.#weigh(now);
       }
     }
-    if (headers) this.#learnFromHeaders(parseRateLimitState(headers, now), now);
+    if (headers) learnFromHeaders(this.#s, parseRateLimitState(headers, now), now);
     this.#grow(now);
   }
 
@@ -261,7 +261,7 @@ export class AdaptiveRate {
     // a block's probe), refused after it.
     if (!byCap && !ticket.probe && ticket.startedAt < this.#s.probeFailedAt) this.#s.probeCost++;
     this.#s.noise.refused(ticket, byCap);
-    if (headers) this.#learnFromHeaders(parseRateLimitState(headers, now), now);
+    if (headers) learnFromHeaders(this.#s, parseRateLimitState(headers, now), now);
     if (ticket.probe) {
       return { retryAt: this.#s.block.probeRefused(now, retryAfterMs), blocked: true };
     }
@@ -436,37 +436,5 @@ export class AdaptiveRate {
       : GROWTH_OVER_SENT * this.#s.log.sentRate(now, WINDOW_MS / 4);
     const grown = Math.min(next, cap, this.#s.noise.trialCeiling);
     this.#s.rate = Math.min(this.#s.ceiling, Math.max(this.#s.rate, grown));
-  }
-
-  /**
-   * A `RateLimit-Limit` (`headerLimitFrom`) is a rate only once it counts these requests and no
-   * more than it were accepted within its window (a bucket's `Limit` is its burst, a cap's its
-   * requests in flight: more than that pass in a second): then starts never exceed it in its
-   * window, and the edge is no higher. `Remaining: 0` with a far `Reset` holds every start until
-   * then (a probe goes first).
-   */
-  #learnFromHeaders(state: RateLimitState | undefined, now: number): void {
-    if (!state) return;
-    const { remaining, resetMs } = state;
-    this.#s.headerLimit = headerLimitFrom(state, this.#s.headerLimit, this.#s.headerDisproved);
-    const header = this.#s.headerLimit;
-    if (header?.counted) {
-      if (this.#s.log.acceptedWithin(now, header.windowMs) > header.limit + 1) {
-        this.#s.headerDisproved = header.limit;
-        this.#s.headerLimit = undefined;
-      } else {
-        const rate = (header.limit * 1000) / header.windowMs;
-        if (rate < this.#s.maxRate) {
-          dropTrial(this.#s, now);
-          this.#s.maxRate = rate;
-          this.#s.slowStart = false;
-          cut(this.#s, now, Math.min(this.#s.rate, EDGE_SHARE * rate));
-        }
-      }
-    }
-    if (remaining === 0 && resetMs !== undefined && resetMs >= BLOCKING_RETRY_AFTER_MS) {
-      if (!this.#s.block.active) beginBlock(this.#s, now);
-      this.#s.block.hold(now, resetMs);
-    }
   }
 }
