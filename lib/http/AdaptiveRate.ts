@@ -73,18 +73,8 @@
  * `Block.ts`.
  */
 import { beginBlock, dropTrial, guessWindowEnd, trialEnded } from "./blockDecisions";
-import {
-  acceptedPerSecond,
-  countAccepted,
-  countRefusal,
-  type Episode,
-  episodeProgress,
-  exitEpisode,
-  inFlightAtExit,
-  meanPace,
-  openedEpisode,
-  weighs,
-} from "./episode";
+import { countAccepted, countRefusal, inFlightAtExit, weighs } from "./episode";
+import { openEpisode, weigh } from "./episodeDecisions";
 import { learnFromHeaders } from "./headerDecisions";
 import { grownPace } from "./paceSchedule";
 import {
@@ -93,9 +83,6 @@ import {
   FIRST_PROBE_MS,
   GROWTH_OVER_SENT,
   MIN_RATE,
-  NOISE_QUIET_MS,
-  PROBE_MARGIN,
-  SENT_SPAN_MS,
   TOLERANCE_MS,
   WINDOW_MS,
   WINDOW_SPENT_SHARE,
@@ -209,7 +196,7 @@ export class AdaptiveRate {
       episode.anyAccepted++;
       if (weighs(episode, ticket)) {
         countAccepted(episode, ticket, now);
-        this.#weigh(now);
+        weigh(this.#s, now);
       }
     }
     if (headers) learnFromHeaders(this.#s, parseRateLimitState(headers, now), now);
@@ -276,7 +263,7 @@ export class AdaptiveRate {
       !byCap && (ticket.startedAt >= this.#s.cutAt || inFlightAtExit(this.#s.episode, ticket));
     let refusingAll = false;
     if (this.#s.episode) refusingAll = countRefusal(this.#s.episode, ticket, fresh);
-    else if (fresh) this.#openEpisode(ticket, now, previousRefusal);
+    else if (fresh) openEpisode(this.#s, ticket, now, previousRefusal);
     if (refusingAll) {
       // A window used up: no faster than what it accepted over the last one, counted, not
       // extrapolated from a shorter span (a sliding log of 5 a second, at 200 ms a request, was
@@ -297,7 +284,7 @@ export class AdaptiveRate {
       cut(this.#s, now, plateau(this.#s));
       this.#s.episode = undefined;
     } else {
-      this.#weigh(now);
+      weigh(this.#s, now);
     }
     if (hold && (longWait || refusingAll)) {
       beginBlock(this.#s, now);
@@ -306,113 +293,6 @@ export class AdaptiveRate {
       return { retryAt: this.#s.block.startsFrom, blocked: true };
     }
     return { retryAt: now + (retryAfterMs ?? 0), blocked: false };
-  }
-
-  /** The first refusal of an episode. */
-  #openEpisode(ticket: StartTicket, now: number, previousRefusal: number): void {
-    if (this.#s.noise.noise()) return;
-    const sent = this.#s.log.sentBefore(ticket, SENT_SPAN_MS);
-    const acceptedRate = this.#s.log.acceptedRate(now);
-    const sustained =
-      previousRefusal <= ticket.startedAt - WINDOW_MS && !this.#s.slowStart
-        ? this.#s.log.sentBefore(ticket, WINDOW_MS)
-        : 0;
-    const probing = !this.#s.slowStart && this.#s.rate > plateau(this.#s) * (1 + PROBE_MARGIN);
-    const quiet = previousRefusal <= ticket.startedAt - NOISE_QUIET_MS;
-    const seen = {
-      sent,
-      acceptedRate,
-      exit: this.#s.slowStart,
-      probe: probing,
-      afterBlock: now - this.#s.block.endedAt < WINDOW_MS,
-      sustained,
-    };
-    const episode = this.#s.slowStart
-      ? exitEpisode(ticket, now, seen)
-      : openedEpisode(now, quiet, seen);
-    if (this.#s.slowStart) {
-      // Past the edge: back to what was accepted while finding out how far past.
-      this.#s.slowStart = false;
-      this.#s.log.measureAcceptedFrom(now);
-      if (this.#followsPace(now, false)) {
-        this.#s.maxRate = sent;
-        // A cap on trial holds the pace until it is confirmed or dropped (`#trialEnded`).
-        if (this.#s.inFlight.onTrial) this.#s.trialCut = EDGE_SHARE * acceptedRate;
-        else cut(this.#s, now, EDGE_SHARE * acceptedRate);
-      }
-    } else if (probing) {
-      // The probe found the edge: back to the plateau and probe later next time; an edge learned
-      // too low (from a transient) rises halfway to what was accepted over the window, if higher
-      // (a bucket's, refilled while below its rate, includes its burst).
-      this.#s.failedProbes++;
-      this.#s.probeFailedAt = now;
-      this.#s.probeCost = 1;
-      const seen = Math.min(sent, acceptedRate);
-      if (seen > this.#s.maxRate) this.#s.maxRate = (this.#s.maxRate + seen) / 2;
-      cut(this.#s, now, plateau(this.#s));
-    } else if (!episode.suspect) {
-      this.#cutBelow(now, episode);
-    }
-    this.#s.episode = episode;
-  }
-
-  /** Once an episode has enough answers: saturation, an edge crossed, or noise. */
-  #weigh(now: number): void {
-    const e = this.#s.episode;
-    if (!e) return;
-    const { done, saturated } = episodeProgress(e, now);
-    if (!done) return;
-    // Slow start's exit, from the requests in flight: a rate that calls for no cut is theirs,
-    // not the upstream's (a bucket of one refuses some at any pace near its rate); the requests
-    // sent since decide.
-    const inFlightRate = e.inFlightUntil === undefined ? undefined : acceptedPerSecond(e);
-    if (inFlightRate !== undefined && EDGE_SHARE * inFlightRate >= this.#s.rate) return;
-    this.#s.episode = undefined;
-    if (e.suspect && e.refused === 0) return;
-    if (e.suspect) this.#cutBelow(now, e);
-    if (e.afterBlock) return;
-    if (saturated && this.#followsPace(now, !e.exit)) {
-      // What the upstream accepted per second while refusing the rest is its rate, if they were
-      // sent faster: sent no faster, the pace was the bound (slow start's exit cut to 3.9 a
-      // second against a bucket of one at 10/s, and that became the edge). A rate held a whole
-      // window before is not above it (a log that counts refusals accepts ever fewer). One answer
-      // accepted is no rate.
-      const measured = acceptedPerSecond(e);
-      if (measured !== undefined && measured < EDGE_SHARE * meanPace(e)) {
-        this.#learnEdge(measured, e.sustained);
-        cut(this.#s, now, Math.min(this.#s.rate, plateau(this.#s)));
-      }
-    } else if (!e.exit && !e.probe && !this.#s.noise.noise()) {
-      // Crossed: the edge is what the upstream accepted over the window before (a window's limit).
-      this.#learnEdge(e.acceptedRate);
-    }
-  }
-
-  /** A new edge: probing above it starts over from its first plateau if it moved. */
-  #learnEdge(...rates: number[]): void {
-    const edge = Math.max(MIN_RATE / EDGE_SHARE, ...rates);
-    if (Math.abs(edge - this.#s.maxRate) > PROBE_MARGIN * 5 * this.#s.maxRate)
-      this.#s.failedProbes = 0;
-    this.#s.maxRate = edge;
-  }
-
-  /** Back below the rate the refused request was sent at and what was accepted over the window. */
-  #cutBelow(now: number, e: Episode): void {
-    if (!this.#followsPace(now, true)) return;
-    cut(this.#s, now, Math.min(this.#s.rate, EDGE_SHARE * Math.min(e.sent, e.acceptedRate)));
-  }
-
-  /**
-   * Whether refusals call for a cut (`RefusalNoise.judge`); a cut shown not to help is undone.
-   * `trial`: false for slow start's exit and its episode.
-   */
-  #followsPace(now: number, trial: boolean): boolean {
-    const { follows, revertTo } = this.#s.noise.judge(now, this.#s.rate, this.#s.maxRate, trial);
-    if (revertTo) {
-      this.#s.rate = Math.min(this.#s.ceiling, Math.max(this.#s.rate, revertTo.pace));
-      this.#s.maxRate = Math.max(this.#s.maxRate, revertTo.maxRate);
-    }
-    return follows;
   }
 
   /** Good answers: slow start doubles; later the pace regains the edge, holds, then probes. */
