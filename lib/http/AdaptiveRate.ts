@@ -1,76 +1,21 @@
 /**
  * The request rate to one upstream, learned from its answers: the decisions only, with the clock
- * passed in, so the logic is tested without timers (the `RateLimiter` does the waiting).
+ * passed in as `now`, so the logic is tested without timers (the `RateLimiter` does the waiting).
+ * The model, rule by rule with its reasons and constants, is docs/rate-model.md.
  *
- * Upstreams limit in different shapes (a token bucket with a burst of 1 or of a whole second, a
- * fixed window of a second or of a minute, a sliding log that counts refusals, a cap on requests
- * in flight), and most say no more than 429. So the controller keeps apart the pace, a rate at
- * which starts are spaced evenly (never a second's allowance at once), and the edge, what it has
- * learned the upstream sustains; the pace stays `EDGE_SHARE` below the edge.
- * - Slow start: from `START_RATE` the pace doubles every `SLOW_START_DOUBLING_MS` until a 429,
- *   which drops it to `EDGE_SHARE` of what was accepted over the last second (a window's limit;
- *   more than a bucket's rate, whose burst it includes). From a quarter second after it, what was
- *   accepted is counted from that 429 on, unless a block has begun since: counted over the last
- *   second, a burst spent in slow start held the pace above a bucket's rate a second more, cut in
- *   steps (97, 94, 74, then 49 a second for a bucket of 50/s on the fake clock of
- *   `limiterKinds.test.ts`), each step refusing a few more. The exit's episode weighs first the
- *   answers of the requests in flight at that 429: where answers take long there are enough of
- *   them to measure a saturated upstream's rate a round trip sooner (a bucket of 50 emptied by
- *   slow start at 200 ms a request: 429s 14-17 to 9-14 on that fake clock).
- * - Each later 429 opens an episode that weighs the answers of the requests sent after it. A
- *   share refused of `SATURATED_SHARE` or more means the upstream is saturated: what it accepted
- *   per second meanwhile is its rate (a bucket refills at its rate however fast it is asked), and
- *   the edge, if those requests were sent faster than that. Fewer means the pace just crossed
- *   the edge: the pace goes back below the rate it was sent at and what was accepted over the
- *   last second, which is the edge (a window's limit).
- * - A 429 while the pace probes above the edge sends it back to the edge, which stands; each such
- *   probe doubles the wait before the next, and the wait is at least long enough for the refusals
- *   it cost to be `PROBE_REFUSAL_SHARE` of the requests meanwhile (a probe of a sliding log at 200
- *   ms a request cost 11 or 12: 55 429s in 20 s on the fake clock before, 28 now). A 429 at a
- *   rate held a whole second, after `NOISE_QUIET_MS` without one, is taken as noise (a stalled
- *   server or a late packet, which is enough for a bucket of one to refuse) unless another
- *   follows in the episode. 429s within a second of a block's end are its tail (a log full of
- *   the requests it refused).
- * - Between episodes the pace regains the edge by `REGROW_GAIN` a second, holds `PLATEAU_MS`,
- *   then probes above along a cubic, never more than `GROWTH_OVER_SENT` of what it actually sent
- *   (a client that cannot keep up does not pile up a pace it never used).
- * - Starts are spaced by the pace (`TOLERANCE_MS` early at most) and never more than the pace
- *   within any second (a sliding window's limit; at the plateau, the edge itself, whole: a window
- *   of 5 a second paced at 4.9 took 4), nor more than a `RateLimit-Limit` within its window once
- *   the headers have shown that it counts these requests.
- * - A block (a long `Retry-After`, or nothing but 429s since an episode began: a window used up,
- *   a quota) stops every start; one request probes alone, first after `FIRST_PROBE_MS` (or the
- *   `Retry-After`), then ever further apart with the block's age. A `Retry-After` in whole
- *   seconds is rounded up: where a whole number of seconds from the first accepted answer (then
- *   from each block's accepted probe) falls in its last second, the first probe goes then
- *   (`Block.guessWindowEnd`: a window of 500 per 10 s was waited out 0.7 s past its end). A
- *   window the pace used up (`WINDOW_SPENT_SHARE`) gives the edge, measured (what the last second
- *   accepted, counted: extrapolated from a shorter span, a sliding log of 5 a second at 200 ms a
- *   request was measured at 8.5, then 3, held 16 s): probing above it waits as after a refused
- *   probe.
- * - Refusals that keep coming whatever the pace (a server that refuses every fifth request, with
- *   no `Retry-After`) are noise, not a rate: each refusal-driven cut after slow start's exit,
- *   with `NOISE_SHARE_MIN` or more refused before it, is a trial (no other cut meanwhile, no
- *   regrowth above what was accepted before it), and once `NOISE_TRIAL_ANSWERS` answers of those
- *   sent after it show a share nearer the share before it than the one a rate limit would leave
- *   at the lower pace (none below a bucket's rate, `1 - accepted / pace` above it), the pace goes
- *   back to where it began and refusals at up to `NOISE_MARGIN` times that share (counted since)
- *   no longer cut it or move the edge. Shares below `NOISE_SHARE_MIN` are too rare to tell;
- *   `NOISE_SHARE_MAX` or more is never noise, learned or tolerated; a cut that would change a
- *   limit's share by less than `NOISE_SHARE_MIN` is not judged. A trial is judged on the refusals
- *   from the first accepted answer after its cut: those before are a window spent before the cut
- *   (judged with them, a window of 10 a second met at some phases was taken for noise, up to 144
- *   429s in 30 s); they still count against noise (nothing but 429s after a verdict is none).
- *   Without all this a client whose demand is below its pace (pages read one after another) cut
- *   below the accepted rate at each such 429 and spiralled down to `MIN_RATE` (every fifth
- *   refused: 1.2 req/s against a demand of 12; now 12, `limiterKinds.test.ts`).
- * - An upstream that caps requests in flight is recognised by the level its 429s start at
- *   (`InFlightCap`): the cap then bounds the starts, and those 429s do not lower the pace. A cap
- *   read from slow start's first 429 is on trial: the exit's cut waits until it is confirmed
- *   (slow start goes on within it) or dropped (the cut is made).
- * A configured rate is a hard ceiling; 0 paces nothing until a 429. Parts: `rateConstants.ts`,
- * `rateTypes.ts`, `StartLog.ts`, `episode.ts`, `RefusalNoise.ts`, `headerLimit.ts`, `paceSchedule.ts`,
- * `Block.ts`.
+ * This file holds the calls and what they decide themselves: when a start may go (rules 1 to 3),
+ * the pace's growth on good answers (6 to 9), and what a 429 is (a block's probe, a cap's, one of
+ * a request sent before the last cut, one that opens or adds to an episode). The rest are
+ * functions of the state (`rateState.ts`): `episodeDecisions.ts` (slow start's exit, episodes,
+ * probes, noise), `blockDecisions.ts` (blocks, a cap on trial), `headerDecisions.ts`
+ * (`RateLimit-*`); below them `StartLog.ts`, `episode.ts`, `RefusalNoise.ts`, `inFlightCap.ts`,
+ * `Block.ts`, `headerLimit.ts`, `paceSchedule.ts`, `rateConstants.ts`, `rateTypes.ts`.
+ *
+ * Invariants: the pace never exceeds the configured ceiling, nor falls below `MIN_RATE` unless
+ * the ceiling does; good answers grow it only while no episode is open; the edge is `Infinity`
+ * until a 429 or a header says; while blocked only the block's probe starts, one at a time; no
+ * request starts while a learned cap is full; a 429 of a request sent before the last cut, or
+ * refused for a cap, opens no episode.
  */
 import { beginBlock, dropTrial, guessWindowEnd, trialEnded } from "./blockDecisions";
 import { countAccepted, countRefusal, inFlightAtExit, weighs } from "./episode";

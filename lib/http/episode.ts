@@ -1,4 +1,4 @@
-/** An episode: the answers weighed after a refusal (`AdaptiveRate.ts`, its header). */
+/** An episode: the answers weighed after a refusal (docs/rate-model.md, rules 11 to 16). */
 import {
   BLOCK_AFTER_REFUSALS,
   EPISODE_ACCEPTED,
