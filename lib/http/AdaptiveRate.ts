@@ -77,14 +77,15 @@ export class AdaptiveRate {
    * call `start` when it is time.
    */
   nextStartAt(now: number): number | undefined {
-    if (this.#s.block.active && this.#s.block.probeInFlight) return undefined;
-    if (this.#s.inFlight.full) return undefined;
-    const at = Math.max(now, this.#s.block.startsFrom);
-    if (this.#s.block.active || !Number.isFinite(this.#s.rate)) return at;
+    const s = this.#s;
+    if (s.block.active && s.block.probeInFlight) return undefined;
+    if (s.inFlight.full) return undefined;
+    const at = Math.max(now, s.block.startsFrom);
+    if (s.block.active || !Number.isFinite(s.rate)) return at;
     return Math.max(
       at,
-      this.#s.nextStartAt - TOLERANCE_MS,
-      this.#s.log.windowFreeAt(now, this.#startsPerWindow, this.#s.headerLimit),
+      s.nextStartAt - TOLERANCE_MS,
+      s.log.windowFreeAt(now, this.#startsPerWindow, s.headerLimit),
     );
   }
 
@@ -93,58 +94,59 @@ export class AdaptiveRate {
    * below, whole (a window of 5 a second measured as 5, paced at 4.9, took 4 a second).
    */
   get #startsPerWindow(): number {
-    const atPlateau = this.#s.rate >= plateau(this.#s) - 1e-6;
-    return atPlateau
-      ? Math.min(this.#s.ceiling, Math.max(this.#s.rate, this.#s.maxRate))
-      : this.#s.rate;
+    const s = this.#s;
+    const atPlateau = s.rate >= plateau(s) - 1e-6;
+    return atPlateau ? Math.min(s.ceiling, Math.max(s.rate, s.maxRate)) : s.rate;
   }
 
   /** Records a start at `now` (which `nextStartAt` allowed). */
   start(now: number): StartTicket {
-    const probe = this.#s.block.started();
-    const level = this.#s.inFlight.started();
+    const s = this.#s;
+    const probe = s.block.started();
+    const level = s.inFlight.started();
     const ticket: StartTicket = {
       startedAt: now,
-      pace: this.#s.rate,
+      pace: s.rate,
       level,
       probe,
       refused: false,
-      slowStart: this.#s.slowStart,
+      slowStart: s.slowStart,
     };
-    this.#s.log.forget(now, this.#s.headerLimit);
-    this.#s.log.started(ticket);
-    if (Number.isFinite(this.#s.rate)) {
+    s.log.forget(now, s.headerLimit);
+    s.log.started(ticket);
+    if (Number.isFinite(s.rate)) {
       // GCRA: the theoretical start time moves one interval per start.
-      this.#s.nextStartAt = Math.max(this.#s.nextStartAt, now) + 1000 / this.#s.rate;
+      s.nextStartAt = Math.max(s.nextStartAt, now) + 1000 / s.rate;
     }
     return ticket;
   }
 
   /** An answer other than 429 (any status: the upstream processed the request). */
   accepted(ticket: StartTicket, now: number, headers?: AnswerHeaders): void {
-    this.#s.log.forget(now, this.#s.headerLimit);
-    this.#s.inFlight.answered(ticket, false, now);
-    trialEnded(this.#s, now);
-    this.#s.log.accepted(now);
-    this.#s.noise.accepted(ticket);
-    this.#s.windowFrom ??= now;
+    const s = this.#s;
+    s.log.forget(now, s.headerLimit);
+    s.inFlight.answered(ticket, false, now);
+    trialEnded(s, now);
+    s.log.accepted(now);
+    s.noise.accepted(ticket);
+    s.windowFrom ??= now;
     if (ticket.probe) {
-      this.#s.block.ended(now);
-      this.#s.windowFrom = now;
+      s.block.ended(now);
+      s.windowFrom = now;
       // Resume spaced from now: no burst.
-      this.#s.nextStartAt = now;
-      this.#s.lastUpdate = now;
-      this.#s.episode = undefined;
+      s.nextStartAt = now;
+      s.lastUpdate = now;
+      s.episode = undefined;
     }
-    const episode = this.#s.episode;
+    const episode = s.episode;
     if (episode) {
       episode.anyAccepted++;
       if (weighs(episode, ticket)) {
         countAccepted(episode, ticket, now);
-        weigh(this.#s, now);
+        weigh(s, now);
       }
     }
-    if (headers) learnFromHeaders(this.#s, parseRateLimitState(headers, now), now);
+    if (headers) learnFromHeaders(s, parseRateLimitState(headers, now), now);
     this.#grow(now);
   }
 
@@ -166,100 +168,96 @@ export class AdaptiveRate {
     headers?: AnswerHeaders,
     hold = true,
   ): RefusalVerdict {
+    const s = this.#s;
     ticket.refused = true;
-    if (ticket.probe && this.#s.block.probingGuess) {
+    if (ticket.probe && s.block.probingGuess) {
       // A window's end guessed wrong (`Block.guessWindowEnd`): that is all this 429 says. Taken as
       // a refusal, it made the next one look like a limit crossed (no quiet before it): against a
       // sliding log of 500 per 10 s, the pace was cut to 8 a second for 17 s.
-      this.#s.inFlight.unanswered();
-      return { retryAt: this.#s.block.probeRefused(now, retryAfterMs), blocked: true };
+      s.inFlight.unanswered();
+      return { retryAt: s.block.probeRefused(now, retryAfterMs), blocked: true };
     }
-    this.#s.log.forget(now, this.#s.headerLimit);
-    const capBefore = this.#s.inFlight.cap;
-    const byCap = this.#s.inFlight.answered(ticket, true, now, this.#s.slowStart);
-    if (
-      this.#s.inFlight.cap < capBefore &&
-      !Number.isFinite(capBefore) &&
-      !this.#s.inFlight.onTrial
-    ) {
+    s.log.forget(now, s.headerLimit);
+    const capBefore = s.inFlight.cap;
+    const byCap = s.inFlight.answered(ticket, true, now, s.slowStart);
+    if (s.inFlight.cap < capBefore && !Number.isFinite(capBefore) && !s.inFlight.onTrial) {
       // A cap on requests in flight, just learned: its refusals said nothing of a rate.
-      this.#s.maxRate = Number.POSITIVE_INFINITY;
-      this.#s.episode = undefined;
+      s.maxRate = Number.POSITIVE_INFINITY;
+      s.episode = undefined;
     }
-    trialEnded(this.#s, now);
-    const previousRefusal = this.#s.lastRefusal;
-    this.#s.lastRefusal = now;
+    trialEnded(s, now);
+    const previousRefusal = s.lastRefusal;
+    s.lastRefusal = now;
     // What a refused probe cost: the requests in flight when it was refused (not a cap's, nor
     // a block's probe), refused after it.
-    if (!byCap && !ticket.probe && ticket.startedAt < this.#s.probeFailedAt) this.#s.probeCost++;
-    this.#s.noise.refused(ticket, byCap);
-    if (headers) learnFromHeaders(this.#s, parseRateLimitState(headers, now), now);
+    if (!byCap && !ticket.probe && ticket.startedAt < s.probeFailedAt) s.probeCost++;
+    s.noise.refused(ticket, byCap);
+    if (headers) learnFromHeaders(s, parseRateLimitState(headers, now), now);
     if (ticket.probe) {
-      return { retryAt: this.#s.block.probeRefused(now, retryAfterMs), blocked: true };
+      return { retryAt: s.block.probeRefused(now, retryAfterMs), blocked: true };
     }
     const longWait = retryAfterMs !== undefined && retryAfterMs >= BLOCKING_RETRY_AFTER_MS;
-    if (this.#s.block.active) {
-      if (longWait) guessWindowEnd(this.#s, ticket, retryAfterMs, headers);
-      return { retryAt: this.#s.block.startsFrom, blocked: true };
+    if (s.block.active) {
+      if (longWait) guessWindowEnd(s, ticket, retryAfterMs, headers);
+      return { retryAt: s.block.startsFrom, blocked: true };
     }
     // A request sent before the last cut was refused for the old pace (slow start's exit weighs
     // those first); one refused for the number in flight says nothing of the pace.
-    const fresh =
-      !byCap && (ticket.startedAt >= this.#s.cutAt || inFlightAtExit(this.#s.episode, ticket));
+    const fresh = !byCap && (ticket.startedAt >= s.cutAt || inFlightAtExit(s.episode, ticket));
     let refusingAll = false;
-    if (this.#s.episode) refusingAll = countRefusal(this.#s.episode, ticket, fresh);
-    else if (fresh) openEpisode(this.#s, ticket, now, previousRefusal);
+    if (s.episode) refusingAll = countRefusal(s.episode, ticket, fresh);
+    else if (fresh) openEpisode(s, ticket, now, previousRefusal);
     if (refusingAll) {
       // A window used up: no faster than what it accepted over the last one, counted, not
       // extrapolated from a shorter span (a sliding log of 5 a second, at 200 ms a request, was
       // measured at 8.5 a second, then 3). After a probe the edge stands (a log that counts
       // refusals refuses everything a while after one).
-      if (!this.#s.episode?.probe) {
-        const accepted = this.#s.log.acceptedOverWindow(now);
-        if (this.#s.episode && accepted >= WINDOW_SPENT_SHARE * this.#s.rate) {
+      if (!s.episode?.probe) {
+        const accepted = s.log.acceptedOverWindow(now);
+        if (s.episode && accepted >= WINDOW_SPENT_SHARE * s.rate) {
           // Measured: probing above it waits as after a probe refused now, which costs the 429s
           // so far and those of the requests still in flight.
-          this.#s.failedProbes = Math.max(this.#s.failedProbes, 1);
-          this.#s.probeFailedAt = now;
-          this.#s.probeCost = this.#s.episode.anyRefused;
+          s.failedProbes = Math.max(s.failedProbes, 1);
+          s.probeFailedAt = now;
+          s.probeCost = s.episode.anyRefused;
         }
-        this.#s.maxRate = Math.max(MIN_RATE / EDGE_SHARE, accepted);
+        s.maxRate = Math.max(MIN_RATE / EDGE_SHARE, accepted);
       }
-      dropTrial(this.#s, now);
-      cut(this.#s, now, plateau(this.#s));
-      this.#s.episode = undefined;
+      dropTrial(s, now);
+      cut(s, now, plateau(s));
+      s.episode = undefined;
     } else {
-      weigh(this.#s, now);
+      weigh(s, now);
     }
     if (hold && (longWait || refusingAll)) {
-      beginBlock(this.#s, now);
-      this.#s.block.hold(now, longWait ? retryAfterMs : FIRST_PROBE_MS);
-      if (longWait) guessWindowEnd(this.#s, ticket, retryAfterMs, headers);
-      return { retryAt: this.#s.block.startsFrom, blocked: true };
+      beginBlock(s, now);
+      s.block.hold(now, longWait ? retryAfterMs : FIRST_PROBE_MS);
+      if (longWait) guessWindowEnd(s, ticket, retryAfterMs, headers);
+      return { retryAt: s.block.startsFrom, blocked: true };
     }
     return { retryAt: now + (retryAfterMs ?? 0), blocked: false };
   }
 
   /** Good answers: slow start doubles; later the pace regains the edge, holds, then probes. */
   #grow(now: number): void {
-    const last = this.#s.lastUpdate ?? now;
-    this.#s.lastUpdate = now;
-    if (!Number.isFinite(this.#s.rate) || this.#s.episode) return;
-    const next = grownPace(this.#s.rate, now, last, {
-      slowStart: this.#s.slowStart,
-      maxRate: this.#s.maxRate,
-      cutAt: this.#s.cutAt,
-      plateauFrom: this.#s.plateauFrom,
-      failedProbes: this.#s.failedProbes,
-      probeCost: this.#s.probeCost,
+    const s = this.#s;
+    const last = s.lastUpdate ?? now;
+    s.lastUpdate = now;
+    if (!Number.isFinite(s.rate) || s.episode) return;
+    const next = grownPace(s.rate, now, last, {
+      slowStart: s.slowStart,
+      maxRate: s.maxRate,
+      cutAt: s.cutAt,
+      plateauFrom: s.plateauFrom,
+      failedProbes: s.failedProbes,
+      probeCost: s.probeCost,
     });
-    const plateauRate = plateau(this.#s);
-    if (!this.#s.slowStart && this.#s.rate < plateauRate && next >= plateauRate)
-      this.#s.plateauFrom = now;
-    const cap = this.#s.slowStart
-      ? 2 * this.#s.log.sentRate(now, WINDOW_MS)
-      : GROWTH_OVER_SENT * this.#s.log.sentRate(now, WINDOW_MS / 4);
-    const grown = Math.min(next, cap, this.#s.noise.trialCeiling);
-    this.#s.rate = Math.min(this.#s.ceiling, Math.max(this.#s.rate, grown));
+    const plateauRate = plateau(s);
+    if (!s.slowStart && s.rate < plateauRate && next >= plateauRate) s.plateauFrom = now;
+    const cap = s.slowStart
+      ? 2 * s.log.sentRate(now, WINDOW_MS)
+      : GROWTH_OVER_SENT * s.log.sentRate(now, WINDOW_MS / 4);
+    const grown = Math.min(next, cap, s.noise.trialCeiling);
+    s.rate = Math.min(s.ceiling, Math.max(s.rate, grown));
   }
 }

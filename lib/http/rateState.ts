@@ -1,7 +1,7 @@
 /**
  * The rate controller's state (docs/rate-model.md, "State"): one object that `AdaptiveRate` owns
- * and its decisions take, with the two moves many of them make: where the plateau is, and a cut of
- * the pace.
+ * and its decisions (`episodeDecisions.ts`, `blockDecisions.ts`, `headerDecisions.ts`) take, with
+ * the two moves many of them make: where the plateau is, and a cut of the pace.
  */
 import { Block } from "./Block";
 import type { Episode } from "./episode";
