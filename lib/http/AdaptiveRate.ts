@@ -1,184 +1,74 @@
 /**
  * The request rate to one upstream, learned from its answers: the decisions only, with the clock
- * passed in, so the logic is tested without timers (the `RateLimiter` does the waiting).
+ * passed in as `now`, so the logic is tested without timers (the `RateLimiter` does the waiting).
+ * The model, rule by rule with its reasons and constants, is docs/rate-model.md.
  *
- * Upstreams limit in different shapes (a token bucket with a burst of 1 or of a whole second, a
- * fixed window of a second or of a minute, a sliding log that counts refusals, a cap on requests
- * in flight), and most say no more than 429. So the controller keeps apart the pace, a rate at
- * which starts are spaced evenly (never a second's allowance at once), and the edge, what it has
- * learned the upstream sustains; the pace stays `EDGE_SHARE` below the edge.
- * - Slow start: from `START_RATE` the pace doubles every `SLOW_START_DOUBLING_MS` until a 429,
- *   which drops it to `EDGE_SHARE` of what was accepted over the last second (a window's limit;
- *   more than a bucket's rate, whose burst it includes). From a quarter second after it, what was
- *   accepted is counted from that 429 on, unless a block has begun since: counted over the last
- *   second, a burst spent in slow start held the pace above a bucket's rate a second more, cut in
- *   steps (97, 94, 74, then 49 a second for a bucket of 50/s on the fake clock of
- *   `limiterKinds.test.ts`), each step refusing a few more. The exit's episode weighs first the
- *   answers of the requests in flight at that 429: where answers take long there are enough of
- *   them to measure a saturated upstream's rate a round trip sooner (a bucket of 50 emptied by
- *   slow start at 200 ms a request: 429s 14-17 to 9-14 on that fake clock).
- * - Each later 429 opens an episode that weighs the answers of the requests sent after it. A
- *   share refused of `SATURATED_SHARE` or more means the upstream is saturated: what it accepted
- *   per second meanwhile is its rate (a bucket refills at its rate however fast it is asked), and
- *   the edge, if those requests were sent faster than that. Fewer means the pace just crossed
- *   the edge: the pace goes back below the rate it was sent at and what was accepted over the
- *   last second, which is the edge (a window's limit).
- * - A 429 while the pace probes above the edge sends it back to the edge, which stands; each such
- *   probe doubles the wait before the next, and the wait is at least long enough for the refusals
- *   it cost to be `PROBE_REFUSAL_SHARE` of the requests meanwhile (a probe of a sliding log at 200
- *   ms a request cost 11 or 12: 55 429s in 20 s on the fake clock before, 28 now). A 429 at a
- *   rate held a whole second, after `NOISE_QUIET_MS` without one, is taken as noise (a stalled
- *   server or a late packet, which is enough for a bucket of one to refuse) unless another
- *   follows in the episode. 429s within a second of a block's end are its tail (a log full of
- *   the requests it refused).
- * - Between episodes the pace regains the edge by `REGROW_GAIN` a second, holds `PLATEAU_MS`,
- *   then probes above along a cubic, never more than `GROWTH_OVER_SENT` of what it actually sent
- *   (a client that cannot keep up does not pile up a pace it never used).
- * - Starts are spaced by the pace (`TOLERANCE_MS` early at most) and never more than the pace
- *   within any second (a sliding window's limit; at the plateau, the edge itself, whole: a window
- *   of 5 a second paced at 4.9 took 4), nor more than a `RateLimit-Limit` within its window once
- *   the headers have shown that it counts these requests.
- * - A block (a long `Retry-After`, or nothing but 429s since an episode began: a window used up,
- *   a quota) stops every start; one request probes alone, first after `FIRST_PROBE_MS` (or the
- *   `Retry-After`), then ever further apart with the block's age. A `Retry-After` in whole
- *   seconds is rounded up: where a whole number of seconds from the first accepted answer (then
- *   from each block's accepted probe) falls in its last second, the first probe goes then
- *   (`Block.guessWindowEnd`: a window of 500 per 10 s was waited out 0.7 s past its end). A
- *   window the pace used up (`WINDOW_SPENT_SHARE`) gives the edge, measured (what the last second
- *   accepted, counted: extrapolated from a shorter span, a sliding log of 5 a second at 200 ms a
- *   request was measured at 8.5, then 3, held 16 s): probing above it waits as after a refused
- *   probe.
- * - Refusals that keep coming whatever the pace (a server that refuses every fifth request, with
- *   no `Retry-After`) are noise, not a rate: each refusal-driven cut after slow start's exit,
- *   with `NOISE_SHARE_MIN` or more refused before it, is a trial (no other cut meanwhile, no
- *   regrowth above what was accepted before it), and once `NOISE_TRIAL_ANSWERS` answers of those
- *   sent after it show a share nearer the share before it than the one a rate limit would leave
- *   at the lower pace (none below a bucket's rate, `1 - accepted / pace` above it), the pace goes
- *   back to where it began and refusals at up to `NOISE_MARGIN` times that share (counted since)
- *   no longer cut it or move the edge. Shares below `NOISE_SHARE_MIN` are too rare to tell;
- *   `NOISE_SHARE_MAX` or more is never noise, learned or tolerated; a cut that would change a
- *   limit's share by less than `NOISE_SHARE_MIN` is not judged. A trial is judged on the refusals
- *   from the first accepted answer after its cut: those before are a window spent before the cut
- *   (judged with them, a window of 10 a second met at some phases was taken for noise, up to 144
- *   429s in 30 s); they still count against noise (nothing but 429s after a verdict is none).
- *   Without all this a client whose demand is below its pace (pages read one after another) cut
- *   below the accepted rate at each such 429 and spiralled down to `MIN_RATE` (every fifth
- *   refused: 1.2 req/s against a demand of 12; now 12, `limiterKinds.test.ts`).
- * - An upstream that caps requests in flight is recognised by the level its 429s start at
- *   (`InFlightCap`): the cap then bounds the starts, and those 429s do not lower the pace. A cap
- *   read from slow start's first 429 is on trial: the exit's cut waits until it is confirmed
- *   (slow start goes on within it) or dropped (the cut is made).
- * A configured rate is a hard ceiling; 0 paces nothing until a 429. Parts: `rateConstants.ts`,
- * `rateTypes.ts`, `StartLog.ts`, `episode.ts`, `RefusalNoise.ts`, `headerLimit.ts`, `paceSchedule.ts`,
- * `Block.ts`.
+ * This file holds the calls and what they decide themselves: when a start may go (rules 1 to 3),
+ * the pace's growth on good answers (6 to 9), and what a 429 is (a block's probe, a cap's, one of
+ * a request sent before the last cut, one that opens or adds to an episode). The rest are
+ * functions of the state (`rateState.ts`): `episodeDecisions.ts` (slow start's exit, episodes,
+ * probes, noise), `blockDecisions.ts` (blocks, a cap on trial), `headerDecisions.ts`
+ * (`RateLimit-*`); below them `StartLog.ts`, `episode.ts`, `RefusalNoise.ts`, `inFlightCap.ts`,
+ * `Block.ts`, `headerLimit.ts`, `paceSchedule.ts`, `rateConstants.ts`, `rateTypes.ts`.
+ *
+ * Invariants: the pace never exceeds the configured ceiling, nor falls below `MIN_RATE` unless
+ * the ceiling does; good answers grow it only while no episode is open; the edge is `Infinity`
+ * until a 429 or a header says; while blocked only the block's probe starts, one at a time; no
+ * request starts while a learned cap is full; a 429 of a request sent before the last cut, or
+ * refused for a cap, opens no episode.
  */
-import { Block } from "./Block";
-import {
-  acceptedPerSecond,
-  countAccepted,
-  countRefusal,
-  type Episode,
-  episodeProgress,
-  exitEpisode,
-  inFlightAtExit,
-  meanPace,
-  openedEpisode,
-  weighs,
-} from "./episode";
-import { type HeaderLimit, headerLimitFrom } from "./headerLimit";
-import { InFlightCap } from "./inFlightCap";
+import { beginBlock, dropTrial, guessWindowEnd, trialEnded } from "./blockDecisions";
+import { countAccepted, countRefusal, inFlightAtExit, weighs } from "./episode";
+import { openEpisode, weigh } from "./episodeDecisions";
+import { learnFromHeaders } from "./headerDecisions";
 import { grownPace } from "./paceSchedule";
-import { RefusalNoise } from "./RefusalNoise";
 import {
   BLOCKING_RETRY_AFTER_MS,
   EDGE_SHARE,
   FIRST_PROBE_MS,
   GROWTH_OVER_SENT,
   MIN_RATE,
-  NOISE_QUIET_MS,
-  PROBE_MARGIN,
-  SENT_SPAN_MS,
-  START_RATE,
   TOLERANCE_MS,
   WINDOW_MS,
   WINDOW_SPENT_SHARE,
 } from "./rateConstants";
+import { cut, newRateState, plateau, type RateState } from "./rateState";
 import type { AdaptiveRateSettings, RefusalVerdict, StartTicket } from "./rateTypes";
-import { parseRateLimitState, type RateLimitState, retryAfterInSeconds } from "./retryPolicy";
-import { StartLog } from "./StartLog";
+import { parseRateLimitState } from "./retryPolicy";
 import type { AnswerHeaders } from "./types";
 
 export * from "./rateConstants";
 export type { AdaptiveRateSettings, RefusalVerdict, StartTicket } from "./rateTypes";
 
 export class AdaptiveRate {
-  readonly #ceiling: number;
-  #rate: number;
-  #slowStart = true;
-  /** The learned edge (`Infinity` until a 429 or a header says). */
-  #maxRate = Number.POSITIVE_INFINITY;
-  /** When the pace was last cut, and since when it has stood at the plateau. */
-  #cutAt = Number.NEGATIVE_INFINITY;
-  #plateauFrom = 0;
-  /** Probes above the edge refused since it was learned: each doubles the plateau before the next. */
-  #failedProbes = 0;
-  /** When the last probe was refused, and the 429s it cost (`PROBE_REFUSAL_SHARE`). */
-  #probeFailedAt = Number.NEGATIVE_INFINITY;
-  #probeCost = 0;
-  #lastUpdate: number | undefined;
-  /** The pace's theoretical next start (GCRA). */
-  #nextStartAt = Number.NEGATIVE_INFINITY;
-  readonly #log = new StartLog();
-  #episode: Episode | undefined;
-  #lastRefusal = Number.NEGATIVE_INFINITY;
-  readonly #noise = new RefusalNoise();
-  readonly #inFlight = new InFlightCap();
-  readonly #block = new Block();
-  #headerLimit: HeaderLimit | undefined;
-  /** Slow start's exit cut, deferred while a cap learned there is on trial. */
-  #trialCut: number | undefined;
-  /** A `Limit` shown not to be a rate (more accepted within its window): never taken as one. */
-  #headerDisproved: number | undefined;
-  /**
-   * When a fixed window would have begun at the latest (`Block.guessWindowEnd`): the first
-   * accepted answer, then each block's accepted probe's.
-   */
-  #windowFrom: number | undefined;
+  readonly #s: RateState;
 
   constructor(settings: AdaptiveRateSettings = {}) {
-    const configured = settings.requestsPerSecond;
-    this.#ceiling =
-      configured === undefined || configured <= 0 ? Number.POSITIVE_INFINITY : configured;
-    this.#rate =
-      configured === undefined
-        ? START_RATE
-        : configured <= 0
-          ? Number.POSITIVE_INFINITY
-          : configured;
+    this.#s = newRateState(settings);
   }
 
   /** The current pace in requests per second (`Infinity`: not paced). */
   get rate(): number {
-    return this.#rate;
+    return this.#s.rate;
   }
 
   /** The edge: the rate the upstream was learned to sustain (`Infinity` until a 429 or a header says). */
   get maxRate(): number {
-    return this.#maxRate;
+    return this.#s.maxRate;
   }
 
   /** The cap on requests in flight learned (`Infinity`: none). */
   get concurrency(): number {
-    return this.#inFlight.cap;
+    return this.#s.inFlight.cap;
   }
 
   get blocked(): boolean {
-    return this.#block.active;
+    return this.#s.block.active;
   }
 
   /** When the current (or last) block began. */
   get blockStartedAt(): number {
-    return this.#block.startedAt;
+    return this.#s.block.startedAt;
   }
 
   /**
@@ -187,20 +77,16 @@ export class AdaptiveRate {
    * call `start` when it is time.
    */
   nextStartAt(now: number): number | undefined {
-    if (this.#block.active && this.#block.probeInFlight) return undefined;
-    if (this.#inFlight.full) return undefined;
-    const at = Math.max(now, this.#block.startsFrom);
-    if (this.#block.active || !Number.isFinite(this.#rate)) return at;
+    const s = this.#s;
+    if (s.block.active && s.block.probeInFlight) return undefined;
+    if (s.inFlight.full) return undefined;
+    const at = Math.max(now, s.block.startsFrom);
+    if (s.block.active || !Number.isFinite(s.rate)) return at;
     return Math.max(
       at,
-      this.#nextStartAt - TOLERANCE_MS,
-      this.#log.windowFreeAt(now, this.#startsPerWindow, this.#headerLimit),
+      s.nextStartAt - TOLERANCE_MS,
+      s.log.windowFreeAt(now, this.#startsPerWindow, s.headerLimit),
     );
-  }
-
-  /** Where the pace holds below the edge: `EDGE_SHARE` of it. */
-  get #plateau(): number {
-    return EDGE_SHARE * this.#maxRate;
   }
 
   /**
@@ -208,63 +94,66 @@ export class AdaptiveRate {
    * below, whole (a window of 5 a second measured as 5, paced at 4.9, took 4 a second).
    */
   get #startsPerWindow(): number {
-    const atPlateau = this.#rate >= this.#plateau - 1e-6;
-    return atPlateau ? Math.min(this.#ceiling, Math.max(this.#rate, this.#maxRate)) : this.#rate;
+    const s = this.#s;
+    const atPlateau = s.rate >= plateau(s) - 1e-6;
+    return atPlateau ? Math.min(s.ceiling, Math.max(s.rate, s.maxRate)) : s.rate;
   }
 
   /** Records a start at `now` (which `nextStartAt` allowed). */
   start(now: number): StartTicket {
-    const probe = this.#block.started();
-    const level = this.#inFlight.started();
+    const s = this.#s;
+    const probe = s.block.started();
+    const level = s.inFlight.started();
     const ticket: StartTicket = {
       startedAt: now,
-      pace: this.#rate,
+      pace: s.rate,
       level,
       probe,
       refused: false,
-      slowStart: this.#slowStart,
+      slowStart: s.slowStart,
     };
-    this.#log.forget(now, this.#headerLimit);
-    this.#log.started(ticket);
-    if (Number.isFinite(this.#rate)) {
+    s.log.forget(now, s.headerLimit);
+    s.log.started(ticket);
+    if (Number.isFinite(s.rate)) {
       // GCRA: the theoretical start time moves one interval per start.
-      this.#nextStartAt = Math.max(this.#nextStartAt, now) + 1000 / this.#rate;
+      s.nextStartAt = Math.max(s.nextStartAt, now) + 1000 / s.rate;
     }
     return ticket;
   }
 
   /** An answer other than 429 (any status: the upstream processed the request). */
   accepted(ticket: StartTicket, now: number, headers?: AnswerHeaders): void {
-    this.#log.forget(now, this.#headerLimit);
-    this.#inFlight.answered(ticket, false, now);
-    this.#trialEnded(now);
-    this.#log.accepted(now);
-    this.#noise.accepted(ticket);
-    this.#windowFrom ??= now;
+    const s = this.#s;
+    s.log.forget(now, s.headerLimit);
+    s.inFlight.answered(ticket, false, now);
+    trialEnded(s, now);
+    s.log.accepted(now);
+    s.noise.accepted(ticket);
+    s.windowFrom ??= now;
     if (ticket.probe) {
-      this.#block.ended(now);
-      this.#windowFrom = now;
+      s.block.ended(now);
+      s.windowFrom = now;
       // Resume spaced from now: no burst.
-      this.#nextStartAt = now;
-      this.#lastUpdate = now;
-      this.#episode = undefined;
+      s.nextStartAt = now;
+      s.lastUpdate = now;
+      s.episode = undefined;
     }
-    const episode = this.#episode;
+    const episode = s.episode;
     if (episode) {
       episode.anyAccepted++;
       if (weighs(episode, ticket)) {
         countAccepted(episode, ticket, now);
-        this.#weigh(now);
+        weigh(s, now);
       }
     }
-    if (headers) this.#learnFromHeaders(parseRateLimitState(headers, now), now);
+    if (headers) learnFromHeaders(s, parseRateLimitState(headers, now), now);
     this.#grow(now);
   }
 
   /** No answer (network error, timeout, abort): nothing learned; a probe may be sent again. */
   unanswered(ticket: StartTicket): void {
-    this.#inFlight.unanswered();
-    if (ticket.probe) this.#block.probeInFlight = false;
+    this.#s.inFlight.unanswered();
+    if (ticket.probe) this.#s.block.probeInFlight = false;
   }
 
   /**
@@ -279,286 +168,96 @@ export class AdaptiveRate {
     headers?: AnswerHeaders,
     hold = true,
   ): RefusalVerdict {
+    const s = this.#s;
     ticket.refused = true;
-    if (ticket.probe && this.#block.probingGuess) {
+    if (ticket.probe && s.block.probingGuess) {
       // A window's end guessed wrong (`Block.guessWindowEnd`): that is all this 429 says. Taken as
       // a refusal, it made the next one look like a limit crossed (no quiet before it): against a
       // sliding log of 500 per 10 s, the pace was cut to 8 a second for 17 s.
-      this.#inFlight.unanswered();
-      return { retryAt: this.#block.probeRefused(now, retryAfterMs), blocked: true };
+      s.inFlight.unanswered();
+      return { retryAt: s.block.probeRefused(now, retryAfterMs), blocked: true };
     }
-    this.#log.forget(now, this.#headerLimit);
-    const capBefore = this.#inFlight.cap;
-    const byCap = this.#inFlight.answered(ticket, true, now, this.#slowStart);
-    if (this.#inFlight.cap < capBefore && !Number.isFinite(capBefore) && !this.#inFlight.onTrial) {
+    s.log.forget(now, s.headerLimit);
+    const capBefore = s.inFlight.cap;
+    const byCap = s.inFlight.answered(ticket, true, now, s.slowStart);
+    if (s.inFlight.cap < capBefore && !Number.isFinite(capBefore) && !s.inFlight.onTrial) {
       // A cap on requests in flight, just learned: its refusals said nothing of a rate.
-      this.#maxRate = Number.POSITIVE_INFINITY;
-      this.#episode = undefined;
+      s.maxRate = Number.POSITIVE_INFINITY;
+      s.episode = undefined;
     }
-    this.#trialEnded(now);
-    const previousRefusal = this.#lastRefusal;
-    this.#lastRefusal = now;
+    trialEnded(s, now);
+    const previousRefusal = s.lastRefusal;
+    s.lastRefusal = now;
     // What a refused probe cost: the requests in flight when it was refused (not a cap's, nor
     // a block's probe), refused after it.
-    if (!byCap && !ticket.probe && ticket.startedAt < this.#probeFailedAt) this.#probeCost++;
-    this.#noise.refused(ticket, byCap);
-    if (headers) this.#learnFromHeaders(parseRateLimitState(headers, now), now);
+    if (!byCap && !ticket.probe && ticket.startedAt < s.probeFailedAt) s.probeCost++;
+    s.noise.refused(ticket, byCap);
+    if (headers) learnFromHeaders(s, parseRateLimitState(headers, now), now);
     if (ticket.probe) {
-      return { retryAt: this.#block.probeRefused(now, retryAfterMs), blocked: true };
+      return { retryAt: s.block.probeRefused(now, retryAfterMs), blocked: true };
     }
     const longWait = retryAfterMs !== undefined && retryAfterMs >= BLOCKING_RETRY_AFTER_MS;
-    if (this.#block.active) {
-      if (longWait) this.#guessWindowEnd(ticket, retryAfterMs, headers);
-      return { retryAt: this.#block.startsFrom, blocked: true };
+    if (s.block.active) {
+      if (longWait) guessWindowEnd(s, ticket, retryAfterMs, headers);
+      return { retryAt: s.block.startsFrom, blocked: true };
     }
     // A request sent before the last cut was refused for the old pace (slow start's exit weighs
     // those first); one refused for the number in flight says nothing of the pace.
-    const fresh =
-      !byCap && (ticket.startedAt >= this.#cutAt || inFlightAtExit(this.#episode, ticket));
+    const fresh = !byCap && (ticket.startedAt >= s.cutAt || inFlightAtExit(s.episode, ticket));
     let refusingAll = false;
-    if (this.#episode) refusingAll = countRefusal(this.#episode, ticket, fresh);
-    else if (fresh) this.#openEpisode(ticket, now, previousRefusal);
+    if (s.episode) refusingAll = countRefusal(s.episode, ticket, fresh);
+    else if (fresh) openEpisode(s, ticket, now, previousRefusal);
     if (refusingAll) {
       // A window used up: no faster than what it accepted over the last one, counted, not
       // extrapolated from a shorter span (a sliding log of 5 a second, at 200 ms a request, was
       // measured at 8.5 a second, then 3). After a probe the edge stands (a log that counts
       // refusals refuses everything a while after one).
-      if (!this.#episode?.probe) {
-        const accepted = this.#log.acceptedOverWindow(now);
-        if (this.#episode && accepted >= WINDOW_SPENT_SHARE * this.#rate) {
+      if (!s.episode?.probe) {
+        const accepted = s.log.acceptedOverWindow(now);
+        if (s.episode && accepted >= WINDOW_SPENT_SHARE * s.rate) {
           // Measured: probing above it waits as after a probe refused now, which costs the 429s
           // so far and those of the requests still in flight.
-          this.#failedProbes = Math.max(this.#failedProbes, 1);
-          this.#probeFailedAt = now;
-          this.#probeCost = this.#episode.anyRefused;
+          s.failedProbes = Math.max(s.failedProbes, 1);
+          s.probeFailedAt = now;
+          s.probeCost = s.episode.anyRefused;
         }
-        this.#maxRate = Math.max(MIN_RATE / EDGE_SHARE, accepted);
+        s.maxRate = Math.max(MIN_RATE / EDGE_SHARE, accepted);
       }
-      this.#dropTrial(now);
-      this.#cut(now, this.#plateau);
-      this.#episode = undefined;
+      dropTrial(s, now);
+      cut(s, now, plateau(s));
+      s.episode = undefined;
     } else {
-      this.#weigh(now);
+      weigh(s, now);
     }
     if (hold && (longWait || refusingAll)) {
-      this.#beginBlock(now);
-      this.#block.hold(now, longWait ? retryAfterMs : FIRST_PROBE_MS);
-      if (longWait) this.#guessWindowEnd(ticket, retryAfterMs, headers);
-      return { retryAt: this.#block.startsFrom, blocked: true };
+      beginBlock(s, now);
+      s.block.hold(now, longWait ? retryAfterMs : FIRST_PROBE_MS);
+      if (longWait) guessWindowEnd(s, ticket, retryAfterMs, headers);
+      return { retryAt: s.block.startsFrom, blocked: true };
     }
     return { retryAt: now + (retryAfterMs ?? 0), blocked: false };
   }
 
-  /**
-   * A cap on trial since slow start's exit, if its trial just ended (`takeTrialEnd`). Confirmed:
-   * the exit was the cap's, and the rate is still unknown (slow start goes on, within the cap).
-   * Dropped: the exit was a rate's, and the pace goes where the exit would have cut it (the
-   * refusals of requests sent before, at the pace held on trial, are that pace's, as after any
-   * cut). Dated at the exit instead, the cut counted them as fresh: a bucket of one at 40 ms took
-   * 15.1 -> 17.1 s on the fake clock.
-   */
-  #trialEnded(now: number): void {
-    const end = this.#inFlight.takeTrialEnd();
-    if (end === undefined) return;
-    const deferred = this.#trialCut;
-    this.#trialCut = undefined;
-    if (end === "confirmed") {
-      this.#maxRate = Number.POSITIVE_INFINITY;
-      this.#slowStart = true;
-      this.#episode = undefined;
-      this.#log.measureAcceptedFrom(undefined);
-    } else if (deferred !== undefined) {
-      this.#cut(now, Math.min(this.#rate, deferred));
-    }
-  }
-
-  /** A blocking `Retry-After` in whole seconds may say when a fixed window ends (`Block.guessWindowEnd`). */
-  #guessWindowEnd(
-    ticket: StartTicket,
-    retryAfterMs: number,
-    headers: AnswerHeaders | undefined,
-  ): void {
-    if (retryAfterInSeconds(headers)) {
-      this.#block.guessWindowEnd(ticket.startedAt, retryAfterMs, this.#windowFrom);
-    }
-  }
-
-  /** A block, or a rate from headers: no cap made slow start's exit. */
-  #dropTrial(now: number): void {
-    this.#inFlight.drop(now);
-    this.#trialEnded(now);
-  }
-
-  #beginBlock(now: number): void {
-    this.#dropTrial(now);
-    this.#block.begin(now);
-    this.#log.measureAcceptedFrom(undefined);
-  }
-
-  /** The first refusal of an episode. */
-  #openEpisode(ticket: StartTicket, now: number, previousRefusal: number): void {
-    if (this.#noise.noise()) return;
-    const sent = this.#log.sentBefore(ticket, SENT_SPAN_MS);
-    const acceptedRate = this.#log.acceptedRate(now);
-    const sustained =
-      previousRefusal <= ticket.startedAt - WINDOW_MS && !this.#slowStart
-        ? this.#log.sentBefore(ticket, WINDOW_MS)
-        : 0;
-    const probing = !this.#slowStart && this.#rate > this.#plateau * (1 + PROBE_MARGIN);
-    const quiet = previousRefusal <= ticket.startedAt - NOISE_QUIET_MS;
-    const seen = {
-      sent,
-      acceptedRate,
-      exit: this.#slowStart,
-      probe: probing,
-      afterBlock: now - this.#block.endedAt < WINDOW_MS,
-      sustained,
-    };
-    const episode = this.#slowStart
-      ? exitEpisode(ticket, now, seen)
-      : openedEpisode(now, quiet, seen);
-    if (this.#slowStart) {
-      // Past the edge: back to what was accepted while finding out how far past.
-      this.#slowStart = false;
-      this.#log.measureAcceptedFrom(now);
-      if (this.#followsPace(now, false)) {
-        this.#maxRate = sent;
-        // A cap on trial holds the pace until it is confirmed or dropped (`#trialEnded`).
-        if (this.#inFlight.onTrial) this.#trialCut = EDGE_SHARE * acceptedRate;
-        else this.#cut(now, EDGE_SHARE * acceptedRate);
-      }
-    } else if (probing) {
-      // The probe found the edge: back to the plateau and probe later next time; an edge learned
-      // too low (from a transient) rises halfway to what was accepted over the window, if higher
-      // (a bucket's, refilled while below its rate, includes its burst).
-      this.#failedProbes++;
-      this.#probeFailedAt = now;
-      this.#probeCost = 1;
-      const seen = Math.min(sent, acceptedRate);
-      if (seen > this.#maxRate) this.#maxRate = (this.#maxRate + seen) / 2;
-      this.#cut(now, this.#plateau);
-    } else if (!episode.suspect) {
-      this.#cutBelow(now, episode);
-    }
-    this.#episode = episode;
-  }
-
-  /** Once an episode has enough answers: saturation, an edge crossed, or noise. */
-  #weigh(now: number): void {
-    const e = this.#episode;
-    if (!e) return;
-    const { done, saturated } = episodeProgress(e, now);
-    if (!done) return;
-    // Slow start's exit, from the requests in flight: a rate that calls for no cut is theirs,
-    // not the upstream's (a bucket of one refuses some at any pace near its rate); the requests
-    // sent since decide.
-    const inFlightRate = e.inFlightUntil === undefined ? undefined : acceptedPerSecond(e);
-    if (inFlightRate !== undefined && EDGE_SHARE * inFlightRate >= this.#rate) return;
-    this.#episode = undefined;
-    if (e.suspect && e.refused === 0) return;
-    if (e.suspect) this.#cutBelow(now, e);
-    if (e.afterBlock) return;
-    if (saturated && this.#followsPace(now, !e.exit)) {
-      // What the upstream accepted per second while refusing the rest is its rate, if they were
-      // sent faster: sent no faster, the pace was the bound (slow start's exit cut to 3.9 a
-      // second against a bucket of one at 10/s, and that became the edge). A rate held a whole
-      // window before is not above it (a log that counts refusals accepts ever fewer). One answer
-      // accepted is no rate.
-      const measured = acceptedPerSecond(e);
-      if (measured !== undefined && measured < EDGE_SHARE * meanPace(e)) {
-        this.#learnEdge(measured, e.sustained);
-        this.#cut(now, Math.min(this.#rate, this.#plateau));
-      }
-    } else if (!e.exit && !e.probe && !this.#noise.noise()) {
-      // Crossed: the edge is what the upstream accepted over the window before (a window's limit).
-      this.#learnEdge(e.acceptedRate);
-    }
-  }
-
-  /** A new edge: probing above it starts over from its first plateau if it moved. */
-  #learnEdge(...rates: number[]): void {
-    const edge = Math.max(MIN_RATE / EDGE_SHARE, ...rates);
-    if (Math.abs(edge - this.#maxRate) > PROBE_MARGIN * 5 * this.#maxRate) this.#failedProbes = 0;
-    this.#maxRate = edge;
-  }
-
-  /** Back below the rate the refused request was sent at and what was accepted over the window. */
-  #cutBelow(now: number, e: Episode): void {
-    if (!this.#followsPace(now, true)) return;
-    this.#cut(now, Math.min(this.#rate, EDGE_SHARE * Math.min(e.sent, e.acceptedRate)));
-  }
-
-  /**
-   * Whether refusals call for a cut (`RefusalNoise.judge`); a cut shown not to help is undone.
-   * `trial`: false for slow start's exit and its episode.
-   */
-  #followsPace(now: number, trial: boolean): boolean {
-    const { follows, revertTo } = this.#noise.judge(now, this.#rate, this.#maxRate, trial);
-    if (revertTo) {
-      this.#rate = Math.min(this.#ceiling, Math.max(this.#rate, revertTo.pace));
-      this.#maxRate = Math.max(this.#maxRate, revertTo.maxRate);
-    }
-    return follows;
-  }
-
-  #cut(now: number, rate: number): void {
-    this.#rate = Math.min(this.#ceiling, Math.max(MIN_RATE, rate));
-    this.#cutAt = now;
-    this.#plateauFrom = now;
-    this.#lastUpdate = now;
-  }
-
   /** Good answers: slow start doubles; later the pace regains the edge, holds, then probes. */
   #grow(now: number): void {
-    const last = this.#lastUpdate ?? now;
-    this.#lastUpdate = now;
-    if (!Number.isFinite(this.#rate) || this.#episode) return;
-    const next = grownPace(this.#rate, now, last, {
-      slowStart: this.#slowStart,
-      maxRate: this.#maxRate,
-      cutAt: this.#cutAt,
-      plateauFrom: this.#plateauFrom,
-      failedProbes: this.#failedProbes,
-      probeCost: this.#probeCost,
+    const s = this.#s;
+    const last = s.lastUpdate ?? now;
+    s.lastUpdate = now;
+    if (!Number.isFinite(s.rate) || s.episode) return;
+    const next = grownPace(s.rate, now, last, {
+      slowStart: s.slowStart,
+      maxRate: s.maxRate,
+      cutAt: s.cutAt,
+      plateauFrom: s.plateauFrom,
+      failedProbes: s.failedProbes,
+      probeCost: s.probeCost,
     });
-    const plateau = this.#plateau;
-    if (!this.#slowStart && this.#rate < plateau && next >= plateau) this.#plateauFrom = now;
-    const cap = this.#slowStart
-      ? 2 * this.#log.sentRate(now, WINDOW_MS)
-      : GROWTH_OVER_SENT * this.#log.sentRate(now, WINDOW_MS / 4);
-    const grown = Math.min(next, cap, this.#noise.trialCeiling);
-    this.#rate = Math.min(this.#ceiling, Math.max(this.#rate, grown));
-  }
-
-  /**
-   * A `RateLimit-Limit` (`headerLimitFrom`) is a rate only once it counts these requests and no
-   * more than it were accepted within its window (a bucket's `Limit` is its burst, a cap's its
-   * requests in flight: more than that pass in a second): then starts never exceed it in its
-   * window, and the edge is no higher. `Remaining: 0` with a far `Reset` holds every start until
-   * then (a probe goes first).
-   */
-  #learnFromHeaders(state: RateLimitState | undefined, now: number): void {
-    if (!state) return;
-    const { remaining, resetMs } = state;
-    this.#headerLimit = headerLimitFrom(state, this.#headerLimit, this.#headerDisproved);
-    const header = this.#headerLimit;
-    if (header?.counted) {
-      if (this.#log.acceptedWithin(now, header.windowMs) > header.limit + 1) {
-        this.#headerDisproved = header.limit;
-        this.#headerLimit = undefined;
-      } else {
-        const rate = (header.limit * 1000) / header.windowMs;
-        if (rate < this.#maxRate) {
-          this.#dropTrial(now);
-          this.#maxRate = rate;
-          this.#slowStart = false;
-          this.#cut(now, Math.min(this.#rate, EDGE_SHARE * rate));
-        }
-      }
-    }
-    if (remaining === 0 && resetMs !== undefined && resetMs >= BLOCKING_RETRY_AFTER_MS) {
-      if (!this.#block.active) this.#beginBlock(now);
-      this.#block.hold(now, resetMs);
-    }
+    const plateauRate = plateau(s);
+    if (!s.slowStart && s.rate < plateauRate && next >= plateauRate) s.plateauFrom = now;
+    const cap = s.slowStart
+      ? 2 * s.log.sentRate(now, WINDOW_MS)
+      : GROWTH_OVER_SENT * s.log.sentRate(now, WINDOW_MS / 4);
+    const grown = Math.min(next, cap, s.noise.trialCeiling);
+    s.rate = Math.min(s.ceiling, Math.max(s.rate, grown));
   }
 }

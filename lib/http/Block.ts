@@ -1,7 +1,7 @@
 /**
- * A block (`AdaptiveRate.ts`, its header): no start before `heldUntil`; then one probe at a time,
- * ever further apart, until one is accepted. The first probe may go sooner, where a fixed window's
- * end can be guessed (`guessWindowEnd`).
+ * A block (docs/rate-model.md, rules 20 to 24): no start before `heldUntil`; then one probe at a
+ * time, ever further apart, until one is accepted. The first probe may go sooner, where a fixed
+ * window's end can be guessed (`guessWindowEnd`).
  */
 import { probeIntervalMs } from "./paceSchedule";
 import { WINDOW_GUESS_MIN_GAIN_MS } from "./rateConstants";

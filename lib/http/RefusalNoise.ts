@@ -1,6 +1,7 @@
 /**
- * Refusals that keep coming whatever the pace (`AdaptiveRate.ts`, its header): the answers counted
- * since the last cut, the cut on trial, and the refused share shown not to fall with the pace.
+ * Refusals that keep coming whatever the pace (docs/rate-model.md, rules 26 to 28): the answers
+ * counted since the last cut, the cut on trial, and the refused share shown not to fall with the
+ * pace.
  */
 import {
   EPISODE_ANSWERS,

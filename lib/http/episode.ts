@@ -1,4 +1,4 @@
-/** An episode: the answers weighed after a refusal (`AdaptiveRate.ts`, its header). */
+/** An episode: the answers weighed after a refusal (docs/rate-model.md, rules 11 to 16). */
 import {
   BLOCK_AFTER_REFUSALS,
   EPISODE_ACCEPTED,
@@ -90,7 +90,7 @@ export function inFlightAtExit(e: Episode | undefined, ticket: StartTicket): boo
 /**
  * Whether the answer to `ticket` is weighed. The first answer of a request sent after an exit
  * episode's in-flight requests, if their answers did not settle it (saturation, 8 accepted, a
- * cut called for: `AdaptiveRate.#weigh`), starts it over on the requests sent since (as any
+ * cut called for: `weigh`, episodeDecisions.ts), starts it over on the requests sent since (as any
  * episode).
  */
 export function weighs(e: Episode, ticket: StartTicket): boolean {

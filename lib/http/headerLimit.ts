@@ -1,4 +1,4 @@
-/** A limit per window that `RateLimit-*` headers show (`AdaptiveRate.ts` says when it bounds starts). */
+/** A limit per window that `RateLimit-*` headers show (docs/rate-model.md, rule 3). */
 import { HEADER_LIMIT_MIN, RATE_WINDOW_MAX_MS, WINDOW_MS } from "./rateConstants";
 import type { RateLimitState } from "./retryPolicy";
 

@@ -1,6 +1,6 @@
 /**
- * The rate controller's schedules in time (`AdaptiveRate.ts`, its header): how the pace grows on
- * good answers, and how far apart a block's probes go.
+ * The rate controller's schedules in time (docs/rate-model.md, rules 6 to 8 and 22): how the pace
+ * grows on good answers, and how far apart a block's probes go.
  */
 import {
   CUBIC_SCALE,

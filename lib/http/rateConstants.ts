@@ -1,4 +1,4 @@
-/** The rate controller's tuning (`AdaptiveRate.ts` says how each is used). */
+/** The rate controller's tuning (docs/rate-model.md, "Constants", says how each is used). */
 
 /** Requests per second before anything is known. */
 export const START_RATE = 20;
