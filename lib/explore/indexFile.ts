@@ -2,6 +2,7 @@ import { createHash, type Hash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { type FileHandle, open, rename, rm } from "node:fs/promises";
 import * as z from "zod";
+import { registerTempFile, unregisterTempFile } from "../sync/tempFiles";
 
 /**
  * The file an index is kept in: byte regions written one after another (a region of records, then
@@ -9,7 +10,9 @@ import * as z from "zod";
  * footer (MAGIC, the trailer's offset and length, and a SHA-256 of every byte before the footer).
  * It is written under a temporary name and renamed when whole, so a reader sees a whole file or
  * none; a file cut short, damaged or of another format fails `readIndexFile`'s checks and is
- * rebuilt. Readable by its owner only (it holds names, logins and emails).
+ * rebuilt. The temporary file is registered (lib/sync/tempFiles) while it exists, so a signal
+ * that ends a start while it builds removes it. Readable by its owner only (it holds names, logins
+ * and emails).
  */
 export class IndexFileWriter {
   #offset = 0;
@@ -25,7 +28,14 @@ export class IndexFileWriter {
   static async create(path: string): Promise<IndexFileWriter> {
     const temp = `${path}.${process.pid}.tmp`;
     await rm(temp, { force: true });
-    return new IndexFileWriter(await open(temp, "wx+", 0o600), temp, path);
+    // Registered before it exists: a signal between its creation and the open's answer removes it.
+    registerTempFile(temp);
+    try {
+      return new IndexFileWriter(await open(temp, "wx+", 0o600), temp, path);
+    } catch (error) {
+      unregisterTempFile(temp);
+      throw error;
+    }
   }
 
   async write(bytes: Uint8Array): Promise<void> {
@@ -90,12 +100,14 @@ export class IndexFileWriter {
     await this.file.write(footer, 0, FOOTER, at + trailer.length);
     await this.file.close();
     await rename(this.temp, this.path);
+    unregisterTempFile(this.temp);
   }
 
   /** Closes and removes the temporary file (a build that failed leaves nothing behind). */
   async abandon(): Promise<void> {
     await this.file.close().catch(() => undefined);
     await rm(this.temp, { force: true });
+    unregisterTempFile(this.temp);
   }
 }
 
