@@ -36,7 +36,8 @@ function inverse(order: Int32Array): Int32Array {
 /** Each text's rank among them all: sorted once by key, then compared as numbers. */
 const ranks = (folded: readonly string[]) => inverse(sortedOrder(folded));
 
-export type AccountSort = "name" | "login" | "id" | "status" | "entitlements";
+export const ACCOUNT_SORTS = ["name", "login", "id", "status", "entitlements"] as const;
+export type AccountSort = (typeof ACCOUNT_SORTS)[number];
 export type EntitlementSort = "name" | "id" | "resource" | "holders";
 
 /**
