@@ -20,7 +20,7 @@ import {
 import { Adjacency, GrantGraph, type Holder, type Holding } from "./GrantGraph";
 import { type IndexFile, readIndexFile } from "./indexFile";
 import { KeyTable } from "./KeyTable";
-import { SearchText } from "./SearchText";
+import { PIECE, SearchText } from "./SearchText";
 import { ACCOUNT_SORTS, type AccountSort } from "./sortOrders";
 
 export { resourceKey } from "./GrantGraph";
@@ -127,9 +127,10 @@ export class SnapshotIndex {
       this.entitlements.map((e) => [e.displayName, e.id, e.resource.id]),
     );
     if (!search) return;
+    const piece = Buffer.allocUnsafeSlow(PIECE);
     this.#search = {
       text: new SearchText(
-        (from, to) => file.read("accountText", from, to - from),
+        (from, to) => file.read("accountText", from, to - from, piece),
         int32("accountTextStarts"),
       ),
       orders: Object.fromEntries(

@@ -133,8 +133,8 @@ export interface IndexFile {
   size(region: string): number | undefined;
   /** A region read whole, into a buffer of its own (so any typed array can view it). */
   region(name: string): Buffer;
-  /** Reads `length` bytes at `offset` within a region. */
-  read(region: string, offset: number, length: number): Buffer;
+  /** Reads `length` bytes at `offset` within a region (into the start of `into` when given). */
+  read(region: string, offset: number, length: number, into?: Buffer): Buffer;
   close(): void;
 }
 
@@ -205,11 +205,12 @@ function checked(fd: number, verify: boolean): IndexFile | undefined {
       const r = regionNamed(name);
       return read(Buffer.allocUnsafeSlow(r.length), r.offset);
     },
-    read: (name, offset, length) => {
+    read: (name, offset, length, into) => {
       const r = regionNamed(name);
       if (offset < 0 || offset + length > r.length)
         throw new Error(`${name} ${offset}+${length} is outside the index`);
-      return read(Buffer.allocUnsafe(length), r.offset + offset);
+      const bytes = into && length <= into.length ? into.subarray(0, length) : undefined;
+      return read(bytes ?? Buffer.allocUnsafe(length), r.offset + offset);
     },
     close: () => closeSync(fd),
   };
