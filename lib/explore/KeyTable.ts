@@ -25,6 +25,18 @@ export class KeyTable {
   get(key: string): number | undefined {
     return find(this.slots, this.bytes, this.starts, key);
   }
+
+  /** Whether key `n` here is key `m` of `other`, compared as bytes (no string made). */
+  sameKey(n: number, other: KeyTable, m: number): boolean {
+    const from = this.starts[n] as number;
+    const to = this.starts[n + 1] as number;
+    const otherFrom = other.starts[m] as number;
+    const otherTo = other.starts[m + 1] as number;
+    return (
+      to - from === otherTo - otherFrom &&
+      this.bytes.compare(other.bytes, otherFrom, otherTo, from, to) === 0
+    );
+  }
 }
 
 /** Builds a KeyTable one key at a time, numbering keys from 0 in the order added. */

@@ -71,7 +71,6 @@ export class SnapshotIndex {
   readonly #typeIds: string[];
   readonly #resourceType: Int32Array;
   readonly #flags: Uint8Array;
-  readonly #fingerprints: Uint32Array;
   readonly #recordStarts: Float64Array;
 
   private constructor(
@@ -97,8 +96,6 @@ export class SnapshotIndex {
     this.#keys = new KeyTable(file.region("keyBytes"), int32("keyStarts"), int32("keySlots"));
     this.#resourceType = int32("resourceType");
     this.#flags = file.region("resourceFlags");
-    const prints = file.region("fingerprints");
-    this.#fingerprints = new Uint32Array(prints.buffer, prints.byteOffset, prints.byteLength / 4);
     const starts = file.region("recordStarts");
     this.#recordStarts = new Float64Array(starts.buffer, starts.byteOffset, starts.byteLength / 8);
     this.accounts = int32("accounts");
@@ -242,14 +239,18 @@ export class SnapshotIndex {
   }
 
   /**
-   * Whether resource `n` here and `m` in `other` have the same name, status, login and emails, by
-   * a 64-bit fingerprint of them (two different sets agree by chance once in 2^63).
+   * Per resource, two words: a 64-bit fingerprint of its name, status, login and emails (two
+   * different sets agree by chance once in 2^63). Read from the file at each call, not kept: only
+   * the changes view compares them, once.
    */
-  sameFields(n: number, other: SnapshotIndex, m: number): boolean {
-    return (
-      this.#fingerprints[2 * n] === other.#fingerprints[2 * m] &&
-      this.#fingerprints[2 * n + 1] === other.#fingerprints[2 * m + 1]
-    );
+  fingerprints(): Uint32Array {
+    const bytes = this.file.region("fingerprints");
+    return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  }
+
+  /** Whether resource `n` here and `m` in `other` have the same key, compared as bytes. */
+  sameKey(n: number, other: SnapshotIndex, m: number): boolean {
+    return this.#keys.sameKey(n, other.#keys, m);
   }
 
   get grantCount(): number {
