@@ -40,10 +40,10 @@ export const indexPathOf = (snapshot: string) => `${snapshot}.explore-index`;
  * A snapshot's index for the review page, kept in a file beside the snapshot (`indexPathOf`),
  * built on the first start and reused while the snapshot's size, modification time and sync id
  * (and the connector's privileged rules) are unchanged. In memory: typed arrays (grants as pairs
- * of numbers and their lists, counts, flags, sort orders, the resources' keys) and the folded
- * search text; entitlements and resource types as records (thousands). Each resource's record
- * stays in the file, read by number when a page shows it, so memory grows by a few dozen bytes a
- * resource, not by its record.
+ * of numbers and their lists, counts, flags, sort orders, the resources' keys); entitlements and
+ * resource types as records (thousands). Each resource's record stays in the file, read by number
+ * when a page shows it, and so do the accounts' search text (read through at each search) and the
+ * fingerprints (read once, by the changes view), so memory grows by about 150 bytes a resource.
  */
 export class SnapshotIndex {
   readonly start: SyncStartLine;

@@ -343,13 +343,8 @@ class RecordsRead {
         (line.status === "disabled" ? DISABLED : 0) |
         (emails.length ? HAS_EMAIL : 0),
     );
-    hashId(
-      [line.displayName, line.status ?? "", line.user?.login ?? "", emails.join(", ")].join(
-        "\u0000",
-      ),
-      scratch,
-      0,
-    );
+    const fields = [line.displayName, line.status ?? "", line.user?.login ?? "", emails.join(", ")];
+    hashId(fields.join("\u0000"), scratch, 0);
     this.fingerprints.push(scratch[0] as number);
     this.fingerprints.push(scratch[1] as number);
     if (line.user) {
