@@ -3,11 +3,11 @@
  * (pages of 1,000, no latency, no rate limit): 100,000 users in 2,000 teams and 1,000,000 users in
  * 20,000 teams, 50 roles, 0 to 6 teams a user. Each snapshot is written once into
  * .build/explore-bench/ and reused by later runs (a 1,000,000-user sync takes minutes and 860 MB).
- * For each: the executable started twice in a fresh process (the first start builds the index
- * beside the snapshot, the second reads it back), each timed from spawn to the printed address
- * (wall, and the CPU the process had used by then),
- * then searched and paged over HTTP as the page does, then stopped; peak RSS and CPU from
- * bench/processProbe.mjs. The same with `--diff` against a second name (a hard link) of the same
+ * For each: the executable started twice in a fresh process, as a user starts it (its `#!` line's
+ * memory settings apply; through `node` they would not), the first start building the index
+ * beside the snapshot and the second reading it back, each timed from spawn to the printed address
+ * (wall, and the CPU the process had used by then), then searched and paged over HTTP as the page
+ * does, then stopped; peak RSS and CPU from bench/processProbe.mjs. The same with `--diff` against a second name (a hard link) of the same
  * snapshot: two indexes built and compared, no change found (the cost of comparing is there, its
  * result empty). Prints one JSON line a run. It measures and asserts nothing.
  */
@@ -86,11 +86,15 @@ async function timed(url: string, token: string) {
 
 async function runExplore(root: string, args: string[], probe: string) {
   const began = performance.now();
-  const explore = await startExplore(args, [
-    "/usr/bin/env",
-    `NODE_OPTIONS=--import=${pathToFileURL(join(root, "bench", "processProbe.mjs")).href}`,
-    `BENCH_PROCESS_FILE=${probe}`,
-  ]);
+  const explore = await startExplore(
+    args,
+    [
+      "/usr/bin/env",
+      `NODE_OPTIONS=--import=${pathToFileURL(join(root, "bench", "processProbe.mjs")).href}`,
+      `BENCH_PROCESS_FILE=${probe}`,
+    ],
+    { executable: true },
+  );
   const readySeconds = (performance.now() - began) / 1000;
   const readyCpuSeconds = await cpuSecondsOf(explore.child.pid);
   const base = `http://127.0.0.1:${explore.port}/api`;
