@@ -67,14 +67,18 @@ export class GrantRows {
     this.#grants = new PartitionFiles(files, "grants", count);
   }
 
-  /** The join of the snapshot at `snapshot`, for the csv `outPath` (named by a write failure). */
-  static async open(snapshot: string, outPath: string): Promise<GrantRows> {
+  /**
+   * The join of the snapshot at `snapshot`, for the csv `outPath` (named by a write failure), in
+   * `partitions` (by default as many as the snapshot's size asks for).
+   */
+  static async open(snapshot: string, outPath: string, partitions?: number): Promise<GrantRows> {
     const owner: RunOwner = {
       slug: "csv",
       what: "a temporary file of the csv export",
       outcome: `nothing was exported and ${outPath} is as it was`,
     };
-    return new GrantRows(snapshot, new RunFiles(undefined, owner), await partitionsFor(snapshot));
+    const count = partitions ?? (await partitionsFor(snapshot));
+    return new GrantRows(snapshot, new RunFiles(undefined, owner), count);
   }
 
   /** Takes a record of the snapshot; a promise while a partition's full chunk is written. */
