@@ -21,7 +21,7 @@ import {
   PLATFORM_PATHS,
   type StatusLabel,
 } from "./constants";
-import { digestFile, SNAPSHOT_CHUNK_BYTES } from "./digestFile";
+import { digestFile } from "./digestFile";
 import {
   acknowledgement,
   type HelloAnswer,
@@ -131,7 +131,7 @@ export class PlatformClient {
         },
         stream: () => {
           attempts++;
-          return createReadStream(source, { highWaterMark: SNAPSHOT_CHUNK_BYTES });
+          return createReadStream(source);
         },
         timeoutMs: this.#options.uploadTimeoutMs ?? DEFAULT_UPLOAD_TIMEOUT_MS,
       },
