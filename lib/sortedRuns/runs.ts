@@ -95,11 +95,8 @@ export async function writeRun<T extends Keyed>(
 const CHUNK = 256 * 1024;
 const READ_CHUNK = 16 * 1024;
 
-/** The records of one run in batches (one a chunk read), in its order. */
-async function* readRun<T extends Keyed>(
-  path: string,
-  decode: (line: string) => T,
-): AsyncGenerator<T[]> {
+/** The records of one run (a file of lines) in batches (one a chunk read), in its order. */
+export async function* readRun<T>(path: string, decode: (line: string) => T): AsyncGenerator<T[]> {
   let rest = "";
   for await (const text of createReadStream(path, {
     encoding: "utf8",
