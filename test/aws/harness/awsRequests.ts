@@ -20,6 +20,12 @@ export interface AwsRequestCounts {
   dynamodbUnits: { write: number; read: number };
   /** Items written (a transaction or batch counts each of its items). */
   dynamodbItemsWritten: number;
+  /**
+   * Items written by what their partition key names (the `pk` before its `#`: `run`, `rate`,
+   * `instance`...), and the most items written to one partition key: where the writes land.
+   */
+  dynamodbWritesByKind: Record<string, number>;
+  dynamodbMostWritesPerKey: number;
   /** SQS requests by action; `billed` counts each 64 KB of a request's payload as one. */
   sqs: Record<string, number>;
   /** Every other service's requests, `service:operation`. */
@@ -41,6 +47,8 @@ const emptyCounts = (): AwsRequestCounts => ({
   dynamodb: {},
   dynamodbUnits: { write: 0, read: 0 },
   dynamodbItemsWritten: 0,
+  dynamodbWritesByKind: {},
+  dynamodbMostWritesPerKey: 0,
   sqs: {},
   other: {},
 });
@@ -105,12 +113,29 @@ function writtenBytes(op: Record<string, unknown>): number {
 
 const units = (bytes: number, per: number) => Math.max(1, Math.ceil(bytes / per));
 
-function countDynamo(counts: AwsRequestCounts, operation: string, body: string, answer: string) {
+/** The partition key a write names (`pk`, as this runtime's tables name it). */
+function partitionKey(op: Record<string, unknown>): string {
+  const key = (op.Key ?? op.Item ?? {}) as Record<string, { S?: string }>;
+  return key.pk?.S ?? "";
+}
+
+function countDynamo(
+  counts: AwsRequestCounts,
+  perKey: Map<string, number>,
+  operation: string,
+  body: string,
+  answer: string,
+) {
   add(counts.dynamodb, operation);
   const request = JSON.parse(body || "{}") as Record<string, unknown>;
   const write = (op: Record<string, unknown>, factor: number) => {
     counts.dynamodbUnits.write += factor * units(writtenBytes(op), KB);
     counts.dynamodbItemsWritten++;
+    const pk = partitionKey(op);
+    add(counts.dynamodbWritesByKind, pk.split("#")[0] || "other");
+    const written = (perKey.get(pk) ?? 0) + 1;
+    perKey.set(pk, written);
+    counts.dynamodbMostWritesPerKey = Math.max(counts.dynamodbMostWritesPerKey, written);
   };
   switch (operation) {
     case "PutItem":
@@ -148,6 +173,7 @@ function countDynamo(counts: AwsRequestCounts, operation: string, body: string, 
 
 function countRequest(
   counts: AwsRequestCounts,
+  perKey: Map<string, number>,
   incoming: IncomingMessage,
   body: string,
   answer: string,
@@ -157,7 +183,7 @@ function countRequest(
   const target = String(incoming.headers["x-amz-target"] ?? "");
   const operation = target.slice(target.lastIndexOf(".") + 1);
   if (service === "s3") add(counts.s3, s3Kind(method, incoming.url ?? "/"));
-  else if (service === "dynamodb") countDynamo(counts, operation, body, answer);
+  else if (service === "dynamodb") countDynamo(counts, perKey, operation, body, answer);
   else if (service === "sqs") {
     const action = operation || (new URLSearchParams(body).get("Action") ?? "unknown");
     add(counts.sqs, action);
@@ -170,6 +196,7 @@ export async function startAwsRequestCounter(target: string): Promise<AwsRequest
   const to = new URL(target);
   const agent = new Agent({ keepAlive: true });
   let counts = emptyCounts();
+  let perKey = new Map<string, number>();
   const server = createServer((incoming, answer) => {
     const service = serviceOf(incoming);
     // S3 bodies (shards) stream through; the small JSON requests are read to be counted.
@@ -191,6 +218,7 @@ export async function startAwsRequestCounter(target: string): Promise<AwsRequest
         upstream.on("end", () =>
           countRequest(
             counts,
+            perKey,
             incoming,
             Buffer.concat(chunks).toString(),
             Buffer.concat(answerChunks).toString(),
@@ -210,6 +238,7 @@ export async function startAwsRequestCounter(target: string): Promise<AwsRequest
     take() {
       const taken = counts;
       counts = emptyCounts();
+      perKey = new Map();
       return taken;
     },
     async close() {
