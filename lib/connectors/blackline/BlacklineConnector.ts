@@ -223,7 +223,8 @@ export class BlacklineConnector extends PagedConnector {
 
   /**
    * The first membership page of each item of a group; an item with more pages goes on as its
-   * own `members` job from the second page.
+   * own `members` job from the second page. An item that fails after the first ends the group
+   * there: the items not read go on as a group job.
    */
   async #membersOf(job: Job, ctx: RequestContext): Promise<Page> {
     const side = membershipSide.safeParse(job.resourceType);
@@ -232,21 +233,37 @@ export class BlacklineConnector extends PagedConnector {
     // One after another, as many one-item jobs would run on one worker: the run's concurrency
     // comes from its jobs, and the rate control sees the requests it would have seen.
     const pages: Page[] = [];
-    for (const id of ids) pages.push(await this.#membershipPage(side.data, id, firstPage, ctx));
+    for (const id of ids) {
+      try {
+        pages.push(await this.#membershipPage(side.data, id, firstPage, ctx));
+      } catch (error) {
+        // What was read is kept (a rate limit met mid-group would otherwise discard it every
+        // time); the rest goes on as a group of its own, which meets the error anew.
+        if (pages.length === 0) throw error;
+        break;
+      }
+    }
+    const rest = ids.slice(pages.length);
+    const continued: JobSpec[] = pages.flatMap((page, at) =>
+      page.next
+        ? [
+            {
+              resourceType: side.data,
+              op: OP.members,
+              parent: { type: side.data, id: ids[at] as string },
+              cursor: page.next,
+            },
+          ]
+        : [],
+    );
     return {
       records: pages.flatMap((page) => page.records),
-      children: pages.flatMap((page, at) =>
-        page.next
-          ? [
-              {
-                resourceType: side.data,
-                op: OP.members,
-                parent: { type: side.data, id: ids[at] as string },
-                cursor: page.next,
-              },
-            ]
-          : [],
-      ),
+      children: [
+        ...continued,
+        ...(rest.length > 0
+          ? [{ resourceType: side.data, op: OP.membersOf, cursor: { ids: rest } }]
+          : []),
+      ],
     };
   }
 
