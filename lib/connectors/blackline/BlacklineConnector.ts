@@ -224,7 +224,7 @@ export class BlacklineConnector extends PagedConnector {
   /**
    * The first membership page of each item of a group; an item with more pages goes on as its
    * own `members` job from the second page. An item that fails after the first ends the group
-   * there: the items not read go on as a group job.
+   * there, and so do 40 items with more pages: the items not read go on as a group job.
    */
   async #membersOf(job: Job, ctx: RequestContext): Promise<Page> {
     const side = membershipSide.safeParse(job.resourceType);
@@ -233,9 +233,14 @@ export class BlacklineConnector extends PagedConnector {
     // One after another, as many one-item jobs would run on one worker: the run's concurrency
     // comes from its jobs, and the rate control sees the requests it would have seen.
     const pages: Page[] = [];
+    let longLists = 0;
     for (const id of ids) {
+      // Few enough children for one commit: past a page's worth of long lists, the rest waits.
+      if (longLists >= MEMBER_GROUPS_PER_PAGE) break;
       try {
-        pages.push(await this.#membershipPage(side.data, id, firstPage, ctx));
+        const page = await this.#membershipPage(side.data, id, firstPage, ctx);
+        pages.push(page);
+        if (page.next) longLists++;
       } catch (error) {
         // What was read is kept (a rate limit met mid-group would otherwise discard it every
         // time); the rest goes on as a group of its own, which meets the error anew.
