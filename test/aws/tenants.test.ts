@@ -107,14 +107,14 @@ describe("two tenants at once", () => {
   it("a small instance's jobs are received before a large instance's backlog", async () => {
     // Prepare: a large tenant whose first pages of 2,000 teams fan out into 120 membership jobs
     // (groups of 50 teams, docs/cloud.md "Jobs") within its first two jobs, behind an upstream
-    // that takes 100 ms an answer (a group's 50 requests hold a worker 5 s), and a small one of a
-    // handful of jobs.
+    // that takes 20 ms an answer (a group's 50 requests hold a worker a second or more), and a
+    // small one of a handful of jobs.
     const large = await instance(
       "large",
       { seed: 21, size: { users: 6_000, teams: 6_000, roles: 4 } },
       { CONNECTOR_ACCOUNTING_PAGE_SIZE: "2000" },
     );
-    large.upstream.faults = { latencyMs: 100 };
+    large.upstream.faults = { latencyMs: 20 };
     const small = await instance("small", { seed: 22, size: { users: 50, teams: 5, roles: 2 } });
     const largeId = await startSync("large");
 
