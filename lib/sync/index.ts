@@ -38,9 +38,11 @@ export * from "./records";
 export {
   InvalidJobError,
   type JobResult,
+  type PagesBound,
   parseCursor,
   parseJob,
   runJob,
+  runJobPages,
   unknownJob,
 } from "./runJob";
 export {

@@ -70,3 +70,62 @@ export async function runJob(
   const next = nextPageJob(job, page);
   return { records: page.records, followUps: followUpJobs(job, page, next), next };
 }
+
+/** How far one run of a job may follow its list's next pages (`runJobPages`). */
+export interface PagesBound {
+  /** Read no further page once this many records were read. */
+  records: number;
+  /** Read at most this many pages. */
+  pages: number;
+  /** Read no further page once the pages read asked for more children than this. */
+  children: number;
+  /** Whether another page fits the time left, given the slowest page so far (ms). */
+  timeForAnother(slowestPageMs: number): boolean;
+}
+
+/**
+ * Runs a job and, while its bound allows, the next pages of its list in the same call: the cloud
+ * runtime's coarse job, one result for several small pages. Stops at the bound, at the list's end,
+ * or at the first later page that fails (its job is handed on, and meets the error on its own);
+ * the first page's error is the call's. The result's follow-ups are every page's children, then
+ * the next page not read (`next`). Which pages a run reads may differ between deliveries of a job.
+ */
+export async function runJobPages(
+  connector: SyncConnector,
+  job: Job,
+  ctx: RequestContext,
+  bound: PagesBound,
+): Promise<JobResult & { pages: number }> {
+  const records: SnapshotRecord[] = [];
+  const children: Job[] = [];
+  let next: Job | undefined = job;
+  let pages = 0;
+  let slowestMs = 0;
+  while (next) {
+    const started = performance.now();
+    let page: JobResult;
+    try {
+      page = await runJob(connector, next, ctx);
+    } catch (error) {
+      if (pages === 0) throw error;
+      break;
+    }
+    slowestMs = Math.max(slowestMs, performance.now() - started);
+    pages++;
+    for (const record of page.records) records.push(record);
+    for (const child of page.followUps) if (child !== page.next) children.push(child);
+    next = page.next;
+    const more =
+      pages < bound.pages &&
+      records.length < bound.records &&
+      children.length <= bound.children &&
+      bound.timeForAnother(slowestMs);
+    if (!more) break;
+  }
+  return {
+    records,
+    followUps: next ? [...children, next] : children,
+    pages,
+    ...(next ? { next } : {}),
+  };
+}

@@ -233,13 +233,22 @@ describe("queue messages (property)", () => {
         { weight: 1, arbitrary: hostileText },
       ),
       op: fc.oneof(
-        { weight: 4, arbitrary: fc.constantFrom("plan", "list", "members") },
+        { weight: 4, arbitrary: fc.constantFrom("plan", "list", "members", "membersOf") },
         { weight: 1, arbitrary: hostileText },
       ),
       cursor: fc.oneof(
         { weight: 2, arbitrary: fc.constant(undefined) },
         { weight: 2, arbitrary: fc.constantFrom({ page: 1, seen: 0 }, { startIndex: 1, seen: 0 }) },
         { weight: 1, arbitrary: cursorLike },
+        {
+          weight: 1,
+          arbitrary: fc.record({
+            ids: fc.array(
+              fc.oneof(hostileText, fc.constantFrom("..", "%2e%2e", "a/../b", "7", "x?y#z")),
+              { maxLength: 3 },
+            ),
+          }),
+        },
       ),
       parent: fc.option(
         fc.record({
@@ -262,6 +271,14 @@ describe("queue messages (property)", () => {
       if (job.connector === "valimail") return ["accounts/acme/scim/v2/Users"];
       if (job.op === "plan") return ["v1/users", "v1/teams"];
       if (job.op === "list") return [`v1/${job.resourceType}s`];
+      if (job.op === "membersOf") {
+        const ids = (job.cursor as { ids?: unknown } | undefined)?.ids;
+        return Array.isArray(ids)
+          ? ids.map((id) =>
+              job.resourceType === "team" ? `v1/teams/${id}/users` : `v1/users/${id}/teams`,
+            )
+          : [];
+      }
       if (job.op === "members" && job.parent) {
         return [
           job.parent.type === "team"

@@ -61,7 +61,26 @@ function membershipList(side: MembershipSide, id: string): ListEndpoint {
     : { path: userTeamsPath(id), name: `BlackLine teams of user ${id}` };
 }
 
-const OP = { plan: "plan", list: "list", members: "members" } as const;
+const OP = { plan: "plan", list: "list", members: "members", membersOf: "membersOf" } as const;
+
+/**
+ * A list page's membership walk goes out in groups: one job reads the first membership page of
+ * each of at least MEMBER_GROUP items (most teams fit one page), and a page asks for at most
+ * MEMBER_GROUPS_PER_PAGE groups, so a job's children stay few (docs/cloud.md, "Jobs").
+ */
+const MEMBER_GROUP = 50;
+const MEMBER_GROUPS_PER_PAGE = 40;
+
+/** A group job's items, whose first membership pages it reads. */
+const memberGroupCursor = z.object({ ids: z.array(upstreamId).min(1).max(MAX_PAGE_SIZE) }).strict();
+
+/** The ids of a page split into membership groups, in order. */
+export function memberGroups(ids: readonly string[]): string[][] {
+  const size = Math.max(MEMBER_GROUP, Math.ceil(ids.length / MEMBER_GROUPS_PER_PAGE));
+  const groups: string[][] = [];
+  for (let at = 0; at < ids.length; at += size) groups.push(ids.slice(at, at + size));
+  return groups;
+}
 
 /**
  * BlackLine, read-only. A sync starts with a `plan` job that reads the first pages of users and
@@ -93,6 +112,8 @@ export class BlacklineConnector extends PagedConnector {
         return this.#list(job, ctx, sink);
       case OP.members:
         return this.#members(job, ctx);
+      case OP.membersOf:
+        return this.#membersOf(job, ctx);
       default:
         throw unknownJob(this.name, job);
     }
@@ -187,16 +208,67 @@ export class BlacklineConnector extends PagedConnector {
       what: LISTS[resourceType].name,
     });
     const children: JobSpec[] = cursor.withMembers
-      ? ids.map((id) => ({
+      ? memberGroups(ids).map((group) => ({
           resourceType,
-          op: OP.members,
-          parent: { type: resourceType, id },
+          op: OP.membersOf,
+          cursor: { ids: group },
         }))
       : [];
     return {
       records,
       children,
       ...(next ? { next: { ...next, withMembers: cursor.withMembers } } : {}),
+    };
+  }
+
+  /**
+   * The first membership page of each item of a group; an item with more pages goes on as its
+   * own `members` job from the second page. An item that fails after the first ends the group
+   * there, and so do 40 items with more pages: the items not read go on as a group job.
+   */
+  async #membersOf(job: Job, ctx: RequestContext): Promise<Page> {
+    const side = membershipSide.safeParse(job.resourceType);
+    if (!side.success) throw unknownJob(this.name, job);
+    const { ids } = parseCursor(memberGroupCursor, job);
+    // One after another, as many one-item jobs would run on one worker: the run's concurrency
+    // comes from its jobs, and the rate control sees the requests it would have seen.
+    const pages: Page[] = [];
+    let longLists = 0;
+    for (const id of ids) {
+      // Few enough children for one commit: past a page's worth of long lists, the rest waits.
+      if (longLists >= MEMBER_GROUPS_PER_PAGE) break;
+      try {
+        const page = await this.#membershipPage(side.data, id, firstPage, ctx);
+        pages.push(page);
+        if (page.next) longLists++;
+      } catch (error) {
+        // What was read is kept (a rate limit met mid-group would otherwise discard it every
+        // time); the rest goes on as a group of its own, which meets the error anew.
+        if (pages.length === 0) throw error;
+        break;
+      }
+    }
+    const rest = ids.slice(pages.length);
+    const continued: JobSpec[] = pages.flatMap((page, at) =>
+      page.next
+        ? [
+            {
+              resourceType: side.data,
+              op: OP.members,
+              parent: { type: side.data, id: ids[at] as string },
+              cursor: page.next,
+            },
+          ]
+        : [],
+    );
+    return {
+      records: pages.flatMap((page) => page.records),
+      children: [
+        ...continued,
+        ...(rest.length > 0
+          ? [{ resourceType: side.data, op: OP.membersOf, cursor: { ids: rest } }]
+          : []),
+      ],
     };
   }
 
@@ -212,10 +284,20 @@ export class BlacklineConnector extends PagedConnector {
       );
     }
     const cursor: PageCursor = job.cursor === undefined ? firstPage : parseCursor(pageCursor, job);
-    const list = membershipList(side.data, parent.id);
+    return this.#membershipPage(side.data, parent.id, cursor, ctx);
+  }
+
+  /** One page of an item's memberships: its grants, and its next page when it has one. */
+  async #membershipPage(
+    side: MembershipSide,
+    id: string,
+    cursor: PageCursor,
+    ctx: RequestContext,
+  ): Promise<Page> {
+    const list = membershipList(side, id);
     const page = await this.#api.listIds(list, pageQuery(cursor, this.pageSize.value), ctx);
     const { ids } = page;
-    const records = membershipGrants(side.data, parent.id, ids);
+    const records = membershipGrants(side, id, ids);
     const next = nextPageCursor({
       cursor,
       ids,
