@@ -21,6 +21,7 @@ import { execSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { it, vi } from "vitest";
 import { AdaptiveRate } from "../../lib/http/AdaptiveRate";
+import { RateModel } from "../../lib/rate";
 import { createLimiter, type LimiterSettings } from "../../lib/simulators/limiters";
 import { parseLimiterSettings } from "../../lib/simulators/limiters/settings";
 import {
@@ -34,7 +35,6 @@ import {
 } from "../../test/http/upstreamModel";
 import { limiterFloorSeconds } from "../floors";
 import { aimd, awsAdaptive, told } from "./anchors";
-import { RateModel } from "./RateModel";
 
 const list = (name: string, fallback: string) =>
   (process.env[name] ?? fallback).split(",").filter(Boolean);

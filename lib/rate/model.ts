@@ -1,0 +1,379 @@
+/**
+ * The rate model's transitions: pure functions of a state (`state.ts`), the clock passed in, each
+ * returning a new state and never changing the one given (docs/rate-model.md, "Rules"; the rule
+ * numbers below are the page's). The model: the accepted rate since the last cut estimates the
+ * limit; the pace holds just under it and probes above it on a schedule; a cap bounds the
+ * requests in flight when refusals follow them; a block holds every start on a long `Retry-After`
+ * or a window spent.
+ *
+ * Invariants: the pace never exceeds the ceiling; while blocked only one probe is out at a time;
+ * no request starts while the learned cap is full.
+ */
+import {
+  BLOCK_AFTER_REFUSALS,
+  BLOCKING_MS,
+  CAP_EVIDENCE,
+  DOUBLING_MS,
+  ESTIMATE_ANSWERS,
+  FIRST_PROBE_MS,
+  HEADER_WINDOW_MAX_MS,
+  HEADROOM,
+  HOLD_MS,
+  MAX_PROBE_MS,
+  PROBE_GAIN,
+  REGROW_AFTER_MS,
+  WINDOW_MS,
+} from "./constants";
+import type { Signal } from "./signal";
+import {
+  acceptedOverWindow,
+  acceptedWithin,
+  copyState,
+  forget,
+  orInfinity,
+  orNever,
+  plateau,
+  push,
+  type RateState,
+  rateSinceCut,
+  sentRate,
+  type Ticket,
+  windowFreeAt,
+} from "./state";
+
+/** What a refusal means for the refused request: wait until `retryAt`; `blocked`: everyone is held. */
+export interface Verdict {
+  retryAt: number;
+  blocked: boolean;
+}
+
+/**
+ * When the next request may start: `now` or later, or `undefined` while the cap is full or a
+ * block's probe is out (wait for an answer). Rules 1, 2, 13.
+ */
+export function nextStartAt(s: RateState, now: number): number | undefined {
+  if (s.inFlight >= orInfinity(s.cap) || (s.blocked && s.probeOut)) return undefined;
+  const at = Math.max(now, orNever(s.heldUntil));
+  if (s.blocked || s.pace === null) return at;
+  return Math.max(at, orNever(s.nextStart) - 1, windowFreeAt(s, now));
+}
+
+/** A request starts at `now` (when `nextStartAt` allowed): its ticket. */
+export function start(state: RateState, now: number): { state: RateState; ticket: Ticket } {
+  const s = copyState(state);
+  s.inFlight++;
+  const probe = s.blocked;
+  if (probe) s.probeOut = true;
+  const ticket: Ticket = { id: s.nextId++, startedAt: now, level: s.inFlight, probe };
+  forget(s, now);
+  s.firstStart ??= now;
+  push(s.starts, { at: now, id: ticket.id, refused: false });
+  if (s.pace !== null) s.nextStart = Math.max(orNever(s.nextStart), now) + 1000 / s.pace;
+  return { state: s, ticket };
+}
+
+/** Any answer but a refusal: the upstream processed the request. */
+export function accepted(
+  state: RateState,
+  ticket: Ticket,
+  now: number,
+  signal: Signal = {},
+): RateState {
+  const s = copyState(state);
+  forget(s, now);
+  answered(s, ticket, false, now);
+  push(s.accepted, now);
+  s.windowFrom ??= now;
+  push(s.sinceCut, now, 2 * ESTIMATE_ANSWERS);
+  s.refusedInARow = 0;
+  s.acceptedSinceBlock++;
+  if (ticket.probe) {
+    // Rule 12: a probe accepted ends the block; the rate since it is measured afresh.
+    s.blocked = false;
+    s.probeOut = false;
+    s.heldUntil = Math.min(orNever(s.heldUntil), now);
+    s.blockEndedAt = now;
+    s.acceptedSinceBlock = 0;
+    s.sinceCut = [];
+    s.windowFrom = now;
+    s.nextStart = now;
+    s.lastUpdate = now;
+  }
+  learnFromHeaders(s, signal, now);
+  grow(s, now);
+  return s;
+}
+
+/** No answer at all (network error, timeout, abort): nothing learned; a probe may go again. */
+export function unanswered(state: RateState, ticket: Ticket): RateState {
+  const s = copyState(state);
+  s.inFlight--;
+  if (ticket.probe) s.probeOut = false;
+  return s;
+}
+
+/**
+ * A refusal (429): lowers the pace or blocks, and says when the request may go again. `hold:
+ * false` (a caller that waits elsewhere, such as a queue worker) learns only: no block holds
+ * the requests after it.
+ */
+export function refused(
+  state: RateState,
+  ticket: Ticket,
+  now: number,
+  signal: Signal = {},
+  hold = true,
+): { state: RateState; verdict: Verdict } {
+  const s = copyState(state);
+  forget(s, now);
+  const entry = s.starts.findIndex((x) => x.id === ticket.id);
+  if (entry >= 0) s.starts[entry] = { ...(s.starts[entry] as (typeof s.starts)[0]), refused: true };
+  const byCap = answered(s, ticket, true, now);
+  learnFromHeaders(s, signal, now);
+  const retryAfterMs = signal.retryAfterMs;
+  const longWait = retryAfterMs !== undefined && retryAfterMs >= BLOCKING_MS;
+  const verdict = (blocked: boolean, retryAt = orNever(s.heldUntil)) => ({
+    state: s,
+    verdict: { retryAt, blocked },
+  });
+  if (ticket.probe) {
+    // Rule 12: a probe refused: the next after its Retry-After, or a tenth of the block's age.
+    s.probeOut = false;
+    const probeIn = Math.min(MAX_PROBE_MS, Math.max(FIRST_PROBE_MS, 0.1 * (now - s.blockFrom)));
+    const wait = retryAfterMs !== undefined && retryAfterMs > WINDOW_MS ? retryAfterMs : probeIn;
+    s.heldUntil = Math.max(orNever(s.heldUntil), now + wait);
+    return verdict(true);
+  }
+  if (s.blocked) {
+    if (longWait) guessWindowEnd(s, ticket, signal);
+    return verdict(true);
+  }
+  // Rule 10: soon after a block's end (fewer accepted since than half the estimate), refusals are
+  // its tail (a log still full of the requests it refused): they may block again, measure nothing.
+  const tail =
+    now - orNever(s.blockEndedAt) < WINDOW_MS && s.acceptedSinceBlock < orInfinity(s.estimate) / 2;
+  if (!byCap) s.refusedInARow++;
+  // Rule 11: nothing but refusals lately (a window spent, a quota), or a long wait: a block.
+  const spent = s.refusedInARow >= BLOCK_AFTER_REFUSALS;
+  if (spent || (hold && longWait)) {
+    // What the last second accepted is the limit; probing above it waits as after a refused probe.
+    const measured = Math.max(1, acceptedOverWindow(s, now));
+    cut(s, now, tail || probing(s) ? Math.min(orInfinity(s.estimate), measured * 2) : measured);
+    s.failedProbes++;
+    if (hold) {
+      s.blocked = true;
+      s.blockFrom = now;
+      s.heldUntil = now + (longWait ? retryAfterMs : FIRST_PROBE_MS);
+      if (longWait) guessWindowEnd(s, ticket, signal);
+      return verdict(true);
+    }
+  } else if (
+    !byCap &&
+    (ticket.startedAt >= orNever(s.cutAt) ? s.sinceCut.length > 0 || s.startup : saturated(s))
+  ) {
+    // Rule 7: a lone refusal (none in the window before), not probing, is noise: a stall, a
+    // request that arrived early. A limit refuses again.
+    const lone = !probing(s) && now - orNever(s.lastRefusal) > WINDOW_MS;
+    s.lastRefusal = now;
+    if (!lone) cutToEstimate(s, now, tail);
+  }
+  return verdict(false, now + (retryAfterMs ?? 0));
+}
+
+/** Above the plateau by more than 1%: a refusal now is the probe's. */
+const probing = (s: RateState): boolean => orInfinity(s.pace) > plateau(s) * 1.01;
+
+/** Rule 8: a refusal of a request sent before the cut still cuts if less is accepted than the pace. */
+function saturated(s: RateState): boolean {
+  const rate = rateSinceCut(s, ESTIMATE_ANSWERS);
+  return rate !== undefined && rate < HEADROOM * orInfinity(s.pace);
+}
+
+/** Rules 5, 6 and 9: a refusal that cuts (in startup, its exit; probing, back under the estimate). */
+function cutToEstimate(s: RateState, now: number, tail: boolean): void {
+  const estimate = orInfinity(s.estimate);
+  if (probing(s)) {
+    // Rule 9: the estimate rises halfway to what the last second accepted if that is more (a
+    // bucket's burst refilled meanwhile); the next probe waits longer unless this one found more.
+    const found = acceptedOverWindow(s, now);
+    if (found < estimate * 1.05) s.failedProbes++;
+    cut(s, now, Math.max(1, found > estimate ? (found + estimate) / 2 : found));
+    return;
+  }
+  if (s.startup) {
+    // Rule 5: the limit is at most what was sent; the pace goes back to what the last second
+    // accepted (a window's limit; a bucket's rate and burst) and regains the rest unless refused.
+    const accepted = acceptedOverWindow(s, now);
+    cut(s, now, Math.max(accepted, sentRate(s, now, WINDOW_MS / 2)), HEADROOM * accepted);
+    return;
+  }
+  // Rule 6: the lower of the rate since the cut and what the last second accepted; in a block's
+  // tail the last second is mostly the block's, and only a rate since the cut under the pace tells.
+  if (tail && !saturated(s)) return;
+  const sinceCut = rateSinceCut(s, ESTIMATE_ANSWERS) ?? Number.POSITIVE_INFINITY;
+  cut(
+    s,
+    now,
+    Math.max(1, Math.min(sinceCut, tail ? Number.POSITIVE_INFINITY : acceptedOverWindow(s, now))),
+  );
+}
+
+function cut(s: RateState, now: number, estimate: number, pace = HEADROOM * estimate): void {
+  s.startup = false;
+  s.estimate = estimate;
+  s.pace = Math.min(orInfinity(s.ceiling), Math.max(1, pace));
+  s.cutAt = now;
+  s.lastUpdate = now;
+  s.sinceCut = [];
+}
+
+/** Rules 3 and 4: startup doubles; later the pace regains the plateau, holds, then probes above. */
+function grow(s: RateState, now: number): void {
+  const last = s.lastUpdate ?? now;
+  s.lastUpdate = now;
+  if (s.pace === null) return;
+  const pace = s.pace;
+  const top = plateau(s);
+  let next: number;
+  if (s.startup) {
+    next = Math.min(
+      pace * 2 ** ((now - last) / DOUBLING_MS),
+      Math.max(2 * sentRate(s, now, WINDOW_MS), pace),
+    );
+  } else if (pace < top) {
+    if (now - orNever(s.cutAt) < REGROW_AFTER_MS) return;
+    next = Math.min(top, pace * 2 ** ((now - last) / 1000));
+  } else {
+    const holdMs = HOLD_MS * 2 ** Math.min(4, s.failedProbes);
+    if (now - orNever(s.cutAt) < holdMs) return;
+    // Along a cubic: slow near the estimate (a probe of a window or a log costs the requests in
+    // flight), fast far from it (an estimate taken too low recovers); never 1.25 x what was sent.
+    const t = (now - orNever(s.cutAt) - holdMs) / 1000;
+    next = Math.min(
+      top * (1 + PROBE_GAIN * t ** 3),
+      Math.max(1.25 * sentRate(s, now, WINDOW_MS / 4), pace),
+    );
+  }
+  s.pace = Math.min(orInfinity(s.ceiling), next);
+}
+
+/**
+ * Rule 13, bookkeeping of an answer; for a refusal, whether the cap in flight explains it. A cap:
+ * refused at this level or above and never accepted there (one answer on its way back aside),
+ * with `CAP_EVIDENCE` accepted below and none refused there; in startup one refusal at a level of
+ * 4 or less will do (above, every limit refuses startup's overshoot at the run's highest levels).
+ * A refusal under the cap drops it: it was a rate's.
+ */
+function answered(s: RateState, ticket: Ticket, refused: boolean, now: number): boolean {
+  s.inFlight--;
+  push(s.levels, { at: now, level: ticket.level, refused });
+  if (!refused) return false;
+  if (ticket.level > orInfinity(s.cap)) return true;
+  if (s.cap !== null) {
+    s.cap = null;
+    return false;
+  }
+  const level = ticket.level;
+  let below = 0;
+  let refusedBelow = 0;
+  let above = 0;
+  let refusedAbove = 0;
+  for (const a of s.levels) {
+    if (a.level < level) {
+      below++;
+      if (a.refused) refusedBelow++;
+    } else {
+      above++;
+      if (a.refused) refusedAbove++;
+    }
+  }
+  if (
+    level >= 2 &&
+    (refusedAbove >= 2 || (s.startup && level <= 4)) &&
+    below >= CAP_EVIDENCE &&
+    refusedBelow === 0 &&
+    above - refusedAbove <= 1
+  ) {
+    s.cap = level - 1;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * Rule 14: `RateLimit-Limit` per window of `HEADER_WINDOW_MAX_MS` or less, once `Remaining` fell
+ * to half of it (it counts these requests) and no more were accepted within its window (a
+ * bucket's `Limit` is its burst), is the estimate, and bounds starts within its window. `Remaining:
+ * 0` with a `Reset` of `BLOCKING_MS` or more is a block until then.
+ */
+function learnFromHeaders(s: RateState, signal: Signal, now: number): void {
+  const { limit, remaining, resetMs } = signal.limit ?? {};
+  if (
+    limit !== undefined &&
+    limit >= 2 &&
+    limit !== s.headerDisproved &&
+    resetMs !== undefined &&
+    resetMs >= WINDOW_MS
+  ) {
+    const previous = s.header;
+    const windowMs = Math.max(previous?.windowMs ?? 0, resetMs);
+    const counted =
+      (previous?.limit === limit && previous.counted) ||
+      (remaining !== undefined && remaining <= limit / 2);
+    s.header = windowMs <= HEADER_WINDOW_MAX_MS ? { limit, windowMs, counted } : null;
+  }
+  const header = s.header;
+  if (header?.counted) {
+    if (acceptedWithin(s, now, header.windowMs) > header.limit + 1) {
+      s.headerDisproved = header.limit;
+      s.header = null;
+    } else {
+      const rate = (header.limit * 1000) / header.windowMs;
+      if (rate < orInfinity(s.estimate))
+        cut(s, now, rate, Math.min(orInfinity(s.pace), HEADROOM * rate));
+    }
+  }
+  if (remaining === 0 && resetMs !== undefined && resetMs >= BLOCKING_MS) {
+    if (!s.blocked) {
+      s.blocked = true;
+      s.blockFrom = now;
+    }
+    s.heldUntil = Math.max(orNever(s.heldUntil), now + resetMs);
+  }
+}
+
+/**
+ * Rule 12: a `Retry-After` in whole seconds is rounded up: a fixed window that opened at a first
+ * request ends a whole number of seconds after `windowFrom`; if one such time falls in the
+ * header's last second, the first probe goes then.
+ */
+function guessWindowEnd(s: RateState, ticket: Ticket, signal: Signal): void {
+  const retryAfterMs = signal.retryAfterMs;
+  if (!signal.retryAfterWholeSeconds || retryAfterMs === undefined || s.windowFrom === null) return;
+  const endsAfter = ticket.startedAt + retryAfterMs - 1000;
+  const seconds = Math.max(1, Math.floor((endsAfter - s.windowFrom) / 1000) + 1);
+  const guess = s.windowFrom + seconds * 1000;
+  if (guess <= orNever(s.heldUntil) - 100) s.heldUntil = Math.max(guess, endsAfter);
+}
+
+/**
+ * Permits for a caller that starts requests elsewhere (a cloud worker): up to `count` tickets
+ * with the times the pace gives them, from `now` on, as if each had started then. Fewer (none)
+ * while the cap is full or a block's probe is out. Each is answered like any ticket.
+ */
+export function lease(
+  state: RateState,
+  now: number,
+  count: number,
+): { state: RateState; tickets: Ticket[] } {
+  let s = state;
+  const tickets: Ticket[] = [];
+  for (let i = 0; i < count; i++) {
+    const at = nextStartAt(s, now);
+    if (at === undefined) break;
+    const started = start(s, at);
+    s = started.state;
+    tickets.push(started.ticket);
+  }
+  return { state: s, tickets };
+}
