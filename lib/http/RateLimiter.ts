@@ -1,4 +1,4 @@
-import { AdaptiveRate, type RefusalVerdict, type StartTicket } from "./AdaptiveRate";
+import { RateModel, type Ticket, type Verdict } from "../rate";
 import { abortableWait } from "./abortListeners";
 import type { AnswerHeaders } from "./types";
 
@@ -6,7 +6,7 @@ export interface RateLimiterSettings {
   /** Requests in flight at once. */
   maxConcurrency: number;
   /**
-   * The configured request rate (`AdaptiveRate`): unset, learned from the upstream's answers; 0,
+   * The configured request rate (`RateModel`): unset, learned from the upstream's answers; 0,
    * not paced until the upstream answers 429; N, never more than N per second.
    */
   requestsPerSecond?: number | undefined;
@@ -69,19 +69,19 @@ export interface Permit {
     retryAfterMs: number | undefined,
     headers?: AnswerHeaders,
     hold?: boolean,
-  ): RefusalVerdict & { startedAt: number };
+  ): Verdict & { startedAt: number };
   /** No answer at all. */
   unanswered(): void;
 }
 
 /**
  * Bounds the requests to one upstream: at most `maxConcurrency` in flight (fewer when the
- * `AdaptiveRate` has learned that the upstream caps them), started no faster than it allows, and
+ * `RateModel` has learned that the upstream caps them), started no faster than it allows, and
  * none while a block holds them (one probe at a time after it).
  */
 export class RateLimiter {
   readonly #maxConcurrency: number;
-  readonly #rate: AdaptiveRate;
+  readonly #rate: RateModel;
   #inFlight = 0;
   /** The latest start of a request the upstream accepted (`untilRetry`). */
   #admittedStart = Number.NEGATIVE_INFINITY;
@@ -98,12 +98,12 @@ export class RateLimiter {
   constructor(settings: RateLimiterSettings) {
     if (settings.maxConcurrency < 1) throw new RangeError("maxConcurrency must be at least 1");
     this.#maxConcurrency = settings.maxConcurrency;
-    this.#rate = new AdaptiveRate({ requestsPerSecond: settings.requestsPerSecond });
+    this.#rate = new RateModel({ requestsPerSecond: settings.requestsPerSecond });
     this.#seen = this.#state();
   }
 
   /**
-   * The rate (requests per second) learned the upstream sustains, the `AdaptiveRate`'s edge; 0
+   * The rate (requests per second) learned the upstream sustains, the `RateModel`'s edge; 0
    * until a 429 or a `RateLimit-Limit` taught one (a configured rate is a ceiling, not learned).
    */
   get learnedRate(): number {
@@ -208,7 +208,7 @@ export class RateLimiter {
     return true;
   }
 
-  #permit(ticket: StartTicket): Permit {
+  #permit(ticket: Ticket): Permit {
     let done = false;
     const finish = () => {
       if (done) throw new Error("a permit reports one answer");

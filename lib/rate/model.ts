@@ -36,6 +36,7 @@ import {
   push,
   type RateState,
   rateSinceCut,
+  refusedShare,
   sentRate,
   type Ticket,
   windowFreeAt,
@@ -92,7 +93,7 @@ export function accepted(
     s.blocked = false;
     s.probeOut = false;
     s.heldUntil = Math.min(orNever(s.heldUntil), now);
-    s.blockEndedAt = now;
+    s.blockEndedAt = s.blockInTail ? null : now;
     s.acceptedSinceBlock = 0;
     s.sinceCut = [];
     s.windowFrom = now;
@@ -139,6 +140,12 @@ export function refused(
   if (ticket.probe) {
     // Rule 12: a probe refused: the next after its Retry-After, or a tenth of the block's age.
     s.probeOut = false;
+    if (orNever(s.heldUntil) < orNever(s.blockEnd)) {
+      // A guessed window end refused: the header's end stands, and no other guess is made.
+      s.guessRefused = true;
+      s.heldUntil = s.blockEnd;
+      return verdict(true);
+    }
     const probeIn = Math.min(MAX_PROBE_MS, Math.max(FIRST_PROBE_MS, 0.1 * (now - s.blockFrom)));
     const wait = retryAfterMs !== undefined && retryAfterMs > WINDOW_MS ? retryAfterMs : probeIn;
     s.heldUntil = Math.max(orNever(s.heldUntil), now + wait);
@@ -150,6 +157,7 @@ export function refused(
   }
   // Rule 10: soon after a block's end (fewer accepted since than half the estimate), refusals are
   // its tail (a log still full of the requests it refused): they may block again, measure nothing.
+  // Once: a block begun in a tail has none (a window smaller than half the estimate, spent again).
   const tail =
     now - orNever(s.blockEndedAt) < WINDOW_MS && s.acceptedSinceBlock < orInfinity(s.estimate) / 2;
   if (!byCap) s.refusedInARow++;
@@ -157,13 +165,17 @@ export function refused(
   const spent = s.refusedInARow >= BLOCK_AFTER_REFUSALS;
   if (spent || (hold && longWait)) {
     // What the last second accepted is the limit; probing above it waits as after a refused probe.
+    // Soon after a probe refused, its requests in flight spent the window: the estimate stands.
+    // Nothing accepted lately (a quota's first answer): nothing measured, the estimate stands.
     const measured = Math.max(1, acceptedOverWindow(s, now));
-    cut(s, now, tail || probing(s) ? Math.min(orInfinity(s.estimate), measured * 2) : measured);
+    const kept = tail || probing(s) || now - orNever(s.probeRefusedAt) < WINDOW_MS;
+    if (acceptedWithin(s, now, WINDOW_MS) > 0) {
+      cut(s, now, kept ? Math.min(orInfinity(s.estimate), measured * 2) : measured);
+    }
     s.failedProbes++;
     if (hold) {
-      s.blocked = true;
-      s.blockFrom = now;
-      s.heldUntil = now + (longWait ? retryAfterMs : FIRST_PROBE_MS);
+      beginBlock(s, now, longWait ? retryAfterMs : FIRST_PROBE_MS);
+      s.blockInTail = tail;
       if (longWait) guessWindowEnd(s, ticket, signal);
       return verdict(true);
     }
@@ -191,12 +203,16 @@ function saturated(s: RateState): boolean {
 
 /** Rules 5, 6 and 9: a refusal that cuts (in startup, its exit; probing, back under the estimate). */
 function cutToEstimate(s: RateState, now: number, tail: boolean): void {
+  // Rule 7: at or under the share of refusals learned as noise, refusals measure nothing.
+  const recent = refusedShare(s, now - WINDOW_MS);
+  if (!s.startup && recent.share <= s.noiseShare) return;
   const estimate = orInfinity(s.estimate);
   if (probing(s)) {
     // Rule 9: the estimate rises halfway to what the last second accepted if that is more (a
     // bucket's burst refilled meanwhile); the next probe waits longer unless this one found more.
     const found = acceptedOverWindow(s, now);
     if (found < estimate * 1.05) s.failedProbes++;
+    s.probeRefusedAt = now;
     cut(s, now, Math.max(1, found > estimate ? (found + estimate) / 2 : found));
     return;
   }
@@ -210,6 +226,25 @@ function cutToEstimate(s: RateState, now: number, tail: boolean): void {
   // Rule 6: the lower of the rate since the cut and what the last second accepted; in a block's
   // tail the last second is mostly the block's, and only a rate since the cut under the pace tells.
   if (tail && !saturated(s)) return;
+  // Rule 7: refusals that cuts of a tenth or more did not make a quarter rarer (under half the
+  // answers) are noise: the estimate before the cuts comes back, and no share as high cuts again.
+  if (s.judgedFrom !== null) {
+    const since = refusedShare(s, s.judgedFrom);
+    if (since.answers >= ESTIMATE_ANSWERS) {
+      const large = orInfinity(s.estimate) <= 0.9 * orInfinity(s.estimateBefore);
+      s.judgedFrom = null;
+      if (large && since.share >= 0.75 * s.shareBefore && since.share < 0.5) {
+        s.noiseShare = Math.max(since.share, recent.share);
+        s.estimate = s.estimateBefore;
+        return;
+      }
+    }
+  }
+  if (s.judgedFrom === null) {
+    s.judgedFrom = now;
+    s.shareBefore = recent.share;
+    s.estimateBefore = s.estimate;
+  }
   const sinceCut = rateSinceCut(s, ESTIMATE_ANSWERS) ?? Number.POSITIVE_INFINITY;
   cut(
     s,
@@ -266,7 +301,7 @@ function grow(s: RateState, now: number): void {
  */
 function answered(s: RateState, ticket: Ticket, refused: boolean, now: number): boolean {
   s.inFlight--;
-  push(s.levels, { at: now, level: ticket.level, refused });
+  push(s.levels, { at: ticket.startedAt, level: ticket.level, refused });
   if (!refused) return false;
   if (ticket.level > orInfinity(s.cap)) return true;
   if (s.cap !== null) {
@@ -334,26 +369,36 @@ function learnFromHeaders(s: RateState, signal: Signal, now: number): void {
     }
   }
   if (remaining === 0 && resetMs !== undefined && resetMs >= BLOCKING_MS) {
-    if (!s.blocked) {
-      s.blocked = true;
-      s.blockFrom = now;
-    }
+    if (!s.blocked) beginBlock(s, now, resetMs);
     s.heldUntil = Math.max(orNever(s.heldUntil), now + resetMs);
   }
 }
 
+/** Every start held until `now + ms`, then one probe at a time. */
+function beginBlock(s: RateState, now: number, ms: number): void {
+  s.blocked = true;
+  s.blockFrom = now;
+  s.heldUntil = now + ms;
+  s.blockEnd = s.heldUntil;
+  s.windowEndsAfter = null;
+  s.guessRefused = false;
+}
+
 /**
- * Rule 12: a `Retry-After` in whole seconds is rounded up: a fixed window that opened at a first
- * request ends a whole number of seconds after `windowFrom`; if one such time falls in the
- * header's last second, the first probe goes then.
+ * Rule 12: a `Retry-After` in whole seconds is rounded up, so the window ends after its last
+ * second begins (the latest such time of the block's refusals). A fixed window that opened at a
+ * first request ends a whole number of seconds after `windowFrom`: the first such time after that
+ * is the probe's, unless within 100 ms of the block's end (then the end stands).
  */
 function guessWindowEnd(s: RateState, ticket: Ticket, signal: Signal): void {
   const retryAfterMs = signal.retryAfterMs;
   if (!signal.retryAfterWholeSeconds || retryAfterMs === undefined || s.windowFrom === null) return;
-  const endsAfter = ticket.startedAt + retryAfterMs - 1000;
+  const endsAfter = Math.max(orNever(s.windowEndsAfter), ticket.startedAt + retryAfterMs - 1000);
+  s.windowEndsAfter = endsAfter;
+  if (s.guessRefused || s.blockEnd === null) return;
   const seconds = Math.max(1, Math.floor((endsAfter - s.windowFrom) / 1000) + 1);
   const guess = s.windowFrom + seconds * 1000;
-  if (guess <= orNever(s.heldUntil) - 100) s.heldUntil = Math.max(guess, endsAfter);
+  s.heldUntil = guess <= s.blockEnd - 100 ? Math.max(guess, endsAfter) : s.blockEnd;
 }
 
 /**

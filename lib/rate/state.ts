@@ -34,6 +34,14 @@ export interface RateState {
   nextStart: number | null;
   /** Probes above the estimate refused since it was learned (and blocks): the hold doubles. */
   failedProbes: number;
+  /** Rule 7: since when cuts are judged (the first of a run of them), the share of answers refused over the window before, and the estimate then (restored if they made refusals no rarer). */
+  judgedFrom: number | null;
+  shareBefore: number;
+  estimateBefore: number | null;
+  /** A share of answers refused whatever the pace (0 until learned): no cut at or under it. */
+  noiseShare: number;
+  /** The last refusal of a probe above the estimate (ms). */
+  probeRefusedAt: number | null;
   /** Times of the last 2 x `ESTIMATE_ANSWERS` answers accepted since the last cut. */
   sinceCut: number[];
   /** Refusals since the last accepted answer, a cap's aside. */
@@ -48,7 +56,7 @@ export interface RateState {
   inFlight: number;
   /** The cap on requests in flight learned; `null`: none. */
   cap: number | null;
-  /** The answers of the last 10 windows: their level at start, and whether refused. */
+  /** The answers to the requests started over the last 10 windows: start, level, refused. */
   levels: Array<{ at: number; level: number; refused: boolean }>;
   /** A block: every start held until `heldUntil`, then one probe at a time. */
   blocked: boolean;
@@ -57,6 +65,14 @@ export interface RateState {
   probeOut: boolean;
   blockEndedAt: number | null;
   acceptedSinceBlock: number;
+  /** The block began in the tail of another: its own end has no tail. */
+  blockInTail: boolean;
+  /** The block's end its first long `Retry-After` said (ms): the hold when no guess is made. */
+  blockEnd: number | null;
+  /** The latest time the window is known to end after: a whole-second `Retry-After`'s last second. */
+  windowEndsAfter: number | null;
+  /** A probe at a guessed window end was refused: the block makes no other guess. */
+  guessRefused: boolean;
   /** When a fixed window opened at the latest: the first accepted answer, each block's end. */
   windowFrom: number | null;
   /** A `RateLimit-Limit` shown to count these requests: starts within its window stay under it. */
@@ -86,6 +102,11 @@ export function newRateState(settings: RateSettings = {}): RateState {
     lastUpdate: null,
     nextStart: null,
     failedProbes: 0,
+    probeRefusedAt: null,
+    judgedFrom: null,
+    shareBefore: 0,
+    estimateBefore: null,
+    noiseShare: 0,
     sinceCut: [],
     refusedInARow: 0,
     lastRefusal: null,
@@ -102,6 +123,10 @@ export function newRateState(settings: RateSettings = {}): RateState {
     probeOut: false,
     blockEndedAt: null,
     acceptedSinceBlock: 0,
+    blockInTail: false,
+    blockEnd: null,
+    windowEndsAfter: null,
+    guessRefused: false,
     windowFrom: null,
     header: null,
     headerDisproved: null,
@@ -167,6 +192,13 @@ export function rateSinceCut(s: RateState, minimum: number): number | undefined 
   const n = s.sinceCut.length;
   const span = n >= 2 ? (s.sinceCut[n - 1] as number) - (s.sinceCut[0] as number) : 0;
   return n >= minimum && span > 0 ? ((n - 1) * 1000) / span : undefined;
+}
+
+/** The share of the answers to requests started since `from` refused, and how many there were. */
+export function refusedShare(s: RateState, from: number): { share: number; answers: number } {
+  const answers = s.levels.filter((a) => a.at > from);
+  const refused = answers.filter((a) => a.refused).length;
+  return { share: answers.length > 0 ? refused / answers.length : 0, answers: answers.length };
 }
 
 /** The pace held under the estimate. */
