@@ -1,6 +1,5 @@
-import { RateModel, type Ticket, type Verdict } from "../rate";
+import { type HeaderSource, RateModel, type Ticket, type Verdict } from "../rate";
 import { abortableWait } from "./abortListeners";
-import type { AnswerHeaders } from "./types";
 
 export interface RateLimiterSettings {
   /** Requests in flight at once. */
@@ -39,9 +38,8 @@ interface Waiter {
  */
 export interface RateChange {
   /**
-   * What moved, comma-joined: `pace cut`, `edge learned` (or `edge dropped`: a cap just learned
-   * explained the 429s the edge came from), `cap learned` (or `cap dropped`: a 429 it cannot
-   * explain), `blocked`, `block over`.
+   * What moved, comma-joined: `pace cut`, `edge learned` (the model's estimate), `cap learned`
+   * (or `cap dropped`: a 429 it cannot explain), `blocked`, `block over`.
    */
   moved: string;
   /**
@@ -60,14 +58,14 @@ export interface RateChange {
 /** One request's place: report its answer exactly once, which frees its concurrency slot. */
 export interface Permit {
   /** Any answer but 429: the upstream processed the request. */
-  accepted(headers?: AnswerHeaders): void;
+  accepted(headers?: HeaderSource): void;
   /**
    * A 429: when this request may try again, and whether everyone is held (never if not `hold`);
    * `startedAt`, when it started, for `untilRetry`.
    */
   refused(
     retryAfterMs: number | undefined,
-    headers?: AnswerHeaders,
+    headers?: HeaderSource,
     hold?: boolean,
   ): Verdict & { startedAt: number };
   /** No answer at all. */
@@ -122,7 +120,7 @@ export class RateLimiter {
     this.#seen = state;
     const moved = [
       state.pace < 0.99 * seen.pace && "pace cut",
-      state.edge !== seen.edge && (Number.isFinite(state.edge) ? "edge learned" : "edge dropped"),
+      state.edge !== seen.edge && "edge learned",
       state.cap !== seen.cap && (Number.isFinite(state.cap) ? "cap learned" : "cap dropped"),
       state.blocked !== seen.blocked && (state.blocked ? "blocked" : "block over"),
     ].filter((what) => what !== false);

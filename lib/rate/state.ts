@@ -201,6 +201,16 @@ export function refusedShare(s: RateState, from: number): { share: number; answe
   return { share: answers.length > 0 ? refused / answers.length : 0, answers: answers.length };
 }
 
+/** A new estimate, and the pace under it (never over the ceiling, nor under 1 a second). */
+export function cut(s: RateState, now: number, estimate: number, pace = HEADROOM * estimate): void {
+  s.startup = false;
+  s.estimate = estimate;
+  s.pace = Math.min(orInfinity(s.ceiling), Math.max(1, pace));
+  s.cutAt = now;
+  s.lastUpdate = now;
+  s.sinceCut = [];
+}
+
 /** The pace held under the estimate. */
 export const plateau = (s: RateState): number => HEADROOM * orInfinity(s.estimate);
 
