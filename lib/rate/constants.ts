@@ -6,18 +6,22 @@ export const START_RATE = 20;
 export const HEADROOM = 0.98;
 /** Startup doubles the pace this often (ms) while nothing is refused. */
 export const DOUBLING_MS = 400;
-/** Starts and accepted answers are counted over this window (ms). */
+/**
+ * Starts and accepted answers are counted over this window (ms); after a cut the pace holds this
+ * long (doubled per probe refused) before it probes: a window measured at the new pace.
+ */
 export const WINDOW_MS = 1000;
 /** The rate since a cut needs this many accepted answers (and is taken over twice as many). */
 export const ESTIMATE_ANSWERS = 8;
-/** After a cut the pace holds this long (ms), doubled per probe refused (at most 2^4), then probes. */
-export const HOLD_MS = 1000;
 /** After a cut the pace stands this long (ms), then regains the estimate by x2 a second. */
 export const REGROW_AFTER_MS = 250;
 /** Probing: the pace is the plateau x (1 + this x t³), t seconds since the hold ended (1/s³). */
 export const PROBE_GAIN = 0.002;
-/** A `Retry-After` (or a `RateLimit-Reset` with nothing remaining) this long (ms) holds every start. */
-export const BLOCKING_MS = 2000;
+/**
+ * A `Retry-After` (or a `RateLimit-Reset` with nothing remaining) of two windows or more (ms)
+ * holds every start: a window's own wait is at most one.
+ */
+export const BLOCKING_MS = 2 * WINDOW_MS;
 /** A block's first probe (ms) after its start; later ones after a tenth of its age, at least this. */
 export const FIRST_PROBE_MS = 200;
 /** Probes of a block are at most this far apart (ms). */
@@ -26,7 +30,10 @@ export const MAX_PROBE_MS = 120_000;
 export const BLOCK_AFTER_REFUSALS = 4;
 /** A cap on requests in flight needs this many answers accepted below the level refused. */
 export const CAP_EVIDENCE = 10;
-/** A `RateLimit-Limit` (requests) per window of at most this long (ms) is a rate; longer, an allowance. */
+/**
+ * A `RateLimit-Limit` (requests) per window of at most this long (ms) is a rate; longer, an
+ * allowance. The longest span the logs keep (the levels a cap is learned from, a header's starts).
+ */
 export const HEADER_WINDOW_MAX_MS = 10_000;
 /** Entries kept in each of the state's logs (starts, accepted answers, levels): its size bound. */
 export const LOG_LIMIT = 1000;

@@ -16,7 +16,6 @@ import {
   ESTIMATE_ANSWERS,
   FIRST_PROBE_MS,
   HEADROOM,
-  HOLD_MS,
   MAX_PROBE_MS,
   PROBE_GAIN,
   REGROW_AFTER_MS,
@@ -275,7 +274,7 @@ function grow(s: RateState, now: number): void {
     if (now - orNever(s.cutAt) < REGROW_AFTER_MS) return;
     next = Math.min(top, pace * 2 ** ((now - last) / 1000));
   } else {
-    const holdMs = HOLD_MS * 2 ** Math.min(4, s.failedProbes);
+    const holdMs = WINDOW_MS * 2 ** Math.min(4, s.failedProbes);
     if (now - orNever(s.cutAt) < holdMs) return;
     // Along a cubic: slow near the estimate (a probe of a window or a log costs the requests in
     // flight), fast far from it (an estimate taken too low recovers); never 1.25 x what was sent.

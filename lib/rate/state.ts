@@ -56,7 +56,7 @@ export interface RateState {
   inFlight: number;
   /** The cap on requests in flight learned; `null`: none. */
   cap: number | null;
-  /** The answers to the requests started over the last 10 windows: start, level, refused. */
+  /** The answers to the requests started over the last `HEADER_WINDOW_MAX_MS`: start, level, refused. */
   levels: Array<{ at: number; level: number; refused: boolean }>;
   /** A block: every start held until `heldUntil`, then one probe at a time. */
   blocked: boolean;
@@ -164,7 +164,7 @@ export function forget(s: RateState, now: number): void {
   const span = spanMs(s);
   while ((s.starts[0]?.at ?? now) <= now - span - 5) s.starts.shift();
   while ((s.accepted[0] ?? now) <= now - span) s.accepted.shift();
-  while ((s.levels[0]?.at ?? now) < now - 10 * WINDOW_MS) s.levels.shift();
+  while ((s.levels[0]?.at ?? now) < now - HEADER_WINDOW_MAX_MS) s.levels.shift();
 }
 
 /** Starts per second over the last `ms` (a quarter window at least, or the run so far). */
