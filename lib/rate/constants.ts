@@ -37,3 +37,8 @@ export const CAP_EVIDENCE = 10;
 export const HEADER_WINDOW_MAX_MS = 10_000;
 /** Entries kept in each of the state's logs (starts, accepted answers, levels): its size bound. */
 export const LOG_LIMIT = 1000;
+/**
+ * Arrival skew (ms): a start may go this much before the pace's time (a late timer is not a lost
+ * start), and a start is counted in a window this much longer (it may arrive that much later).
+ */
+export const SKEW_MS = 5;

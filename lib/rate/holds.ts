@@ -3,7 +3,14 @@
  * flight learned from refusals, a block and its probes, and a `RateLimit-*` header's limit.
  * Functions of a state being changed by a transition (`model.ts`).
  */
-import { BLOCKING_MS, CAP_EVIDENCE, HEADER_WINDOW_MAX_MS, HEADROOM, WINDOW_MS } from "./constants";
+import {
+  BLOCKING_MS,
+  CAP_EVIDENCE,
+  FIRST_PROBE_MS,
+  HEADER_WINDOW_MAX_MS,
+  HEADROOM,
+  WINDOW_MS,
+} from "./constants";
 import type { Signal } from "./signal";
 import {
   acceptedWithin,
@@ -111,7 +118,7 @@ export function beginBlock(s: RateState, now: number, ms: number): void {
  * Rule 12: a `Retry-After` in whole seconds is rounded up, so the window ends after its last
  * second begins (the latest such time of the block's refusals). A fixed window that opened at a
  * first request ends a whole number of seconds after `windowFrom`: the first such time after that
- * is the probe's, unless within 100 ms of the block's end (then the end stands).
+ * is the probe's, unless within `FIRST_PROBE_MS` of the block's end (then the end stands).
  */
 export function guessWindowEnd(s: RateState, ticket: Ticket, signal: Signal): void {
   const retryAfterMs = signal.retryAfterMs;
@@ -121,5 +128,5 @@ export function guessWindowEnd(s: RateState, ticket: Ticket, signal: Signal): vo
   if (s.guessRefused || s.blockEnd === null) return;
   const seconds = Math.max(1, Math.floor((endsAfter - s.windowFrom) / 1000) + 1);
   const guess = s.windowFrom + seconds * 1000;
-  s.heldUntil = guess <= s.blockEnd - 100 ? Math.max(guess, endsAfter) : s.blockEnd;
+  s.heldUntil = guess <= s.blockEnd - FIRST_PROBE_MS ? Math.max(guess, endsAfter) : s.blockEnd;
 }

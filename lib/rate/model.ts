@@ -55,6 +55,7 @@ export function nextStartAt(s: RateState, now: number): number | undefined {
   if (s.inFlight >= orInfinity(s.cap) || (s.blocked && s.probeOut)) return undefined;
   const at = Math.max(now, orNever(s.heldUntil));
   if (s.blocked || s.pace === null) return at;
+  // GCRA one clock tick (1 ms) early: a timer that fired late by a tick is not a lost start.
   return Math.max(at, orNever(s.nextStart) - 1, windowFreeAt(s, now));
 }
 
@@ -196,8 +197,8 @@ export function refused(
   return verdict(false, now + (retryAfterMs ?? 0));
 }
 
-/** Above the plateau by more than 1%: a refusal now is the probe's. */
-const probing = (s: RateState): boolean => orInfinity(s.pace) > plateau(s) * 1.01;
+/** Above the estimate itself (the plateau's headroom spent): a refusal now is the probe's. */
+const probing = (s: RateState): boolean => orInfinity(s.pace) > orInfinity(s.estimate);
 
 /** Rule 8: a refusal of a request sent before the cut still cuts if less is accepted than the pace. */
 function saturated(s: RateState): boolean {
@@ -213,9 +214,10 @@ function cutToEstimate(s: RateState, now: number, tail: boolean): void {
   const estimate = orInfinity(s.estimate);
   if (probing(s)) {
     // Rule 9: the estimate rises halfway to what the last second accepted if that is more (a
-    // bucket's burst refilled meanwhile); the next probe waits longer unless this one found more.
+    // bucket's burst refilled meanwhile); the next probe waits longer unless this one found more
+    // than the estimate.
     const found = acceptedOverWindow(s, now);
-    if (found < estimate * 1.05) s.failedProbes++;
+    if (found <= estimate) s.failedProbes++;
     s.probeRefusedAt = now;
     cut(s, now, Math.max(1, found > estimate ? (found + estimate) / 2 : found));
     return;

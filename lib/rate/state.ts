@@ -4,7 +4,14 @@
  * and read back between transitions (docs/rate-model.md, "State"). `null` means none: no pace (not
  * paced), no estimate (nothing refused yet), no cap. Times are ms on the caller's clock.
  */
-import { HEADER_WINDOW_MAX_MS, HEADROOM, LOG_LIMIT, START_RATE, WINDOW_MS } from "./constants";
+import {
+  HEADER_WINDOW_MAX_MS,
+  HEADROOM,
+  LOG_LIMIT,
+  SKEW_MS,
+  START_RATE,
+  WINDOW_MS,
+} from "./constants";
 
 /** One request as the model saw it start: plain data, kept by the caller until its answer. */
 export interface Ticket {
@@ -159,10 +166,10 @@ function spanMs(s: RateState): number {
   return Math.min(HEADER_WINDOW_MAX_MS, Math.max(WINDOW_MS, s.header?.windowMs ?? 0));
 }
 
-/** Drops what the logs no longer need at `now` (5 ms of arrival skew kept with the starts). */
+/** Drops what the logs no longer need at `now` (`SKEW_MS` of arrival skew kept with the starts). */
 export function forget(s: RateState, now: number): void {
   const span = spanMs(s);
-  while ((s.starts[0]?.at ?? now) <= now - span - 5) s.starts.shift();
+  while ((s.starts[0]?.at ?? now) <= now - span - SKEW_MS) s.starts.shift();
   while ((s.accepted[0] ?? now) <= now - span) s.accepted.shift();
   while ((s.levels[0]?.at ?? now) < now - HEADER_WINDOW_MAX_MS) s.levels.shift();
 }
@@ -232,15 +239,15 @@ export function windowFreeAt(s: RateState, now: number): number {
   );
   let at = now;
   const live = s.starts.filter((x) => !x.refused);
-  const inWindow = live.filter((x) => x.at > now - WINDOW_MS - 5);
+  const inWindow = live.filter((x) => x.at > now - WINDOW_MS - SKEW_MS);
   if (inWindow.length >= perWindow) {
-    at = (inWindow[inWindow.length - perWindow] as { at: number }).at + WINDOW_MS + 5;
+    at = (inWindow[inWindow.length - perWindow] as { at: number }).at + WINDOW_MS + SKEW_MS;
   }
   const header = s.header;
-  const inHeaderWindow = header ? live.filter((x) => x.at > now - header.windowMs - 5) : [];
+  const inHeaderWindow = header ? live.filter((x) => x.at > now - header.windowMs - SKEW_MS) : [];
   if (header?.counted && inHeaderWindow.length >= header.limit) {
     const first = inHeaderWindow[inHeaderWindow.length - header.limit] as { at: number };
-    at = Math.max(at, first.at + header.windowMs + 5);
+    at = Math.max(at, first.at + header.windowMs + SKEW_MS);
   }
   return at;
 }
