@@ -276,14 +276,14 @@ function grow(s: RateState, now: number): void {
     if (now - orNever(s.cutAt) < REGROW_AFTER_MS) return;
     next = Math.min(top, pace * 2 ** ((now - last) / 1000));
   } else {
-    const holdMs = WINDOW_MS * 2 ** Math.min(4, s.failedProbes);
+    const holdMs = Math.min(MAX_PROBE_MS, WINDOW_MS * 2 ** s.failedProbes);
     if (now - orNever(s.cutAt) < holdMs) return;
     // Along a cubic: slow near the estimate (a probe of a window or a log costs the requests in
     // flight), fast far from it (an estimate taken too low recovers); never 1.25 x what was sent.
     const t = (now - orNever(s.cutAt) - holdMs) / 1000;
     next = Math.min(
       top * (1 + PROBE_GAIN * t ** 3),
-      Math.max(1.25 * sentRate(s, now, WINDOW_MS / 4), pace),
+      Math.max(2 * sentRate(s, now, WINDOW_MS), pace),
     );
   }
   s.pace = Math.min(orInfinity(s.ceiling), next);
