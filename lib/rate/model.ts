@@ -232,14 +232,14 @@ function cutToEstimate(s: RateState, now: number, tail: boolean): void {
   // Rule 6: the lower of the rate since the cut and what the last second accepted; in a block's
   // tail the last second is mostly the block's, and only a rate since the cut under the pace tells.
   if (tail && !saturated(s)) return;
-  // Rule 7: refusals that cuts of a tenth or more did not make a quarter rarer (under half the
+  // Rule 7: refusals that cuts of a tenth or more did not make half as frequent (under half the
   // answers) are noise: the estimate before the cuts comes back, and no share as high cuts again.
   if (s.judgedFrom !== null) {
     const since = refusedShare(s, s.judgedFrom);
     if (since.answers >= ESTIMATE_ANSWERS) {
       const large = orInfinity(s.estimate) <= 0.9 * orInfinity(s.estimateBefore);
       s.judgedFrom = null;
-      if (large && since.share >= 0.75 * s.shareBefore && since.share < 0.5) {
+      if (large && since.share >= s.shareBefore / 2 && since.share < 0.5) {
         s.noiseShare = Math.max(since.share, recent.share);
         s.estimate = s.estimateBefore;
         return;
