@@ -5,7 +5,7 @@ export const START_RATE = 20;
 /** The pace held under the estimate, a share of it: room for arrival jitter. */
 export const HEADROOM = 0.98;
 /** Startup doubles the pace this often (ms) while nothing is refused. */
-export const DOUBLING_MS = 400;
+export const DOUBLING_MS = WINDOW_MS / 2;
 /**
  * Starts and accepted answers are counted over this window (ms); after a cut the pace holds this
  * long (doubled per probe refused) before it probes: a window measured at the new pace.
@@ -29,7 +29,7 @@ export const MAX_PROBE_MS = 120_000;
 /** Refusals in a row (requests) that make a block. */
 export const BLOCK_AFTER_REFUSALS = 4;
 /** A cap on requests in flight needs this many answers accepted below the level refused. */
-export const CAP_EVIDENCE = 10;
+export const CAP_EVIDENCE = ESTIMATE_ANSWERS;
 /**
  * A `RateLimit-Limit` (requests) per window of at most this long (ms) is a rate; longer, an
  * allowance. The longest span the logs keep (the levels a cap is learned from, a header's starts).
