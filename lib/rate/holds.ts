@@ -5,10 +5,11 @@
  */
 import {
   BLOCKING_MS,
-  CAP_EVIDENCE,
+  ESTIMATE_ANSWERS,
   FIRST_PROBE_MS,
   HEADER_WINDOW_MAX_MS,
   HEADROOM,
+  STARTUP_CAP_LEVEL,
   WINDOW_MS,
 } from "./constants";
 import type { Signal } from "./signal";
@@ -25,8 +26,9 @@ import {
 /**
  * Rule 13, bookkeeping of an answer; for a refusal, whether the cap in flight explains it. A cap:
  * refused at this level or above and never accepted there (one answer on its way back aside),
- * with `CAP_EVIDENCE` accepted below and none refused there; in startup one refusal at a level of
- * 4 or less will do (above, every limit refuses startup's overshoot at the run's highest levels).
+ * with `ESTIMATE_ANSWERS` accepted below and none refused there; in startup one refusal at a level
+ * of `STARTUP_CAP_LEVEL` or less will do (above, every limit refuses startup's overshoot at the
+ * run's highest levels).
  * A refusal under the cap drops it: it was a rate's.
  */
 export function answered(s: RateState, ticket: Ticket, refused: boolean): boolean {
@@ -54,8 +56,8 @@ export function answered(s: RateState, ticket: Ticket, refused: boolean): boolea
   }
   if (
     level >= 2 &&
-    (refusedAbove >= 2 || (s.startup && level <= 4)) &&
-    below >= CAP_EVIDENCE &&
+    (refusedAbove >= 2 || (s.startup && level <= STARTUP_CAP_LEVEL)) &&
+    below >= ESTIMATE_ANSWERS &&
     refusedBelow === 0 &&
     above - refusedAbove <= 1
   ) {

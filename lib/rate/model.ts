@@ -16,9 +16,10 @@ import {
   ESTIMATE_ANSWERS,
   FIRST_PROBE_MS,
   HEADROOM,
+  LARGE_CUT,
   MAX_PROBE_MS,
   PROBE_GAIN,
-  REGROW_AFTER_MS,
+  SETTLE_MS,
   WINDOW_MS,
 } from "./constants";
 import { answered, beginBlock, guessWindowEnd, learnFromHeaders } from "./holds";
@@ -138,7 +139,8 @@ export function refused(
     verdict: { retryAt, blocked },
   });
   if (ticket.probe) {
-    // Rule 12: a probe refused: the next after its Retry-After, or a tenth of the block's age.
+    // Rule 12: a probe refused: the next after its Retry-After, or a tenth of the block's age
+    // (FIRST_PROBE_MS / BLOCKING_MS).
     s.probeOut = false;
     if (orNever(s.heldUntil) < orNever(s.blockEnd)) {
       // A guessed window end refused: the header's end stands, and no other guess is made.
@@ -146,7 +148,9 @@ export function refused(
       s.heldUntil = s.blockEnd;
       return verdict(true);
     }
-    const probeIn = Math.min(MAX_PROBE_MS, Math.max(FIRST_PROBE_MS, 0.1 * (now - s.blockFrom)));
+    // The shortest block's first probe comes FIRST_PROBE_MS into it; a longer one's in proportion.
+    const scaled = ((now - s.blockFrom) * FIRST_PROBE_MS) / BLOCKING_MS;
+    const probeIn = Math.min(MAX_PROBE_MS, Math.max(FIRST_PROBE_MS, scaled));
     const wait = retryAfterMs !== undefined && retryAfterMs > WINDOW_MS ? retryAfterMs : probeIn;
     s.heldUntil = Math.max(orNever(s.heldUntil), now + wait);
     return verdict(true);
@@ -232,12 +236,12 @@ function cutToEstimate(s: RateState, now: number, tail: boolean): void {
   // Rule 6: the lower of the rate since the cut and what the last second accepted; in a block's
   // tail the last second is mostly the block's, and only a rate since the cut under the pace tells.
   if (tail && !saturated(s)) return;
-  // Rule 7: refusals that cuts of a tenth or more did not make half as frequent (under half the
+  // Rule 7: refusals that cuts of LARGE_CUT or more did not make half as frequent (under half the
   // answers) are noise: the estimate before the cuts comes back, and no share as high cuts again.
   if (s.judgedFrom !== null) {
     const since = refusedShare(s, s.judgedFrom);
     if (since.answers >= ESTIMATE_ANSWERS) {
-      const large = orInfinity(s.estimate) <= 0.9 * orInfinity(s.estimateBefore);
+      const large = orInfinity(s.estimate) <= (1 - LARGE_CUT) * orInfinity(s.estimateBefore);
       s.judgedFrom = null;
       if (large && since.share >= s.shareBefore / 2 && since.share < 0.5) {
         s.noiseShare = Math.max(since.share, recent.share);
@@ -273,13 +277,13 @@ function grow(s: RateState, now: number): void {
       Math.max(2 * sentRate(s, now, WINDOW_MS), pace),
     );
   } else if (pace < top) {
-    if (now - orNever(s.cutAt) < REGROW_AFTER_MS) return;
+    if (now - orNever(s.cutAt) < SETTLE_MS) return;
     next = Math.min(top, pace * 2 ** ((now - last) / 1000));
   } else {
     const holdMs = Math.min(MAX_PROBE_MS, WINDOW_MS * 2 ** s.failedProbes);
     if (now - orNever(s.cutAt) < holdMs) return;
     // Along a cubic: slow near the estimate (a probe of a window or a log costs the requests in
-    // flight), fast far from it (an estimate taken too low recovers); never 1.25 x what was sent.
+    // flight), fast far from it (an estimate taken too low recovers); never twice what the last window sent.
     const t = (now - orNever(s.cutAt) - holdMs) / 1000;
     next = Math.min(
       top * (1 + PROBE_GAIN * t ** 3),

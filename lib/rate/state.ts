@@ -8,6 +8,7 @@ import {
   HEADER_WINDOW_MAX_MS,
   HEADROOM,
   LOG_LIMIT,
+  SETTLE_MS,
   SKEW_MS,
   START_RATE,
   WINDOW_MS,
@@ -174,9 +175,9 @@ export function forget(s: RateState, now: number): void {
   while ((s.levels[0]?.at ?? now) < now - HEADER_WINDOW_MAX_MS) s.levels.shift();
 }
 
-/** Starts per second over the last `ms` (a quarter window at least, or the run so far). */
+/** Starts per second over the last `ms` (`SETTLE_MS` at least, or the run so far). */
 export function sentRate(s: RateState, now: number, ms: number): number {
-  const span = Math.min(ms, Math.max(now - (s.firstStart ?? now), WINDOW_MS / 4));
+  const span = Math.min(ms, Math.max(now - (s.firstStart ?? now), SETTLE_MS));
   return (s.starts.filter((x) => x.at > now - span).length * 1000) / span;
 }
 
@@ -187,7 +188,7 @@ export function acceptedWithin(s: RateState, now: number, ms: number): number {
 
 /** Accepted per second over the last window, counted (over the run so far, if shorter). */
 export function acceptedOverWindow(s: RateState, now: number): number {
-  const span = Math.min(WINDOW_MS, Math.max(now - (s.firstStart ?? now), WINDOW_MS / 4));
+  const span = Math.min(WINDOW_MS, Math.max(now - (s.firstStart ?? now), SETTLE_MS));
   return (acceptedWithin(s, now, WINDOW_MS) * 1000) / span;
 }
 
