@@ -263,7 +263,7 @@ function cutToEstimate(s: RateState, now: number, tail: boolean): void {
   );
 }
 
-/** Rules 3 and 4: startup doubles; later the pace regains the plateau, holds, then probes above. */
+/** Rules 3 and 4: startup doubles; later the pace regains the plateau (x2 a window), holds, then probes above. */
 function grow(s: RateState, now: number): void {
   const last = s.lastUpdate ?? now;
   s.lastUpdate = now;
@@ -278,7 +278,7 @@ function grow(s: RateState, now: number): void {
     );
   } else if (pace < top) {
     if (now - orNever(s.cutAt) < SETTLE_MS) return;
-    next = Math.min(top, pace * 2 ** ((now - last) / 1000));
+    next = Math.min(top, pace * 2 ** ((now - last) / WINDOW_MS));
   } else {
     const holdMs = Math.min(MAX_PROBE_MS, WINDOW_MS * 2 ** s.failedProbes);
     if (now - orNever(s.cutAt) < holdMs) return;
