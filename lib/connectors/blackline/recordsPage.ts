@@ -1,5 +1,6 @@
 import type * as z from "zod";
-import { type ElementVisitor, parseResponse, readJsonObject } from "../../http";
+import { parseResponse } from "../../http";
+import { type ElementVisitor, readJsonObject } from "../../json/largeJson";
 import type { RecordSink, SnapshotRecord } from "../../sync";
 import { listResponse } from "./models";
 

@@ -4,14 +4,7 @@
  * enforce it), so every figure is exact and the same on every run.
  */
 import { describe, expect, it } from "vitest";
-import {
-  AdaptiveRate,
-  EDGE_SHARE,
-  PROBE_SHARE_OF_BLOCK,
-  type StartTicket,
-} from "../../lib/http/AdaptiveRate";
-import { EXIT_CAP_TRIAL_MS } from "../../lib/http/inFlightCap";
-import { parseRateLimitState } from "../../lib/http/retryPolicy";
+import { HEADROOM, parseRateLimitState, RateModel, type Ticket } from "../../lib/rate";
 
 interface Upstream {
   /** Accepted per sliding second at time t (Infinity: no limit). */
@@ -32,7 +25,7 @@ interface Run {
 }
 
 function simulate(
-  rate: AdaptiveRate,
+  rate: RateModel,
   upstream: Upstream,
   options: { ms: number; concurrency?: number; latencyMs?: number },
 ): Run {
@@ -40,7 +33,7 @@ function simulate(
   const latency = options.latencyMs ?? 40;
   const window: number[] = [];
   const run: Run = { starts: [], accepted: [], refused: [], peakInFlightWhileBlocked: 0 };
-  const inFlight: Array<{ ticket: StartTicket; at: number; ok: boolean; headers: Headers }> = [];
+  const inFlight: Array<{ ticket: Ticket; at: number; ok: boolean; headers: Headers }> = [];
   for (let t = 0; t < options.ms; t++) {
     for (const answer of inFlight.filter((a) => a.at === t)) {
       inFlight.splice(inFlight.indexOf(answer), 1);
@@ -92,10 +85,10 @@ function busiestSecond(starts: number[]): number {
   return most;
 }
 
-describe("AdaptiveRate", () => {
+describe("RateModel", () => {
   it("converges just below an upstream's limit, with few 429s", () => {
     // Prepare
-    const rate = new AdaptiveRate();
+    const rate = new RateModel();
 
     // Act
     const run = simulate(rate, { limit: () => 50 }, { ms: 30_000 });
@@ -109,7 +102,7 @@ describe("AdaptiveRate", () => {
   });
 
   it("never starts more than a configured rate in any second, and starts at it", () => {
-    const rate = new AdaptiveRate({ requestsPerSecond: 10 });
+    const rate = new RateModel({ requestsPerSecond: 10 });
 
     const run = simulate(rate, { limit: () => Number.POSITIVE_INFINITY }, { ms: 10_000 });
 
@@ -119,7 +112,7 @@ describe("AdaptiveRate", () => {
   });
 
   it("is not paced with 0 (no ceiling) until the upstream answers 429", () => {
-    const rate = new AdaptiveRate({ requestsPerSecond: 0 });
+    const rate = new RateModel({ requestsPerSecond: 0 });
 
     const run = simulate(rate, { limit: () => Number.POSITIVE_INFINITY }, { ms: 1000 });
 
@@ -129,7 +122,7 @@ describe("AdaptiveRate", () => {
   });
 
   it("learns the limit from RateLimit headers and stays below it without a single 429", () => {
-    const rate = new AdaptiveRate();
+    const rate = new RateModel();
 
     const run = simulate(rate, { limit: () => 30, headers: true }, { ms: 10_000 });
 
@@ -140,7 +133,7 @@ describe("AdaptiveRate", () => {
 
   it("after a 429 keeps just below the limit, then probes upward and finds a higher one", () => {
     // Prepare: the limit doubles after 10 s.
-    const rate = new AdaptiveRate();
+    const rate = new RateModel();
     const upstream = { limit: (t: number) => (t < 10_000 ? 50 : 100) };
 
     // Act
@@ -154,22 +147,24 @@ describe("AdaptiveRate", () => {
     expect(rate.rate).toBeGreaterThan(75);
   });
 
-  it("on the first 429 keeps EDGE_SHARE of what was accepted, and the rate refused as the edge", () => {
-    const rate = new AdaptiveRate({ requestsPerSecond: 0 });
-    const tickets = Array.from({ length: 60 }, (_, i) => rate.start(i * 25));
+  it("ignores a lone 429; a second within the window ends startup at HEADROOM of what was accepted", () => {
+    const rate = new RateModel({ requestsPerSecond: 0 });
+    const tickets = Array.from({ length: 61 }, (_, i) => rate.start(i * 25));
     for (const [i, ticket] of tickets.slice(0, 59).entries()) rate.accepted(ticket, i * 25 + 10);
 
-    rate.refused(tickets[59] as StartTicket, 59 * 25 + 10, 1000);
+    rate.refused(tickets[59] as Ticket, 59 * 25 + 10, 1000);
+    expect(rate.rate).toBe(Number.POSITIVE_INFINITY);
+    rate.refused(tickets[60] as Ticket, 60 * 25 + 10, 1000);
 
-    // 39 accepted within the last second: the pace is 39 x EDGE_SHARE; sent at 40 a second over
-    // the half second before the refused one: the edge.
-    expect(rate.rate).toBeCloseTo(39 * EDGE_SHARE);
+    // 38 accepted within the last second: the pace is 38 x HEADROOM; sent at 40 a second over
+    // the half second before: the estimate.
+    expect(rate.rate).toBeCloseTo(38 * HEADROOM);
     expect(rate.maxRate).toBe(40);
   });
 
   it("waits out a quota block with one probe at a time, ending soon after the block", () => {
     // Prepare: everything refused, without Retry-After, from 3 s to 33 s.
-    const rate = new AdaptiveRate();
+    const rate = new RateModel();
     const upstream = {
       limit: () => Number.POSITIVE_INFINITY,
       blocked: (t: number) => t >= 3000 && t < 33_000,
@@ -178,21 +173,23 @@ describe("AdaptiveRate", () => {
     // Act
     const run = simulate(rate, upstream, { ms: 45_000 });
 
-    // Assess: in flight when it began, then probes one by one, growing apart.
+    // Assess: in flight when it began, then probes one by one, 0.2 s apart, then a tenth of
+    // the block's age apart (10 in its first 2 s, 28 from 2 to 30 s).
     const refusedInBlock = within(run.refused, 3000, 33_100);
-    expect(refusedInBlock).toBeLessThanOrEqual(8 + 3 + 20);
+    expect(refusedInBlock).toBeLessThanOrEqual(8 + 10 + 30);
     expect(run.peakInFlightWhileBlocked).toBeLessThanOrEqual(8);
     const probesLate = run.starts.filter((t) => t >= 10_000 && t < 33_000).length;
-    expect(probesLate).toBeLessThanOrEqual(12);
+    // A tenth of its age apart from 7 s to 30 s of block: ln(30 / 7) / ln(1.1), 15 probes.
+    expect(probesLate).toBeLessThanOrEqual(16);
     // The first request accepted after the block: at most 10% of its length (plus a probe's
     // minimum spacing) after its end.
     const firstAfter = run.accepted.find((t) => t >= 33_000) as number;
-    expect(firstAfter - 33_000).toBeLessThanOrEqual(PROBE_SHARE_OF_BLOCK * 30_000 + 2000);
+    expect(firstAfter - 33_000).toBeLessThanOrEqual(0.1 * 30_000 + 2000);
     expect(within(run.accepted, 40_000, 45_000)).toBeGreaterThan(100);
   });
 
   it("spends an hourly allowance at its own pace: a long window's Limit is not a rate", () => {
-    const rate = new AdaptiveRate();
+    const rate = new RateModel();
     const headers = new Headers({
       "x-ratelimit-limit": "5000",
       "x-ratelimit-remaining": "4000",
@@ -206,7 +203,7 @@ describe("AdaptiveRate", () => {
   });
 
   it("holds every start until a far Reset when the headers say nothing remains", () => {
-    const rate = new AdaptiveRate();
+    const rate = new RateModel();
     const ticket = rate.start(0);
     const headers = new Headers({
       "x-ratelimit-limit": "1000",
@@ -223,18 +220,18 @@ describe("AdaptiveRate", () => {
   });
 });
 
-describe("AdaptiveRate at a fixed window's end", () => {
+describe("RateModel at a fixed window's end", () => {
   const retryAfter = (seconds: number) => new Headers({ "retry-after": String(seconds) });
   /**
    * A request at 0 answered at 40 (the window's start at the latest), three sent at 3,010, 3,060
    * and 3,090, the first refused at 3,050.
    */
   function refusedForWindow(seconds: number) {
-    const rate = new AdaptiveRate();
+    const rate = new RateModel();
     rate.accepted(rate.start(0), 40);
-    const [first, second, third] = [3010, 3060, 3090].map((t) => rate.start(t)) as StartTicket[];
-    const verdict = rate.refused(first as StartTicket, 3050, seconds * 1000, retryAfter(seconds));
-    return { rate, verdict, second: second as StartTicket, third: third as StartTicket };
+    const [first, second, third] = [3010, 3060, 3090].map((t) => rate.start(t)) as Ticket[];
+    const verdict = rate.refused(first as Ticket, 3050, seconds * 1000, retryAfter(seconds));
+    return { rate, verdict, second: second as Ticket, third: third as Ticket };
   }
 
   it("probes at a whole number of seconds from the first answer when that falls in Retry-After's last second", () => {
@@ -294,7 +291,7 @@ describe("AdaptiveRate at a fixed window's end", () => {
   });
 
   it("makes no guess from an HTTP date, whose second may be cut off: the window may end past it", () => {
-    const rate = new AdaptiveRate();
+    const rate = new RateModel();
     rate.accepted(rate.start(0), 40);
     const date = new Headers({ "retry-after": new Date(11_000).toUTCString() });
 
@@ -304,12 +301,12 @@ describe("AdaptiveRate at a fixed window's end", () => {
   });
 });
 
-describe("AdaptiveRate with a cap on requests in flight on trial", () => {
+describe("RateModel with a cap on requests in flight", () => {
   /**
-   * Slow start, two in flight at a time, 12 pairs accepted within 0.6 s; then three in flight and
-   * the third refused: a cap of 2 on trial, the pace not cut. Returns the two still in flight.
+   * Startup, two in flight at a time, 12 pairs accepted within 0.6 s; then three in flight and
+   * the third refused: a cap of 2, the pace not cut. Returns the two still in flight.
    */
-  function onTrial(rate: AdaptiveRate): { paceBefore: number; inFlight: StartTicket[] } {
+  function capped(rate: RateModel): { paceBefore: number; inFlight: Ticket[]; t: number } {
     let t = 0;
     for (let i = 0; i < 12; i++, t += 50) {
       const a = rate.start(t);
@@ -323,61 +320,39 @@ describe("AdaptiveRate with a cap on requests in flight on trial", () => {
     rate.refused(third, t + 25, undefined);
     expect(rate.concurrency).toBe(2);
     expect(rate.rate).toBe(paceBefore);
-    return { paceBefore, inFlight };
+    return { paceBefore, inFlight, t: t + 25 };
   }
 
-  it("confirms the cap once 10 requests started under it are accepted with it full: no edge, no cut", () => {
-    const rate = new AdaptiveRate();
-    const { paceBefore, inFlight } = onTrial(rate);
-    let t = 700;
-    for (const ticket of inFlight) rate.accepted(ticket, t);
-    for (let i = 0; i < 10; i++, t += 40) {
-      const a = rate.start(t);
-      const b = rate.start(t + 1);
-      rate.accepted(a, t + 38);
-      rate.accepted(b, t + 39);
-    }
+  it("holds starts while the cap is full, and its refusals over it cut nothing", () => {
+    const rate = new RateModel();
+    const { paceBefore, t } = capped(rate);
 
-    expect(rate.concurrency).toBe(2);
+    expect(rate.nextStartAt(t)).toBeUndefined();
     expect(rate.maxRate).toBe(Number.POSITIVE_INFINITY);
-    expect(rate.rate).toBeGreaterThanOrEqual(paceBefore);
+    expect(rate.rate).toBe(paceBefore);
   });
 
-  it("drops the cap at a 429 under it, and cuts the pace as slow start's exit would have", () => {
-    const rate = new AdaptiveRate();
-    const { paceBefore, inFlight } = onTrial(rate);
+  it("drops the cap at a 429 under it: it was a rate's", () => {
+    const rate = new RateModel();
+    const { inFlight, t } = capped(rate);
 
-    rate.refused(inFlight[0] as StartTicket, 700, undefined);
+    rate.refused(inFlight[0] as Ticket, t + 10, undefined);
 
     expect(rate.concurrency).toBe(Number.POSITIVE_INFINITY);
-    expect(rate.rate).toBeLessThan(paceBefore);
   });
 
-  it("drops the cap at a block (a cap never makes one), and cuts the pace", () => {
-    const rate = new AdaptiveRate();
-    const { paceBefore } = onTrial(rate);
-    // A fourth start, over the cap: its 429 asks for 30 s, which blocks every start.
-    const over = rate.start(690);
-
-    const verdict = rate.refused(over, 700, 30_000);
-
-    expect(verdict.blocked).toBe(true);
-    expect(rate.concurrency).toBe(Number.POSITIVE_INFINITY);
-    expect(rate.rate).toBeLessThan(paceBefore);
-  });
-
-  it("drops the cap unconfirmed after EXIT_CAP_TRIAL_MS: demand that never fills it says nothing", () => {
-    const rate = new AdaptiveRate();
-    const { paceBefore, inFlight } = onTrial(rate);
-    for (const ticket of inFlight) rate.accepted(ticket, 700);
-    expect(rate.concurrency).toBe(2);
-
-    // One at a time from then on: the cap is never full.
-    let t = 700;
-    for (; t < 700 + EXIT_CAP_TRIAL_MS + 100; t += 50) rate.accepted(rate.start(t), t + 40);
+  it("takes no cap from refusals at a level where requests were also accepted", () => {
+    const rate = new RateModel();
+    let t = 0;
+    // Four in flight at a time, accepted, for 0.5 s; then one at level 3 refused.
+    for (let i = 0; i < 10; i++, t += 50) {
+      const tickets = [0, 5, 10, 15].map((d) => rate.start(t + d));
+      for (const ticket of tickets) rate.accepted(ticket, t + 40);
+    }
+    const refused = [rate.start(t), rate.start(t + 1), rate.start(t + 2)];
+    rate.refused(refused[2] as Ticket, t + 40, undefined);
 
     expect(rate.concurrency).toBe(Number.POSITIVE_INFINITY);
-    expect(rate.rate).toBeLessThan(paceBefore);
   });
 });
 

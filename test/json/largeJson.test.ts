@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LARGE_BYTES, parseLargeJson, readJsonObject } from "../../lib/http/largeJson";
+import { LARGE_BYTES, parseLargeJson, readJsonObject } from "../../lib/json/largeJson";
 import "../property/settings";
 
 /** `JSON.parse` of the bytes as an answer's text is decoded, or "fails". */
