@@ -1,12 +1,12 @@
 import type { Bound } from "../config";
 import type { RequestContext } from "../http";
+import type { ResourceTypeRecord } from "../snapshot";
 import type {
   Job,
   JobSpec,
   Page,
   PageSize,
   RecordSink,
-  ResourceTypeRecord,
   SyncConnector,
   ValidationReport,
 } from "../sync";

@@ -1,4 +1,4 @@
-import { hashId, WORDS } from "../sync/HashedIdSet";
+import { hashId, WORDS } from "../snapshot/HashedIdSet";
 import { IntList } from "./growable";
 
 /**

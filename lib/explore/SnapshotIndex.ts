@@ -6,7 +6,7 @@ import type {
   ResourceTypeLine,
   SyncEndLine,
   SyncStartLine,
-} from "../snapshot/records";
+} from "../snapshot/lineSchema";
 import {
   ACCOUNT,
   buildIndexFile,

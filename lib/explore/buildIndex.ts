@@ -2,21 +2,21 @@ import { stat } from "node:fs/promises";
 import * as z from "zod";
 import { isPrivileged, type PrivilegedEntitlements } from "../connectors";
 import { SnapshotInputError } from "../snapshot/errors";
-import { openSnapshot } from "../snapshot/readSnapshot";
+import { hashId, WORDS } from "../snapshot/HashedIdSet";
+import { readLines } from "../snapshot/jsonLines";
 import {
   type BodyLine,
   type EntitlementLine,
   type GrantLine,
-  type RecordKind,
   type ResourceLine,
   type ResourceTypeLine,
   type SyncEndLine,
   type SyncStartLine,
   snapshotLine,
-} from "../snapshot/records";
-import { duplicateRecordError, readSnapshotFile } from "../snapshot/snapshotFile";
-import { hashId, WORDS } from "../sync/HashedIdSet";
-import { readLines } from "../sync/jsonLines";
+} from "../snapshot/lineSchema";
+import { openSnapshot } from "../snapshot/readSnapshot";
+import { duplicateRecordError, readSnapshotFile } from "../snapshot/readSnapshotFile";
+import type { RecordKind } from "../snapshot/records";
 import { GrantGraph, resourceKey } from "./GrantGraph";
 import { ByteList, IntList, OffsetList } from "./growable";
 import { IndexFileWriter } from "./indexFile";

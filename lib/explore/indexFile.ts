@@ -2,7 +2,7 @@ import { createHash, type Hash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { type FileHandle, open, rename, rm } from "node:fs/promises";
 import * as z from "zod";
-import { registerTempFile, unregisterTempFile } from "../sync/tempFiles";
+import { registerTempFile, unregisterTempFile } from "../snapshot/tempFiles";
 
 /**
  * The file an index is kept in: byte regions written one after another (a region of records, then
@@ -10,7 +10,7 @@ import { registerTempFile, unregisterTempFile } from "../sync/tempFiles";
  * footer (MAGIC, the trailer's offset and length, and a SHA-256 of every byte before the footer).
  * It is written under a temporary name and renamed when whole, so a reader sees a whole file or
  * none; a file cut short, damaged or of another format fails `readIndexFile`'s checks and is
- * rebuilt. The temporary file is registered (lib/sync/tempFiles) while it exists, so a signal
+ * rebuilt. The temporary file is registered (lib/snapshot/tempFiles) while it exists, so a signal
  * that ends a start while it builds removes it. Readable by its owner only (it holds names, logins
  * and emails).
  */

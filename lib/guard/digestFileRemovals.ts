@@ -1,5 +1,5 @@
 import { open } from "node:fs/promises";
-import { readFull } from "../sync/readFull";
+import { readFull } from "../snapshot/readFull";
 import { RemovalCounter } from "./RemovalCounter";
 import type { PreviousRemovals } from "./readSnapshotDigest";
 import { decodeDigestHeader, type SnapshotDigest } from "./SnapshotDigest";

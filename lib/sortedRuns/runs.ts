@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from "node:fs";
-import { endStream, writeChunk } from "../sync/jsonLines";
+import { endStream, writeChunk } from "../snapshot/jsonLines";
 import type { RunFiles } from "./RunFiles";
 
 /** Records sorted in memory before they go to disk as one run (about 20 MB of them at most). */

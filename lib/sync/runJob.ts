@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import { ConnectorError, describeIssues } from "../errors";
 import type { RequestContext } from "../http";
+import type { SnapshotRecord } from "../snapshot/records";
 import {
   describeJob,
   followUpJobs,
@@ -9,7 +10,6 @@ import {
   nextPageJob,
   type RecordSink,
 } from "./job";
-import type { SnapshotRecord } from "./records";
 import type { SyncConnector } from "./types";
 
 /**

@@ -1,7 +1,7 @@
 import type { Bound } from "../config";
 import type { RequestContext } from "../http";
+import type { ResourceTypeRecord } from "../snapshot/records";
 import type { Job, JobSpec, Page, RecordSink } from "./job";
-import type { ResourceTypeRecord } from "./records";
 
 /** What `validate` checked, one line each, for the person who runs it. */
 export interface ValidationReport {

@@ -8,7 +8,8 @@ import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/c
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CloudConfig, RunStore } from "../../lib/cloud";
 import { RunFlow } from "../../lib/cloud/runFlow";
-import { type Job, type JobResult, makeJob, type SnapshotRecord } from "../../lib/sync";
+import type { SnapshotRecord } from "../../lib/snapshot";
+import { type Job, type JobResult, makeJob } from "../../lib/sync";
 import { jobId } from "../../lib/sync/job";
 import {
   type AwsRequestCounter,

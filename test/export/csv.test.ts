@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { csvCell, csvRow } from "../../lib/export/csv/csvCells";
 import { GrantRows } from "../../lib/export/csv/GrantRows";
-import { readSnapshotFile } from "../../lib/snapshot/snapshotFile";
+import { readSnapshotFile } from "../../lib/snapshot/readSnapshotFile";
 import { writeTenantSnapshot } from "../diff/tenantSnapshot";
 import { cli } from "../helpers/cli";
 import { makeTempDir } from "../helpers/tempDir";

@@ -1,13 +1,13 @@
 /** runJobPages: the cloud worker's coarse job, several pages of one list up to a bound. */
 import { describe, expect, it } from "vitest";
 import { newRequestContext } from "../../lib/http";
+import type { SnapshotRecord } from "../../lib/snapshot";
 import {
   type Job,
   makeJob,
   type Page,
   type PagesBound,
   runJobPages,
-  type SnapshotRecord,
   type SyncConnector,
 } from "../../lib/sync";
 

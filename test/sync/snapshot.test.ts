@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { newRequestContext } from "../../lib/http";
+import { grant, SnapshotAssembler, SnapshotFile, type SnapshotRecord } from "../../lib/snapshot";
 import {
-  grant,
   InvalidJobError,
   type Job,
   makeJob,
@@ -12,9 +12,6 @@ import {
   parseJob,
   runJob,
   runLocalSync,
-  SnapshotAssembler,
-  SnapshotFile,
-  type SnapshotRecord,
   type SyncConnector,
 } from "../../lib/sync";
 import { readSnapshot } from "../helpers/snapshot";

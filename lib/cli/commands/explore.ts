@@ -9,7 +9,7 @@ import {
   reviewPathOf,
   startExploreServer,
 } from "../../explore";
-import { removeTempFiles, SIGNAL_EXIT_CODES } from "../../sync/tempFiles";
+import { removeTempFiles, SIGNAL_EXIT_CODES } from "../../snapshot/tempFiles";
 import type { CliIo } from "../io";
 
 export interface ExploreOptions {

@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
-import { jsonLine, type SnapshotRecord } from "../../sync";
+import { jsonLine, type SnapshotRecord } from "../../snapshot";
 import { awsClients } from "./clients";
 
 /**

@@ -1,7 +1,8 @@
 import type * as z from "zod";
 import { parseResponse } from "../../http";
 import { type ElementVisitor, readJsonObject } from "../../json/largeJson";
-import type { RecordSink, SnapshotRecord } from "../../sync";
+import type { SnapshotRecord } from "../../snapshot";
+import type { RecordSink } from "../../sync";
 import { listResponse } from "./models";
 
 /** A list page as the sync uses it: its items' ids and records, in order, and its `totalItems`. */

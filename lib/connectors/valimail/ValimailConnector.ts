@@ -1,8 +1,8 @@
 import type { RequestContext, UpstreamOptions } from "../../http";
 import { FIRST_INDEX } from "../../scim";
+import { idOf } from "../../snapshot";
 import {
   firstIndexCursor,
-  idOf,
   indexCursor,
   indexPagesAhead,
   indexQuery,

@@ -1,6 +1,6 @@
 import { open, stat } from "node:fs/promises";
 import { SnapshotInputError } from "../../snapshot/errors";
-import type { BodyLine } from "../../snapshot/records";
+import type { BodyLine } from "../../snapshot/lineSchema";
 import { RunFiles, type RunOwner } from "../../sortedRuns/RunFiles";
 import {
   escapeLine,
@@ -48,7 +48,7 @@ const PLACED_ROWS: RunCodec<PlacedRow> = {
  * partition, and joins one partition at a time: its resources in a map, its grants read in the
  * snapshot's order, each written as its row; merging the partitions' rows by place gives them in
  * the snapshot's order. Temporary files in TMPDIR, removed by `close` and by a signal
- * (lib/sync/tempFiles).
+ * (lib/snapshot/tempFiles).
  */
 export class GrantRows {
   readonly #snapshot: string;

@@ -1,6 +1,6 @@
 import { createWriteStream, type WriteStream } from "node:fs";
+import { endStream, writeChunk } from "../../snapshot/jsonLines";
 import type { RunFiles } from "../../sortedRuns/RunFiles";
-import { endStream, writeChunk } from "../../sync/jsonLines";
 
 /** Characters a partition gathers before they are written (so memory holds this a partition). */
 const CHUNK = 32 * 1024;

@@ -1,5 +1,5 @@
-import { readSnapshotFile } from "../../snapshot/snapshotFile";
-import type { RecordKind } from "../../sync/records";
+import { readSnapshotFile } from "../../snapshot/readSnapshotFile";
+import type { RecordKind } from "../../snapshot/records";
 import { ExportFile } from "../ExportFile";
 import { csvRow } from "./csvCells";
 import { GrantRows } from "./GrantRows";

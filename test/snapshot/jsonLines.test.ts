@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { jsonLine, jsonLinesBytes } from "../../lib/sync/jsonLines";
+import { jsonLine, jsonLinesBytes } from "../../lib/snapshot/jsonLines";
 
 /** What `jsonLinesBytes` must give: each value's `jsonLine`, in order, as UTF-8. */
 const oneByOne = (values: readonly object[]) => Buffer.from(values.map(jsonLine).join(""));

@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { digestSnapshotFile, idHash, type SnapshotDigest } from "../../lib/guard";
 import { publishGuarded } from "../../lib/publish";
-import { userKey } from "../../lib/snapshot/records";
-import { grant, SnapshotAssembler, SnapshotFile, type SnapshotRecord } from "../../lib/sync";
+import { grant, SnapshotAssembler, SnapshotFile, type SnapshotRecord } from "../../lib/snapshot";
+import { userKey } from "../../lib/snapshot/lineSchema";
 import { readSnapshot } from "../helpers/snapshot";
 import { makeTempDir } from "../helpers/tempDir";
 

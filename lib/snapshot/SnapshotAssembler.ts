@@ -5,8 +5,8 @@ import { join } from "node:path";
 import type { Writable } from "node:stream";
 import type { SnapshotDigest } from "../guard/SnapshotDigest";
 import { SnapshotDigestBuilder } from "../guard/SnapshotDigestBuilder";
+import { type SyncFile, writeFailure } from "../sync/errors";
 import { CHUNK_BYTES, ChunkCopier } from "./ChunkCopier";
-import { type SyncFile, writeFailure } from "./errors";
 import {
   readSpoolFrames,
   SPOOL_DIGEST_AT,

@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { open, rm } from "node:fs/promises";
+import { type SyncFile, writeFailure } from "../sync/errors";
 import { CHUNK_BYTES, ChunkCopier } from "./ChunkCopier";
-import { type SyncFile, writeFailure } from "./errors";
 import { readSpoolFrames, SPOOL_HASH_WORDS, SPOOL_ID_AT } from "./grantSpool";
 import { HashedIdSet, WORDS } from "./HashedIdSet";
 import { endStream } from "./jsonLines";

@@ -7,10 +7,10 @@ import { createWriteStream } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { CHUNK_BYTES, ChunkCopier } from "../../lib/sync/ChunkCopier";
-import { readSpoolFrames, SPOOL_HASH_WORDS, spoolFrame } from "../../lib/sync/grantSpool";
-import { endStream } from "../../lib/sync/jsonLines";
-import { type GrantRecord, grant } from "../../lib/sync/records";
+import { CHUNK_BYTES, ChunkCopier } from "../../lib/snapshot/ChunkCopier";
+import { readSpoolFrames, SPOOL_HASH_WORDS, spoolFrame } from "../../lib/snapshot/grantSpool";
+import { endStream } from "../../lib/snapshot/jsonLines";
+import { type GrantRecord, grant } from "../../lib/snapshot/records";
 import { makeTempDir } from "../helpers/tempDir";
 
 /** A page of `count` grants whose ids have lengths that vary with `seed`, and their hashes. */

@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { grant, SnapshotAssembler, type SnapshotRecord } from "../../lib/sync";
-import { SnapshotFile } from "../../lib/sync/SnapshotFile";
+import { grant, SnapshotAssembler, type SnapshotRecord } from "../../lib/snapshot";
+import { SnapshotFile } from "../../lib/snapshot/SnapshotFile";
 import { makeTempDir } from "../helpers/tempDir";
 
 /** Ids and names with what JSON must escape and what UTF-8 takes several bytes for. */

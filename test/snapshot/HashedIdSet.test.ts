@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { HashedIdSet, hashId, WORDS } from "../../lib/sync/HashedIdSet";
+import { HashedIdSet, hashId, WORDS } from "../../lib/snapshot/HashedIdSet";
 
 /**
  * MurmurHash3 x86_128, seed 0, of each id's UTF-16LE bytes, as words h1..h4, computed by the

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { grantLinesBytes } from "../../lib/sync/grantLines";
-import { jsonLine } from "../../lib/sync/jsonLines";
-import { type GrantRecord, grant } from "../../lib/sync/records";
+import { grantLinesBytes } from "../../lib/snapshot/grantLines";
+import { jsonLine } from "../../lib/snapshot/jsonLines";
+import { type GrantRecord, grant } from "../../lib/snapshot/records";
 
 /** What `grantLinesBytes` must give: each grant's `jsonLine`, in order, as UTF-8. */
 const oneByOne = (grants: readonly object[]) => Buffer.from(grants.map(jsonLine).join(""));

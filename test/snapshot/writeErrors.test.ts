@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
-import { grant, SnapshotAssembler, type SnapshotRecord } from "../../lib/sync";
+import { grant, SnapshotAssembler, type SnapshotRecord } from "../../lib/snapshot";
 import { WriteFailedError, writeFailure } from "../../lib/sync/errors";
 import { bundleScript } from "../helpers/bundleScript";
 import { makeTempDir } from "../helpers/tempDir";
@@ -163,8 +163,8 @@ describe("a gzip snapshot whose file stops (EFBIG) under the assembler", () => {
     bundleScript(
       `
           import { randomBytes } from "node:crypto";
-          import { SnapshotAssembler } from "./lib/sync/SnapshotAssembler";
-          import { SnapshotFile } from "./lib/sync/SnapshotFile";
+          import { SnapshotAssembler } from "./lib/snapshot/SnapshotAssembler";
+          import { SnapshotFile } from "./lib/snapshot/SnapshotFile";
           const file = await SnapshotFile.open(${JSON.stringify(join(dir, "s.jsonl.gz"))}, "t", "choose another --out");
           const assembler = await SnapshotAssembler.open({ out: file.stream, outFile: file.file, spoolDir: ${JSON.stringify(dir)}, syncId: "t", connector: "test" });
           try {

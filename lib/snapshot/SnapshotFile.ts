@@ -4,7 +4,7 @@ import { rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Writable } from "node:stream";
 import { createGzip } from "node:zlib";
-import { type SyncFile, writeFailure } from "./errors";
+import { type SyncFile, writeFailure } from "../sync/errors";
 import { createTempFile, unregisterTempFile } from "./tempFiles";
 
 /**

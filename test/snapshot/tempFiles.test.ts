@@ -2,14 +2,8 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  type Job,
-  type Page,
-  runLocalSync,
-  SnapshotFile,
-  type SyncConnector,
-  tempFiles,
-} from "../../lib/sync";
+import { SnapshotFile, tempFiles } from "../../lib/snapshot";
+import { type Job, type Page, runLocalSync, type SyncConnector } from "../../lib/sync";
 import { makeTempDir } from "../helpers/tempDir";
 
 /** A connector whose one job waits for `release`; `started` resolves when it runs. */
