@@ -1,4 +1,4 @@
-import { type BodyLine, isUser, userKey } from "../snapshot/lineSchema";
+import { type BodyLine, isUser, userKey } from "../snapshot/records";
 import { escapeLine, type RunCodec, unescapeLine } from "../sortedRuns/runs";
 
 /** The kinds of record `diff` compares (resource types are the connector's, not the tenant's). */

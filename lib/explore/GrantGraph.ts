@@ -1,4 +1,4 @@
-import type { EntitlementLine, ResourceTypeLine } from "../snapshot/lineSchema";
+import type { EntitlementLine, ResourceTypeLine } from "../snapshot/records";
 
 /** Lists by an owner's number, in two typed arrays: the owner's items are `items[start[i]..start[i+1]]`. */
 export class Adjacency {

@@ -1,4 +1,4 @@
-import type { ResourceLine } from "../snapshot/lineSchema";
+import type { ResourceLine } from "../snapshot/records";
 import type { SnapshotIndex } from "./SnapshotIndex";
 
 /** A field of an account that differs between the two snapshots. */

@@ -6,7 +6,7 @@ import type {
   ResourceTypeLine,
   SyncEndLine,
   SyncStartLine,
-} from "../snapshot/lineSchema";
+} from "../snapshot/records";
 import {
   ACCOUNT,
   buildIndexFile,

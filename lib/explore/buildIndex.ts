@@ -4,19 +4,19 @@ import { isPrivileged, type PrivilegedEntitlements } from "../connectors";
 import { SnapshotInputError } from "../snapshot/errors";
 import { hashId, WORDS } from "../snapshot/HashedIdSet";
 import { readLines } from "../snapshot/jsonLines";
+import { openSnapshot } from "../snapshot/readSnapshot";
+import { duplicateRecordError, readSnapshotFile } from "../snapshot/readSnapshotFile";
 import {
   type BodyLine,
   type EntitlementLine,
   type GrantLine,
+  type RecordKind,
   type ResourceLine,
   type ResourceTypeLine,
   type SyncEndLine,
   type SyncStartLine,
   snapshotLine,
-} from "../snapshot/lineSchema";
-import { openSnapshot } from "../snapshot/readSnapshot";
-import { duplicateRecordError, readSnapshotFile } from "../snapshot/readSnapshotFile";
-import type { RecordKind } from "../snapshot/records";
+} from "../snapshot/records";
 import { GrantGraph, resourceKey } from "./GrantGraph";
 import { ByteList, IntList, OffsetList } from "./growable";
 import { IndexFileWriter } from "./indexFile";

@@ -1,4 +1,4 @@
-import type { ResourceLine } from "../snapshot/lineSchema";
+import type { ResourceLine } from "../snapshot/records";
 import type { AccountRow, EntitlementRow, GrantRow, ResourceRef } from "./apiTypes";
 import type { ReviewStore } from "./ReviewStore";
 import type { SnapshotChanges } from "./SnapshotChanges";

@@ -1,4 +1,4 @@
-import { isUser, userKey } from "../snapshot/lineSchema";
+import { isUser, userKey } from "../snapshot/records";
 import { HashList, ID_HASH_WORDS, idHashWords, type SnapshotDigest } from "./SnapshotDigest";
 
 /**

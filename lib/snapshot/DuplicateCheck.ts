@@ -12,8 +12,7 @@ import {
   unescapeLine,
   writeRun,
 } from "../sortedRuns/runs";
-import { type BodyLine, recordIdentity } from "./lineSchema";
-import type { RecordKind } from "./records";
+import { type BodyLine, type RecordKind, recordIdentity } from "./records";
 
 const KEY_FILES: RunOwner = {
   slug: "keys",

@@ -4,8 +4,13 @@ import type { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import type * as z from "zod";
 import { countsMismatch, syncIdMismatch } from "./errors";
-import { type BodyLine, type SyncEndLine, type SyncStartLine, snapshotLine } from "./lineSchema";
-import type { RecordKind } from "./records";
+import {
+  type BodyLine,
+  type RecordKind,
+  type SyncEndLine,
+  type SyncStartLine,
+  snapshotLine,
+} from "./records";
 
 /** The first and last lines of a complete snapshot, and the records read of each kind. */
 export interface SnapshotEnds {

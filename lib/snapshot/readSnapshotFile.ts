@@ -2,9 +2,8 @@ import { ConnectorError } from "../errors";
 import { DuplicateCheck } from "./DuplicateCheck";
 import { duplicateRecord, SnapshotInputError } from "./errors";
 import { readLines } from "./jsonLines";
-import { type BodyLine, recordIdentity, type SyncStartLine } from "./lineSchema";
 import { openSnapshot, readCompleteSnapshot, type SnapshotEnds } from "./readSnapshot";
-import type { RecordKind } from "./records";
+import { type BodyLine, type RecordKind, recordIdentity, type SyncStartLine } from "./records";
 
 export interface ReadSnapshotFileOptions {
   /** Sees `sync_start` before any record; may throw (a ConnectorError goes through as it is). */

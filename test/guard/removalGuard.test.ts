@@ -16,7 +16,7 @@ import {
   type SnapshotDigest,
   sharedCount,
 } from "../../lib/guard";
-import { userKey } from "../../lib/snapshot/lineSchema";
+import { userKey } from "../../lib/snapshot/records";
 import { makeTempDir } from "../helpers/tempDir";
 
 /** A digest of users `u0..u{users-1}` and grants `g0..g{grants-1}` (from `from` on). */

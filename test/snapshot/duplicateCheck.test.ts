@@ -1,7 +1,7 @@
 import { readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { DuplicateCheck } from "../../lib/snapshot/DuplicateCheck";
-import type { BodyLine } from "../../lib/snapshot/lineSchema";
+import type { BodyLine } from "../../lib/snapshot/records";
 import { MAX_FAN_IN } from "../../lib/sortedRuns/runs";
 import { makeTempDir } from "../helpers/tempDir";
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { digestSnapshotFile, idHash, type SnapshotDigest } from "../../lib/guard";
 import { publishGuarded } from "../../lib/publish";
 import { grant, SnapshotAssembler, SnapshotFile, type SnapshotRecord } from "../../lib/snapshot";
-import { userKey } from "../../lib/snapshot/lineSchema";
+import { userKey } from "../../lib/snapshot/records";
 import { readSnapshot } from "../helpers/snapshot";
 import { makeTempDir } from "../helpers/tempDir";
 

@@ -1,6 +1,6 @@
 import { open, stat } from "node:fs/promises";
 import { SnapshotInputError } from "../../snapshot/errors";
-import type { BodyLine } from "../../snapshot/lineSchema";
+import type { BodyLine } from "../../snapshot/records";
 import { RunFiles, type RunOwner } from "../../sortedRuns/RunFiles";
 import {
   escapeLine,
