@@ -3,7 +3,7 @@ import type { Environment } from "../config";
 import {
   CONNECTOR_NAMES,
   connectorNamed,
-  type LoadedConnector,
+  type LoadedSyncer,
   UpstreamConnectors,
 } from "../connectors";
 import { ConfigError } from "../errors";
@@ -35,7 +35,7 @@ export class UnknownInstanceError extends ConfigError {
 export interface InstanceRuntime {
   row: InstanceRow;
   settings: Environment;
-  loaded: LoadedConnector;
+  loaded: LoadedSyncer;
   platform: PlatformClient;
   provisioner(): Provisioner;
 }

@@ -50,4 +50,4 @@ export {
   type SyncProgress,
   type SyncSummary,
 } from "./runLocalSync";
-export type { SyncConnector, ValidationReport } from "./types";
+export type { Syncer, ValidationReport } from "./types";

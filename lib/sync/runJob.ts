@@ -10,7 +10,7 @@ import {
   nextPageJob,
   type RecordSink,
 } from "./job";
-import type { SyncConnector } from "./types";
+import type { Syncer } from "./types";
 
 /**
  * A job that can never succeed: it does not parse, names a connector or job the connector does
@@ -56,7 +56,7 @@ export interface JobResult {
  * `sink`, some records may go to it before the page is done; `records` holds the rest.
  */
 export async function runJob(
-  connector: SyncConnector,
+  connector: Syncer,
   job: Job,
   ctx: RequestContext,
   sink?: RecordSink,
@@ -91,7 +91,7 @@ export interface PagesBound {
  * the next page not read (`next`). Which pages a run reads may differ between deliveries of a job.
  */
 export async function runJobPages(
-  connector: SyncConnector,
+  connector: Syncer,
   job: Job,
   ctx: RequestContext,
   bound: PagesBound,

@@ -8,7 +8,7 @@ import { SnapshotFile } from "../snapshot/SnapshotFile";
 import { SyncDeadlineError } from "./errors";
 import { type Job, makeJob, type RecordSink } from "./job";
 import { runJob } from "./runJob";
-import type { SyncConnector } from "./types";
+import type { Syncer } from "./types";
 
 export interface SyncProgress {
   jobsDone: number;
@@ -33,7 +33,7 @@ export interface SyncSummary {
 }
 
 export interface LocalSyncOptions {
-  connector: SyncConnector;
+  connector: Syncer;
   /** The snapshot path; `.gz` compresses. */
   outFile: string;
   /**

@@ -7,8 +7,8 @@ import { finalizeRecord } from "../../lib/cloud/finalize";
 import { silentTelemetry } from "../../lib/cloud/observability";
 import { schedule, syncNowRequest } from "../../lib/cloud/scheduler";
 import { processJobMessage } from "../../lib/cloud/syncWorker";
-import { BlacklineConnector, loadBlacklineConfig } from "../../lib/connectors/blackline";
-import { loadValimailConfig, ValimailConnector } from "../../lib/connectors/valimail";
+import { BlacklineSyncer, loadBlacklineConfig } from "../../lib/connectors/blackline";
+import { loadValimailConfig, ValimailSyncer } from "../../lib/connectors/valimail";
 import { ConfigError } from "../../lib/errors";
 import { newRequestContext } from "../../lib/http";
 import type { Logger } from "../../lib/logging";
@@ -21,7 +21,7 @@ import {
   parseCursor,
   parseJob,
   runJob,
-  type SyncConnector,
+  type Syncer,
 } from "../../lib/sync";
 import {
   isDotSegment,
@@ -289,10 +289,10 @@ describe("queue messages (property)", () => {
       return [];
     }
 
-    function connectors(): Record<string, SyncConnector> {
+    function connectors(): Record<string, Syncer> {
       const retry = { maxAttempts: 1 };
       return {
-        blackline: new BlacklineConnector(
+        blackline: new BlacklineSyncer(
           loadBlacklineConfig({
             CONNECTOR_ACCOUNTING_CLIENT_ID: "c",
             CONNECTOR_ACCOUNTING_CLIENT_SECRET: "property-secret",
@@ -306,7 +306,7 @@ describe("queue messages (property)", () => {
           }),
           { retry, timeoutMs: 2_000 },
         ),
-        valimail: new ValimailConnector(
+        valimail: new ValimailSyncer(
           loadValimailConfig({
             CONNECTOR_EMAILAUTH_CLIENT_ID: "property-client",
             CONNECTOR_EMAILAUTH_APP_ID: "property-app",
@@ -341,7 +341,7 @@ describe("queue messages (property)", () => {
       await fc.assert(
         fc.asyncProperty(jobArb, async (job) => {
           server.reset();
-          const connector = connectors()[job.connector] as SyncConnector;
+          const connector = connectors()[job.connector] as Syncer;
           try {
             await runJob(connector, job, newRequestContext());
           } catch (error) {

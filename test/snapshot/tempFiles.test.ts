@@ -3,7 +3,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SnapshotFile, tempFiles } from "../../lib/snapshot";
-import { type Job, type Page, runLocalSync, type SyncConnector } from "../../lib/sync";
+import { type Job, type Page, runLocalSync, type Syncer } from "../../lib/sync";
 import { makeTempDir } from "../helpers/tempDir";
 
 /** A connector whose one job waits for `release`; `started` resolves when it runs. */
@@ -16,7 +16,7 @@ function gatedConnector(outcome: "succeed" | "fail") {
   const gate = new Promise<void>((resolve) => {
     release = resolve;
   });
-  const connector: SyncConnector = {
+  const connector: Syncer = {
     name: "blackline",
     resourceTypes: () => [],
     rootJobs: () => [{ resourceType: "user", op: "list" }],

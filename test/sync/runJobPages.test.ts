@@ -8,7 +8,7 @@ import {
   type Page,
   type PagesBound,
   runJobPages,
-  type SyncConnector,
+  type Syncer,
 } from "../../lib/sync";
 
 const run = { syncId: "s", connector: "test", connectorId: "test-1" };
@@ -16,7 +16,7 @@ const run = { syncId: "s", connector: "test", connectorId: "test-1" };
 /** A list of `pages` pages of `perPage` records each, every page asking for one child job. */
 function listConnector(pages: number, perPage: number, failAt?: number) {
   const asked: number[] = [];
-  const connector: SyncConnector = {
+  const connector: Syncer = {
     name: "test",
     resourceTypes: () => [],
     rootJobs: () => [{ resourceType: "user", op: "list", cursor: 1 }],

@@ -12,7 +12,7 @@ import {
   parseJob,
   runJob,
   runLocalSync,
-  type SyncConnector,
+  type Syncer,
 } from "../../lib/sync";
 import { readSnapshot } from "../helpers/snapshot";
 import { makeTempDir } from "../helpers/tempDir";
@@ -119,7 +119,7 @@ describe("SnapshotAssembler to a SnapshotFile", () => {
 
 describe("runLocalSync", () => {
   /** A small connector defined here: two pages of users, then a job that fails when asked to. */
-  function connector(failOnPage: number | undefined): SyncConnector {
+  function connector(failOnPage: number | undefined): Syncer {
     return {
       name: "blackline",
       resourceTypes: () => [
@@ -223,7 +223,7 @@ describe("SnapshotAssembler to any stream", () => {
 
 describe("runJob", () => {
   const run = { syncId: "s", connector: "blackline", connectorId: "blackline-prod" };
-  const connector: SyncConnector = {
+  const connector: Syncer = {
     name: "blackline",
     resourceTypes: () => [],
     rootJobs: () => [],

@@ -1,6 +1,6 @@
 import { readdir } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { BlacklineConnector, loadBlacklineConfig } from "../../../lib/connectors/blackline";
+import { BlacklineSyncer, loadBlacklineConfig } from "../../../lib/connectors/blackline";
 import { newRequestContext } from "../../../lib/http";
 import {
   type BlacklineSimulator,
@@ -140,7 +140,7 @@ describe("BlackLine sync against the simulator", () => {
       ...sim.env(),
       CONNECTOR_ACCOUNTING_PAGE_SIZE: "10",
     });
-    const connector = new BlacklineConnector(config, { retry: FAST_RETRY });
+    const connector = new BlacklineSyncer(config, { retry: FAST_RETRY });
     const plan = makeJob(
       { syncId: "s", connector: "blackline", connectorId: "blackline" },
       { resourceType: "membership", op: "plan" },

@@ -18,7 +18,7 @@ import {
   unknownJob,
   type ValidationReport,
 } from "../../sync";
-import { PagedConnector, secondsValid } from "../PagedConnector";
+import { PagedSyncer, secondsValid } from "../PagedSyncer";
 import { upstreamId } from "../upstreamId";
 import { BlacklineApi, type ListEndpoint } from "./BlacklineApi";
 import type { BlacklineConfig } from "./config";
@@ -88,7 +88,7 @@ export function memberGroups(ids: readonly string[]): string[][] {
  * next pages, and the membership walk from the smaller side. Roles are listed alongside, and role
  * assignments come from the user records.
  */
-export class BlacklineConnector extends PagedConnector {
+export class BlacklineSyncer extends PagedSyncer {
   readonly name = "blackline";
   readonly #api: BlacklineApi;
 

@@ -1,15 +1,7 @@
 import type { Bound } from "../config";
 import type { RequestContext } from "../http";
 import type { ResourceTypeRecord } from "../snapshot";
-import type {
-  Job,
-  JobSpec,
-  Page,
-  PageSize,
-  RecordSink,
-  SyncConnector,
-  ValidationReport,
-} from "../sync";
+import type { Job, JobSpec, Page, PageSize, RecordSink, Syncer, ValidationReport } from "../sync";
 import type { UpstreamTuning } from "./upstreamTuning";
 
 /**
@@ -17,7 +9,7 @@ import type { UpstreamTuning } from "./upstreamTuning";
  * it asks for (with its variable and the upstream's largest), the pages one list may have, and
  * the sync's deadline, all from its tuning. A connector adds its jobs and its check.
  */
-export abstract class PagedConnector implements SyncConnector {
+export abstract class PagedSyncer implements Syncer {
   abstract readonly name: string;
   readonly syncDeadline: Bound;
   protected readonly pageSize: PageSize;

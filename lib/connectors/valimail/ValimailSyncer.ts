@@ -14,7 +14,7 @@ import {
   unknownJob,
   type ValidationReport,
 } from "../../sync";
-import { PagedConnector, secondsValid } from "../PagedConnector";
+import { PagedSyncer, secondsValid } from "../PagedSyncer";
 import type { ValimailConfig } from "./config";
 import { BASE_MEMBER_TYPES, MAX_PAGE_SIZE } from "./constants";
 import { memberTypeRecords, RESOURCE_TYPES, userRecords } from "./mappers";
@@ -28,7 +28,7 @@ const firstPage = firstIndexCursor(FIRST_INDEX);
  * users hold (owner and member always, marketer where an account has it), so each grant's
  * entitlement is in the snapshot.
  */
-export class ValimailConnector extends PagedConnector {
+export class ValimailSyncer extends PagedSyncer {
   readonly name = "valimail";
   readonly #api: ValimailApi;
 
