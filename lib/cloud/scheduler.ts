@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { ConfigError, messageOf } from "../errors";
+import { parseJsonOrUndefined } from "../parseJson";
 import { SyncDeadlineError } from "../sync";
 import { instanceCheckMessage, sendInstanceChecks } from "./aws/instanceChecks";
 import { InstanceRegistry, isDue } from "./aws/instances";
@@ -136,7 +137,7 @@ export async function checkInstance(
   config: CloudConfig,
   telemetry: Telemetry,
 ): Promise<"started" | "stalled" | "unchanged"> {
-  const parsed = instanceCheckMessage.safeParse(parseJson(body));
+  const parsed = instanceCheckMessage.safeParse(parseJsonOrUndefined(body));
   if (!parsed.success) {
     telemetry.logger.error("not an instance check, dropped", { error: parsed.error.message });
     return "unchanged";
@@ -159,14 +160,6 @@ export async function checkInstance(
       error: messageOf(error),
     });
     return "unchanged";
-  }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }
 

@@ -4,6 +4,7 @@ import * as z from "zod";
 import { decodeDigest, digestParts, type SnapshotDigest } from "../guard";
 import { countRemovalsFromDigestFile } from "../guard/digestFileRemovals";
 import type { PreviousRemovals } from "../guard/readSnapshotDigest";
+import { parseJsonOrUndefined } from "../parseJson";
 import type { GuardStore } from "../publish";
 import { writeFailure } from "../sync/errors";
 import { HELD_DIR_NAME, PUBLISHED_DIGEST_NAME, RELEASE_RESULT_NAME } from "./constants";
@@ -154,7 +155,7 @@ export class HeldSnapshot implements GuardStore {
   async releaseRequested(): Promise<{ syncId: string } | undefined> {
     const text = await readFile(this.#requestPath, "utf8").catch(() => undefined);
     if (text === undefined) return undefined;
-    const parsed = releaseRequest.safeParse(safeJson(text));
+    const parsed = releaseRequest.safeParse(parseJsonOrUndefined(text));
     if (parsed.success) return parsed.data;
     await rm(this.#requestPath, { force: true });
     return undefined;
@@ -181,7 +182,7 @@ export class HeldSnapshot implements GuardStore {
     const text = await readFile(join(this.#stateDir, RELEASE_RESULT_NAME), "utf8").catch(
       () => undefined,
     );
-    const parsed = releaseResult.safeParse(text === undefined ? undefined : safeJson(text));
+    const parsed = releaseResult.safeParse(parseJsonOrUndefined(text));
     return parsed.success && parsed.data.syncId === syncId ? parsed.data : undefined;
   }
 
@@ -210,13 +211,5 @@ export class HeldSnapshot implements GuardStore {
       throw error;
     }
     return decodeDigest(bytes, path);
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }
