@@ -61,12 +61,16 @@ interface WarmInstance {
 
 const warm = new Map<string, WarmInstance>();
 
+/**
+ * Opens an instance from its registry row: `options.row` when the caller has just read it (an
+ * instance check), so the row is read once, else read here.
+ */
 export async function openInstance(
   config: CloudConfig,
   connectorId: string,
-  options: { upstream?: UpstreamOptions } = {},
+  options: { upstream?: UpstreamOptions; row?: InstanceRow } = {},
 ): Promise<InstanceRuntime> {
-  const row = await new InstanceRegistry(config.instancesTable).get(connectorId);
+  const row = options.row ?? (await new InstanceRegistry(config.instancesTable).get(connectorId));
   if (!row) throw new UnknownInstanceError(connectorId);
   const settings = await readInstanceSettings(
     secretName(config.secretsPrefix, connectorId),
