@@ -14,7 +14,14 @@ export {
   type MetricRef,
   metricKey,
 } from "./metrics";
-export { awsClientConfig, awsEnv, DEFAULT_REGION, type Moto, startMoto } from "./moto";
+export {
+  awsClientConfig,
+  awsEnv,
+  createPkSkTable,
+  DEFAULT_REGION,
+  type Moto,
+  startMoto,
+} from "./moto";
 export { runOperator } from "./operator";
 export { ensurePackaged } from "./package";
 export {
