@@ -3,13 +3,20 @@
  * packaged stack deployed, the instance registered with the operator command, the scheduler
  * invoked, and the packaged worker and finalize handlers fed from the real queues the way Lambda
  * feeds them (moto cannot run Lambda code): up to each mapping's maximum concurrency of
- * invocations at once (10 workers), warm containers reused. The upstream simulator runs in a process of its own.
+ * invocations at once (10 workers), warm containers reused. The functions' AWS requests pass
+ * bench/delayingProxy.ts, which holds S3 GETs 40 ms (S3's first byte). The upstream simulator
+ * runs in a process of its own; the upload is compared with a command-line sync of the same
+ * tenant (bench/exactness.ts).
  */
 import { readFile } from "node:fs/promises";
 import { RunStore } from "../lib/cloud";
 import { startPlatformSimulator } from "../lib/simulators/platform";
 import { runOperator, type Stack, startStackOnMoto } from "../test/aws/harness";
 import type { BenchPaths } from "./cliSync";
+import { driveToEnd } from "./cloudDrive";
+import { S3_FIRST_BYTE_MS } from "./cloudFinalize";
+import { proxyEndpoints, startDelayingProxy } from "./delayingProxy";
+import { sameRecords } from "./exactness";
 import { startHostedSimulator } from "./processes";
 import type { Scenario } from "./scenarios";
 import type { MinimumRequests, SimulatorStats } from "./simulatorHost";
@@ -26,6 +33,8 @@ export interface CloudRun {
   server: SimulatorStats;
   minimum: MinimumRequests;
   records: number;
+  /** The upload has exactly the records of a command-line sync of the same tenant. */
+  exact: boolean;
   jobs: number;
   messages: number;
   shards: number;
@@ -44,15 +53,17 @@ export interface CloudRun {
   error?: string;
 }
 
-/** A bench run drains until the run is done: no cap on invocations, an hour at most. */
-export const UNBOUNDED_DRAIN = { maxInvocations: Number.POSITIVE_INFINITY, timeoutMs: 3_600_000 };
-
 export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promise<CloudRun> {
   const { moto, stack } = await startStackOnMoto({ stage: "bench" });
   const closers: (() => Promise<unknown>)[] = [() => moto.stop(), () => stack.close()];
   try {
     const platform = await startPlatformSimulator();
     closers.push(() => platform.close());
+    const proxy = await startDelayingProxy(moto.endpoint, { getDelayMs: S3_FIRST_BYTE_MS });
+    closers.push(() => proxy.close());
+    for (const key of ["scheduler", "syncWorker", "finalize"]) {
+      await stack.updateEnvironment(key, proxyEndpoints(proxy.endpoint));
+    }
     const upstream = await startHostedSimulator(paths.simulatorHost, scenario.simulator);
     let server: SimulatorStats | undefined;
     closers.push(async () => {
@@ -75,8 +86,8 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       syncId?: string;
     };
     if (!syncId) throw new Error(`cloud sync: ${sync.stderr.trim() || sync.stdout.trim()}`);
-    const worker = await stack.drainQueue("syncWorker", UNBOUNDED_DRAIN);
-    const finalize = await stack.drainQueue("finalize", UNBOUNDED_DRAIN);
+    const runs = new RunStore(stack.outputs.RunsTableName as string);
+    const { worker, finalize } = await driveToEnd(stack, runs, () => [syncId], scenario.name);
     const syncMs = performance.now() - started;
     const cpuSeconds = {
       emulator: (await processCpuSeconds(moto.pid)) - cpuBefore.emulator,
@@ -84,7 +95,6 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
     };
     server = await upstream.stop();
 
-    const runs = new RunStore(stack.outputs.RunsTableName as string);
     const run = await runs.get(syncId);
     const shards = (await runs.markers(syncId)).filter((m) => m.shardKey).length;
     const text = platform.uploads.get(syncId)?.text ?? "";
@@ -105,7 +115,10 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       0,
     );
     const invocationCount = invocations.scheduler + invocations.syncWorker + invocations.finalize;
-    const ok = run?.status === "complete" && records > 0;
+    const exact =
+      run?.status === "complete" &&
+      (await sameRecords(paths, scenario.simulator, text, scenario.name));
+    const ok = exact && records > 0;
     return {
       ok,
       syncMs,
@@ -113,6 +126,7 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       server,
       minimum: upstream.ready.minimum,
       records,
+      exact,
       jobs: run?.jobsDone ?? 0,
       messages: worker.messages,
       shards,
@@ -127,7 +141,7 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       ...(ok
         ? {}
         : {
-            error: `run ${run?.status ?? "missing"}: ${[...worker.errors, ...finalize.errors].slice(0, 3).join(" | ")}`,
+            error: `run ${run?.status ?? "missing"}${exact ? "" : ", not exact"}: ${[...worker.errors, ...finalize.errors].slice(0, 3).join(" | ")}`,
           }),
     };
   } finally {

@@ -5,12 +5,14 @@
  * concurrency). Each instance has its own upstream simulator, in a process of its own. Measures;
  * asserts nothing.
  */
+import { loadavg } from "node:os";
 import { RunStore } from "../lib/cloud";
 import type { TenantSize } from "../lib/simulators/blackline";
 import { startPlatformSimulator } from "../lib/simulators/platform";
 import { runOperator, startStackOnMoto } from "../test/aws/harness";
 import type { BenchPaths } from "./cliSync";
-import { ownCpuSeconds, processCpuSeconds, UNBOUNDED_DRAIN } from "./cloudSync";
+import { driveToEnd, runEnded } from "./cloudDrive";
+import { ownCpuSeconds, processCpuSeconds } from "./cloudSync";
 import { startHostedSimulator } from "./processes";
 
 export interface TenantsRun {
@@ -21,6 +23,8 @@ export interface TenantsRun {
   invocations: number;
   peakConcurrency: number;
   cpuSeconds: { emulator: number; harness: number };
+  /** The machine's 1-minute load average at the start of the small run alone and at the end (2 cores). */
+  loadAverage: { alone: number; end: number };
 }
 
 const LATENCY_MS = 40;
@@ -60,27 +64,17 @@ export async function runCloudTenants(
       if (!syncId) throw new Error(`cloud sync ${connectorId}: ${stderr.trim()}`);
       return syncId;
     };
-    const ended = async (syncId: string) => {
-      const status = (await runs.get(syncId))?.status;
-      return status !== "running" && status !== "finalizing";
-    };
-    /** Runs both queues at once until every run named has ended. */
-    const drainUntilEnded = (syncIds: string[]) => {
-      const until = async () => (await Promise.all(syncIds.map(ended))).every(Boolean);
-      return Promise.all([
-        stack.drainQueue("syncWorker", { ...UNBOUNDED_DRAIN, until }),
-        stack.drainQueue("finalize", { ...UNBOUNDED_DRAIN, until }),
-      ]);
-    };
+    const ended = (syncId: string) => runEnded(runs, syncId);
     const timeToEnd = async (syncId: string, startedMs: number) => {
       while (!(await ended(syncId))) await new Promise((r) => setTimeout(r, 200));
       return (performance.now() - startedMs) / 1000;
     };
 
     // Alone (its containers warm afterwards, as they are beside the large run).
+    const loadAlone = loadavg()[0] ?? 0;
     const aloneStarted = performance.now();
     const aloneId = await sync("small");
-    await drainUntilEnded([aloneId]);
+    await driveToEnd(stack, runs, () => [aloneId], "small alone");
     const aloneSeconds = (performance.now() - aloneStarted) / 1000;
 
     // Together: the small run starts once the large run's backlog is on the queue.
@@ -89,7 +83,7 @@ export async function runCloudTenants(
     const largeId = await sync("large");
     // The drains end once every run watched has ended; the small run is watched once started.
     const watched = [largeId];
-    const draining = drainUntilEnded(watched);
+    const draining = driveToEnd(stack, runs, () => watched, "large, then small beside it");
     let backlog = 0;
     while (backlog < BACKLOG && !(await ended(largeId))) {
       backlog = (await runs.get(largeId))?.outstanding ?? 0;
@@ -99,7 +93,10 @@ export async function runCloudTenants(
     const smallId = await sync("small");
     watched.push(smallId);
     const togetherSeconds = await timeToEnd(smallId, smallStarted);
-    const [worker] = await draining;
+    process.stderr.write(
+      `bench: the small run ended ${togetherSeconds.toFixed(1)} s after its start\n`,
+    );
+    const { worker } = await draining;
     const largeSeconds = (performance.now() - largeStarted) / 1000;
     const [large, small] = [await runs.get(largeId), await runs.get(smallId)];
     return {
@@ -122,6 +119,7 @@ export async function runCloudTenants(
         emulator: (await processCpuSeconds(moto.pid)) - cpuBefore.emulator,
         harness: ownCpuSeconds() - cpuBefore.harness,
       },
+      loadAverage: { alone: loadAlone, end: loadavg()[0] ?? 0 },
     };
   } finally {
     for (const close of closers.reverse()) await close().catch(() => {});

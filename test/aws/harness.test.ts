@@ -37,7 +37,8 @@ interface Seen {
 }
 
 // Body of a fixture message: `failUntil`/`throwUntil` fail the record (or throw) while its
-// ApproximateReceiveCount is at most that; `sleepMs` delays the invocation.
+// ApproximateReceiveCount is at most that; `sleepMs` delays the invocation; `holdMb` holds a
+// buffer of that many MiB through it.
 const FIXTURE = (log: string) => `
 import { appendFileSync } from "node:fs";
 import { threadId } from "node:worker_threads";
@@ -57,7 +58,9 @@ export const handler = async (event, context) => {
   const bodies = event.Records.map((r) => JSON.parse(r.body));
   for (const r of event.Records) note("start", r, context);
   const sleepMs = Math.max(0, ...bodies.map((b) => b.sleepMs ?? 0));
+  const held = Buffer.alloc(Math.max(0, ...bodies.map((b) => b.holdMb ?? 0)) * 1048576, 1);
   if (sleepMs) await sleep(sleepMs);
+  held.fill(2);
   const batchItemFailures = [];
   for (const [i, r] of event.Records.entries()) {
     const n = Number(r.attributes.ApproximateReceiveCount);
@@ -231,6 +234,21 @@ describe("drainQueue", () => {
     expect(second.containers).toBe(0);
     const secondThreads = (await seen()).filter((l) => l.id.startsWith("w")).map((l) => l.thread);
     for (const thread of secondThreads) expect(threads).toContain(thread);
+  });
+
+  it("reports each invocation's cost: the most memory a container held, its thread's CPU", async () => {
+    await send([{ id: "small" }]);
+    const small = await stack.drainQueue("syncWorker");
+    await send([{ id: "large", holdMb: 64 }]);
+    const large = await stack.drainQueue("syncWorker");
+
+    // The 64 MiB buffer is external memory of the container's isolate while the handler runs.
+    expect(large.peakMemoryBytes - small.peakMemoryBytes).toBeGreaterThanOrEqual(60 * 1048576);
+    for (const stats of [small, large]) {
+      expect(stats.handlerCpuMs).toBeGreaterThanOrEqual(0);
+      expect(stats.longestMs).toBeGreaterThan(0);
+      expect(stats.longestMs).toBeLessThanOrEqual(stats.handlerMs);
+    }
   });
 
   it("keeps the whole batch when the handler throws", async () => {
