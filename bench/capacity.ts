@@ -24,7 +24,17 @@ const PRICE = {
 };
 /** DynamoDB's documented ceiling for one partition: 1,000 write units a second. */
 const PARTITION_WRITE_UNITS_PER_SECOND = 1000;
+/**
+ * Round trips on AWS, for a wall time that this loaded machine cannot show: the upstream's
+ * latency in these runs, S3's first byte, and DynamoDB, SQS and Secrets Manager in
+ * single-digit milliseconds. Summed as if one after another: an upper bound.
+ */
+const UPSTREAM_MS = 40;
+const S3_MS = 40;
+const AWS_API_MS = 10;
 const WORKERS_AT_ONCE = 10;
+const BATCH = 10;
+const SHARD_READS_IN_FLIGHT = 32;
 const HOUR_SECONDS = 3600;
 const SMALL_TENANT_USERS = 500;
 const MEAN_TENANT_USERS = 10_000;
@@ -36,33 +46,62 @@ export interface Row {
   how: string;
 }
 
-/** Requests of one run, by what they cost. */
-function requestClasses(run: ScaleRun) {
+/** What one run cost, per job, per shard and per user, from its counts. */
+function perUnit(run: ScaleRun) {
   const ops = run.requests.byOperation;
   const sum = (pattern: RegExp) =>
     Object.entries(ops)
       .filter(([name]) => pattern.test(name))
-      .reduce((total, [, n]) => total + n, 0);
-  // Lambda's poller on AWS: a receive and a delete a batch, for the worker's and finalize's queues.
-  const pollerSqs = 2 * (run.worker.invocations + run.finalize.invocations);
+      .reduce((total, [, count]) => total + count, 0);
+  const s3Put = sum(/^s3:(Put|List|Post|Copy)/);
+  const s3Get = sum(/^s3:(Get|Head)/);
+  const otherAws = sum(/^(dynamodb|sqs|secretsmanager):/);
   const dynamoWriteUnits = run.requests.dynamoItemsWritten + run.requests.dynamoTransactionItems;
+  const dynamoReads = sum(/^dynamodb:(GetItem|Query|Scan|BatchGetItem|TransactGetItems)$/);
+  // Lambda's poller on AWS: a receive and a delete a batch, for the worker's and finalize's queues.
+  const sqs =
+    run.requests.sqsBilledRequests + 2 * (run.worker.invocations + run.finalize.invocations);
+  // A job's wall on AWS: its CPU and its round trips (S3 GETs are finalize's).
+  const jobMs =
+    (run.worker.cpuMs +
+      run.upstreamRequests * UPSTREAM_MS +
+      s3Put * S3_MS +
+      otherAws * AWS_API_MS) /
+    run.jobs;
+  const finalizeMs = run.finalize.cpuMs + (s3Get * S3_MS) / SHARD_READS_IN_FLIGHT;
+  const gbSeconds =
+    ((jobMs * run.jobs) / 1000) * (run.worker.memoryMb / 1024) +
+    (finalizeMs / 1000) * (run.finalize.memoryMb / 1024);
+  const usd = {
+    s3: s3Put * PRICE.s3Put + s3Get * PRICE.s3Get,
+    dynamodb: dynamoWriteUnits * PRICE.dynamoWrite + dynamoReads * PRICE.dynamoRead,
+    sqs: sqs * PRICE.sqs,
+    lambda:
+      gbSeconds * PRICE.lambdaGbSecond +
+      (run.worker.invocations + run.finalize.invocations) * PRICE.lambdaRequest,
+  };
   return {
-    s3Put: sum(/^s3:(Put|List|Post|Copy)/),
-    s3Get: sum(/^s3:(Get|Head)/),
-    dynamoWriteUnits,
-    dynamoReads: sum(/^dynamodb:(GetItem|Query|Scan|BatchGetItem|TransactGetItems)$/),
-    sqs: run.requests.sqsBilledRequests + pollerSqs,
+    jobMs,
+    finalizeMs,
+    s3Gets: s3Get,
+    perUser: {
+      s3: (s3Put + s3Get) / run.users,
+      dynamoWriteUnits: dynamoWriteUnits / run.users,
+      sqs: sqs / run.users,
+      usd: {
+        s3: usd.s3 / run.users,
+        dynamodb: usd.dynamodb / run.users,
+        sqs: usd.sqs / run.users,
+        lambda: usd.lambda / run.users,
+      },
+    },
   };
 }
 
-function lambdaUsd(cost: FunctionCost) {
-  return (
-    (cost.handlerMs / 1000) * (cost.memoryMb / 1024) * PRICE.lambdaGbSecond +
-    cost.invocations * PRICE.lambdaRequest
-  );
-}
+const total = (usd: { s3: number; dynamodb: number; sqs: number; lambda: number }) =>
+  usd.s3 + usd.dynamodb + usd.sqs + usd.lambda;
 
-/** A line through (x1, y1) and (x2, y2), or through the origin and the one point there is. */
+/** A line through the two last points, or through the origin and the one point there is. */
 function lineThrough(points: [number, number][]) {
   const [a, b] = points.slice(-2);
   if (!a) return (_x: number) => Number.NaN;
@@ -90,34 +129,16 @@ export function capacityRows(measured: readonly ScaleRun[]): { sizes: string[]; 
     ...targets.map((u) => `${n(u)} (projected)`),
   ];
 
+  const lastUnit = perUnit(last);
   const jobsPerUser = last.jobs / last.users;
   const shardsPerUser = last.shards / last.users;
-  const workerMsPerJob = last.worker.handlerMs / last.jobs;
-  const workerCpuPerJob = last.worker.cpuMs / last.jobs;
-  const finalizeMs = lineThrough(runs.map((r) => [r.shards, r.finalize.handlerMs]));
   const finalizeCpu = lineThrough(runs.map((r) => [r.shards, r.finalize.cpuMs]));
   const finalizeMemory = lineThrough(runs.map((r) => [r.users, r.finalize.peakMemoryMiB]));
   const tmpBytes = lineThrough(runs.map((r) => [r.users, r.finalize.tmpPeakBytes]));
-  const perUser = (r: ScaleRun) => {
-    const c = requestClasses(r);
-    return {
-      s3: (c.s3Put + c.s3Get) / r.users,
-      dynamoWriteUnits: c.dynamoWriteUnits / r.users,
-      sqs: c.sqs / r.users,
-      usd:
-        (c.s3Put * PRICE.s3Put +
-          c.s3Get * PRICE.s3Get +
-          c.dynamoWriteUnits * PRICE.dynamoWrite +
-          c.dynamoReads * PRICE.dynamoRead +
-          c.sqs * PRICE.sqs +
-          lambdaUsd(r.worker) +
-          lambdaUsd(r.finalize)) /
-        r.users,
-    };
-  };
-  const lastPerUser = perUser(last);
+  const getsPerShard = lastUnit.s3Gets / last.shards;
+  const finalizeAwsMs = (shards: number) =>
+    finalizeCpu(shards) + (shards * getsPerShard * S3_MS) / SHARD_READS_IN_FLIGHT;
   const hottestPerJob = (last.requests.hottestKey?.writes ?? 0) / last.jobs;
-  const jobsPerSecond = WORKERS_AT_ONCE / (workerMsPerJob / 1000);
 
   const at = (measuredValue: (r: ScaleRun) => string, projected: (users: number) => string) => [
     ...runs.map(measuredValue),
@@ -134,22 +155,31 @@ export function capacityRows(measured: readonly ScaleRun[]): { sizes: string[]; 
       how: "measured: the run's count; projected: per user of the largest run",
     },
     {
-      figure: "worker: wall / CPU per job, ms",
+      figure: "worker: CPU per job, ms",
       values: at(
-        (r) => `${n(r.worker.handlerMs / r.jobs)} / ${n(r.worker.cpuMs / r.jobs)}`,
-        () => `${n(workerMsPerJob)} / ${n(workerCpuPerJob)}`,
+        (r) => n(r.worker.cpuMs / r.jobs),
+        () => n(last.worker.cpuMs / last.jobs),
       ),
       limit: "",
-      how: "handler time over jobs; a job's cost does not grow with the tenant",
+      how: "the containers' thread CPU over jobs; a job's cost does not grow with the tenant",
+    },
+    {
+      figure: "worker: wall per job, ms",
+      values: at(
+        (r) => `${n(r.worker.handlerMs / r.jobs)} here, ${n(perUnit(r).jobMs)} on AWS`,
+        () => `${n(lastUnit.jobMs)} on AWS`,
+      ),
+      limit: "",
+      how: `here: measured at the machine's load; on AWS: projected, CPU + round trips (upstream ${UPSTREAM_MS} ms, S3 ${S3_MS} ms, other AWS ${AWS_API_MS} ms) one after another`,
     },
     {
       figure: "worker: longest invocation, s",
       values: at(
-        (r) => n(r.worker.longestMs / 1000, 1),
-        () => n(last.worker.longestMs / 1000, 1),
+        (r) => `${n(r.worker.longestMs / 1000, 1)} here`,
+        () => `${n((BATCH * lastUnit.jobMs) / 1000, 1)} on AWS`,
       ),
       limit: `${last.worker.timeoutSeconds} s timeout`,
-      how: "a batch of 10 jobs; flat in the tenant's size",
+      how: "a batch of 10 jobs; on AWS at most 10 jobs' wall one after another; flat in the tenant",
     },
     {
       figure: "worker: peak memory, MiB",
@@ -158,26 +188,27 @@ export function capacityRows(measured: readonly ScaleRun[]): { sizes: string[]; 
         () => n(last.worker.peakMemoryMiB),
       ),
       limit: `${last.worker.memoryMb} MB`,
-      how: "V8 heap + external of a container, sampled every 20 ms (Lambda adds the runtime's ~40 MB)",
+      how: "V8 heap + external of a container, sampled every 20 ms (Lambda adds the runtime's own tens of MB)",
     },
     {
-      figure: "run's worker time at 10 at once, min",
+      figure: "a run's worker time at 10 at once, min",
       values: at(
-        (r) => n(r.worker.handlerMs / WORKERS_AT_ONCE / 60_000, 1),
-        (u) => n((u * jobsPerUser * workerMsPerJob) / WORKERS_AT_ONCE / 60_000, 1),
+        (r) => n((r.jobs * perUnit(r).jobMs) / WORKERS_AT_ONCE / 60_000, 1),
+        (u) => n((u * jobsPerUser * lastUnit.jobMs) / WORKERS_AT_ONCE / 60_000, 1),
       ),
       limit: "60 min interval",
-      how: "worker handler time over the mapping's maximum concurrency (10)",
+      how: "jobs times the wall per job on AWS, over the mapping's maximum concurrency (10)",
     },
     {
-      figure: "finalize: wall / CPU, s",
+      figure: "finalize: wall here / CPU / wall on AWS, s",
       values: at(
-        (r) => `${n(r.finalize.handlerMs / 1000, 1)} / ${n(r.finalize.cpuMs / 1000, 1)}`,
+        (r) =>
+          `${n(r.finalize.handlerMs / 1000, 1)} / ${n(r.finalize.cpuMs / 1000, 1)} / ${n(perUnit(r).finalizeMs / 1000, 1)}`,
         (u) =>
-          `${n(finalizeMs(u * shardsPerUser) / 1000, 1)} / ${n(finalizeCpu(u * shardsPerUser) / 1000, 1)}`,
+          `- / ${n(finalizeCpu(u * shardsPerUser) / 1000, 0)} / ${n(finalizeAwsMs(u * shardsPerUser) / 1000, 0)}`,
       ),
-      limit: `${last.finalize.timeoutSeconds} s timeout`,
-      how: "measured with S3 GETs held 40 ms; projected on a line through the runs, by shards",
+      limit: `${last.finalize.timeoutSeconds} s timeout (a quarter: 225 s)`,
+      how: `CPU of its thread (gzip on libuv's pool not in it), on a line through the runs by shards; on AWS: CPU + one 40 ms GET a shard, ${SHARD_READS_IN_FLIGHT} in flight`,
     },
     {
       figure: "finalize: peak memory, MiB",
@@ -194,39 +225,48 @@ export function capacityRows(measured: readonly ScaleRun[]): { sizes: string[]; 
         (r) => n(r.finalize.tmpPeakBytes / 1e6, 1),
         (u) => n(tmpBytes(u) / 1e6, 0),
       ),
-      limit: "10,240 MB ephemeral storage",
+      limit: "10,240 MB ephemeral storage (half: 5,120)",
       how: "its TMPDIR polled every 100 ms; projected on a line through the runs",
     },
     {
-      figure: "S3 / DynamoDB write units / SQS requests per user",
+      figure: "S3 requests / DynamoDB write units / SQS requests, per user",
       values: at(
         (r) => {
-          const p = perUser(r);
+          const p = perUnit(r).perUser;
           return `${n(p.s3, 3)} / ${n(p.dynamoWriteUnits, 3)} / ${n(p.sqs, 3)}`;
         },
-        () =>
-          `${n(lastPerUser.s3, 3)} / ${n(lastPerUser.dynamoWriteUnits, 3)} / ${n(lastPerUser.sqs, 3)}`,
+        () => {
+          const p = lastUnit.perUser;
+          return `${n(p.s3, 3)} / ${n(p.dynamoWriteUnits, 3)} / ${n(p.sqs, 3)}`;
+        },
       ),
       limit: "",
       how: "counted at the wire (bench/delayingProxy.ts); SQS adds Lambda's poller, a receive and a delete a batch",
     },
     {
-      figure: "writes per second on the run's partition key",
+      figure: "writes a second on the run's partition key",
       values: at(
-        (r) => `${n(r.requests.hottestKey?.mostInOneSecond ?? 0)} (most in 1 s)`,
-        () => `${n(jobsPerSecond * hottestPerJob)} at 10 workers`,
+        (r) => `${n(r.requests.hottestKey?.mostInOneSecond ?? 0)} most in 1 s here`,
+        () =>
+          `${n(((WORKERS_AT_ONCE * 1000) / lastUnit.jobMs) * hottestPerJob)} at 10 workers on AWS`,
       ),
       limit: `${n(PARTITION_WRITE_UNITS_PER_SECOND)} WCU/s a partition`,
-      how: "the most-written key's writes per job times the jobs 10 workers finish a second",
+      how: "the most-written key's writes per job times the jobs 10 workers finish a second on AWS",
     },
     {
-      figure: "cost of one sync, USD",
+      figure: "cost of one sync: S3 + DynamoDB + SQS + Lambda = USD",
       values: at(
-        (r) => usd(perUser(r).usd * r.users),
-        (u) => usd(lastPerUser.usd * u),
+        (r) => {
+          const c = perUnit(r).perUser.usd;
+          return `${usd(c.s3 * r.users)} + ${usd(c.dynamodb * r.users)} + ${usd(c.sqs * r.users)} + ${usd(c.lambda * r.users)} = ${usd(total(c) * r.users)}`;
+        },
+        (u) => {
+          const c = lastUnit.perUser.usd;
+          return `${usd(c.s3 * u)} + ${usd(c.dynamodb * u)} + ${usd(c.sqs * u)} + ${usd(c.lambda * u)} = ${usd(total(c) * u)}`;
+        },
       ),
-      limit: "target $0.10 at 1M",
-      how: "requests and Lambda GB-seconds at list prices (bench/capacity.ts)",
+      limit: "target: $0.10 at 1M",
+      how: "counted requests at list prices; Lambda GB-seconds from the wall on AWS (bench/capacity.ts)",
     },
   ];
   return { sizes, rows };
@@ -236,27 +276,22 @@ export function capacityRows(measured: readonly ScaleRun[]): { sizes: string[]; 
 export function tenantRows(measured: readonly ScaleRun[]): Row[] {
   const last = [...measured].sort((a, b) => a.users - b.users).at(-1);
   if (!last) return [];
-  const workerMsPerJob = last.worker.handlerMs / last.jobs;
+  const { jobMs } = perUnit(last);
   const jobsPerUser = last.jobs / last.users;
   const jobsOf = (users: number) => Math.max(3, users * jobsPerUser);
   return [1_000, 10_000].map((tenants) => {
-    const stageMinutes =
-      (tenants * jobsOf(MEAN_TENANT_USERS) * workerMsPerJob) / WORKERS_AT_ONCE / 60_000;
+    const stageMs = tenants * jobsOf(MEAN_TENANT_USERS) * jobMs;
     // Fair queues serve every tenant with work alike, so a small one gets 1/tenants of the workers.
-    const smallWaitMinutes =
-      (jobsOf(SMALL_TENANT_USERS) * tenants * workerMsPerJob) / WORKERS_AT_ONCE / 60_000;
-    const workersForTheHour = Math.ceil(
-      (tenants * jobsOf(MEAN_TENANT_USERS) * workerMsPerJob) / 1000 / HOUR_SECONDS,
-    );
+    const smallWaitMs = jobsOf(SMALL_TENANT_USERS) * tenants * jobMs;
     return {
-      figure: `${n(tenants)} tenants of ${n(MEAN_TENANT_USERS)} users`,
+      figure: `${n(tenants)} tenants of ${n(MEAN_TENANT_USERS)} users, all due at once`,
       values: [
-        `stage's work ${n(stageMinutes)} min at 10 workers`,
-        `a ${SMALL_TENANT_USERS}-user tenant waits ${n(Math.min(smallWaitMinutes, stageMinutes))} min`,
-        `${n(workersForTheHour)} workers at once to sync all hourly`,
+        `the stage's work ${n(stageMs / WORKERS_AT_ONCE / 60_000)} min at 10 workers`,
+        `a ${SMALL_TENANT_USERS}-user tenant waits ${n(Math.min(smallWaitMs, stageMs) / WORKERS_AT_ONCE / 60_000)} min`,
+        `${n(Math.ceil(stageMs / 1000 / HOUR_SECONDS))} workers at once would sync all hourly`,
       ],
       limit: "60 min interval",
-      how: "projected from the worker's measured time per job; fair queues share workers evenly",
+      how: "projected from the wall per job on AWS; fair queues share the workers evenly",
     };
   });
 }

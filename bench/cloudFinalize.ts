@@ -5,12 +5,13 @@
  * issue 37: a team per 50 users, pages of 1,000, no rate limit) run by the harness's worker, then
  * finalize alone through the proxy. Prints one JSON line a size; measures, asserts nothing.
  */
-import { mkdir, readdir, stat } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { RunStore } from "../lib/cloud";
 import { startPlatformSimulator } from "../lib/simulators/platform";
 import { awsEnv, deployStack, runOperator, startMoto } from "../test/aws/harness";
 import type { BenchPaths } from "./cliSync";
+import { watchPeak } from "./cloudScale";
 import { startDelayingProxy } from "./delayingProxy";
 import { startHostedSimulator } from "./processes";
 
@@ -75,7 +76,7 @@ export async function runFinalizeBench(
         if (!syncId) throw new Error(`cloud sync: ${sync.stderr.trim() || sync.stdout.trim()}`);
         await stack.drainQueue("syncWorker");
         proxy.takeGets();
-        const peak = watchPeak(tmp);
+        const peak = watchPeak(tmp, 20);
         const cpu = process.cpuUsage();
         const finalize = await stack.drainQueue("finalize");
         const { user, system } = process.cpuUsage(cpu);
@@ -104,36 +105,4 @@ export async function runFinalizeBench(
   } finally {
     for (const close of closers.reverse()) await close().catch(() => {});
   }
-}
-
-/** Polls the bytes under `dir` until stopped; resolves with the most seen. */
-function watchPeak(dir: string) {
-  let peak = 0;
-  let stopped = false;
-  const poll = (async () => {
-    while (!stopped) {
-      peak = Math.max(peak, await bytesUnder(dir));
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await poll;
-      return peak;
-    },
-  };
-}
-
-async function bytesUnder(dir: string): Promise<number> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  let total = 0;
-  for (const entry of entries) {
-    if (!entry.isFile()) continue;
-    total += await stat(join(entry.parentPath, entry.name)).then(
-      (s) => s.size,
-      () => 0,
-    );
-  }
-  return total;
 }

@@ -54,6 +54,8 @@ export interface ScaleRun {
   records: number;
   jobs: number;
   shards: number;
+  /** Requests the workers sent upstream (the run's count). */
+  upstreamRequests: number;
   /** From `cloud sync` to the run's end, s (wall, on this machine's load). */
   syncSeconds: number;
   worker: FunctionCost;
@@ -158,6 +160,7 @@ export async function runCloudScale(
             : "not checked",
           records: text.split("\n").filter((line) => line.length > 0).length - 2,
           jobs: run?.jobsDone ?? 0,
+          upstreamRequests: run?.requests ?? 0,
           shards: (await runs.markers(syncId)).filter((m) => m.shardKey).length,
           syncSeconds: Math.round(syncSeconds),
           worker: cost("syncWorker", worker),
