@@ -11,7 +11,7 @@
  * million requests (each 64 KiB a request) plus $0.10 per million on a fair queue; Lambda on Arm
  * $0.0000133334 per GB-second and $0.20 per million requests.
  */
-import type { FunctionCost, ScaleRun } from "./cloudScale";
+import type { ScaleRun } from "./cloudScale";
 
 const PRICE = {
   s3Put: 0.005 / 1000,

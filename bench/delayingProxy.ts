@@ -36,7 +36,7 @@ export interface RequestCounts {
   sqsBilledRequests: number;
 }
 
-/** `service:Operation` sent to the proxy's endpoints. */
+/** The services whose endpoint variables proxyEndpoints sets (the SDK's service ids, upper case). */
 const PROXIED_SERVICES = ["S3", "DYNAMODB", "SQS", "SECRETS_MANAGER"] as const;
 
 /** The per-service endpoint variables that send a function's S3, DynamoDB, SQS and Secrets Manager requests through the proxy. */
