@@ -28,20 +28,25 @@ export interface Drained {
 
 /**
  * Drains both queues until every run of `syncIds()` has ended. `syncIds` is read on each check,
- * so a run started meanwhile (the tenants bench) is waited for too.
+ * so a run started meanwhile (the tenants bench) is waited for too; while it answers undefined a
+ * run is still to come, and the queues are drained on even if every run so far has ended.
  */
 export async function driveToEnd(
   stack: Stack,
   runs: RunStore,
-  syncIds: () => readonly string[],
+  syncIds: () => readonly string[] | undefined,
   label: string,
 ): Promise<Drained> {
-  const until = async () =>
-    (await Promise.all(syncIds().map((id) => runEnded(runs, id)))).every(Boolean);
+  const until = async () => {
+    const ids = syncIds();
+    return (
+      ids !== undefined && (await Promise.all(ids.map((id) => runEnded(runs, id)))).every(Boolean)
+    );
+  };
   const started = performance.now();
   const progress = setInterval(() => {
     void (async () => {
-      const states = await Promise.all(syncIds().map((id) => runs.get(id)));
+      const states = await Promise.all((syncIds() ?? []).map((id) => runs.get(id)));
       const text = states
         .map(
           (r) => `${r?.status ?? "?"} ${r?.jobsDone ?? 0} done ${r?.outstanding ?? 0} outstanding`,
