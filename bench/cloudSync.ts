@@ -11,7 +11,13 @@
 import { readFile } from "node:fs/promises";
 import { RunStore } from "../lib/cloud";
 import { startPlatformSimulator } from "../lib/simulators/platform";
-import { runOperator, type Stack, startStackOnMoto } from "../test/aws/harness";
+import {
+  type AwsRequestCounts,
+  runOperator,
+  type Stack,
+  startStackOnMoto,
+} from "../test/aws/harness";
+import { type AwsCost, awsCost } from "./awsPrices";
 import type { BenchPaths } from "./cliSync";
 import { driveToEnd } from "./cloudDrive";
 import { S3_FIRST_BYTE_MS } from "./cloudFinalize";
@@ -50,11 +56,15 @@ export interface CloudRun {
    * time) and this process (the harness and the handlers' containers, threads of it).
    */
   cpuSeconds: { emulator: number; harness: number };
+  /** What the functions asked of AWS during the run (counted at the harness's proxy). */
+  aws: AwsRequestCounts;
+  /** Their cost at list prices (bench/awsPrices.ts), with the poller's receives and deletes. */
+  awsUsd: AwsCost;
   error?: string;
 }
 
 export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promise<CloudRun> {
-  const { moto, stack } = await startStackOnMoto({ stage: "bench" });
+  const { moto, stack } = await startStackOnMoto({ stage: "bench", countAwsRequests: true });
   const closers: (() => Promise<unknown>)[] = [() => moto.stop(), () => stack.close()];
   try {
     const platform = await startPlatformSimulator();
@@ -77,6 +87,7 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
     const put = await operator(["put-instance", "bench", "blackline", "--no-sync"], env);
     if (put.code !== 0) throw new Error(`put-instance: ${put.stderr.trim()}`);
 
+    stack.awsRequests?.take();
     const cpuBefore = { emulator: await processCpuSeconds(moto.pid), harness: ownCpuSeconds() };
     const started = performance.now();
     const schedulerStarted = performance.now();
@@ -94,6 +105,7 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       harness: ownCpuSeconds() - cpuBefore.harness,
     };
     server = await upstream.stop();
+    const aws = stack.awsRequests?.take() as AwsRequestCounts;
 
     const run = await runs.get(syncId);
     const shards = (await runs.markers(syncId)).filter((m) => m.shardKey).length;
@@ -136,6 +148,9 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       memoryMb,
       gbSeconds,
       cpuSeconds,
+      aws,
+      // Lambda's poller: a receive and a delete for each batch it delivered.
+      awsUsd: awsCost(aws, 2 * (worker.invocations + finalize.invocations)),
       lambdaUsd:
         gbSeconds * LAMBDA_ARM64_USD_PER_GB_SECOND + invocationCount * LAMBDA_USD_PER_REQUEST,
       ...(ok

@@ -3,10 +3,11 @@
  * (pages of 1,000, no latency, no rate limit): 100,000 users in 2,000 teams and 1,000,000 users in
  * 20,000 teams, 50 roles, 0 to 6 teams a user. Each snapshot is written once into
  * .build/explore-bench/ and reused by later runs (a 1,000,000-user sync takes minutes and 860 MB).
- * For each: the executable started twice in a fresh process (the first start builds the index
- * beside the snapshot, the second reads it back), each timed from spawn to the printed address,
- * then searched and paged over HTTP as the page does, then stopped; peak RSS and CPU from
- * bench/processProbe.mjs. The same with `--diff` against a second name (a hard link) of the same
+ * For each: the executable started twice in a fresh process, as a user starts it (its `#!` line's
+ * memory settings apply; through `node` they would not), the first start building the index
+ * beside the snapshot and the second reading it back, each timed from spawn to the printed address
+ * (wall, and the CPU the process had used by then), then searched and paged over HTTP as the page
+ * does, then stopped; peak RSS and CPU from bench/processProbe.mjs. The same with `--diff` against a second name (a hard link) of the same
  * snapshot: two indexes built and compared, no change found (the cost of comparing is there, its
  * result empty). Prints one JSON line a run. It measures and asserts nothing.
  */
@@ -32,6 +33,8 @@ export interface ExploreRun {
   start: "first" | "second";
   diff: boolean;
   readySeconds: number;
+  /** CPU (user and system) the process had used when it printed its address: on a loaded machine, the figure to read. */
+  readyCpuSeconds: number;
   peakRssMiB: number;
   cpuSeconds: number;
   indexMiB: number;
@@ -57,6 +60,13 @@ async function sync(root: string, file: string, size: TenantSize, host: string) 
   }
 }
 
+/** The CPU seconds a running process has used, from /proc (`utime` and `stime`, in ticks of 1/100 s). */
+async function cpuSecondsOf(pid: number | undefined): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 async function timed(url: string, token: string) {
   const times: number[] = [];
   let total: number | undefined;
@@ -76,12 +86,17 @@ async function timed(url: string, token: string) {
 
 async function runExplore(root: string, args: string[], probe: string) {
   const began = performance.now();
-  const explore = await startExplore(args, [
-    "/usr/bin/env",
-    `NODE_OPTIONS=--import=${pathToFileURL(join(root, "bench", "processProbe.mjs")).href}`,
-    `BENCH_PROCESS_FILE=${probe}`,
-  ]);
+  const explore = await startExplore(
+    args,
+    [
+      "/usr/bin/env",
+      `NODE_OPTIONS=--import=${pathToFileURL(join(root, "bench", "processProbe.mjs")).href}`,
+      `BENCH_PROCESS_FILE=${probe}`,
+    ],
+    { executable: true },
+  );
   const readySeconds = (performance.now() - began) / 1000;
+  const readyCpuSeconds = await cpuSecondsOf(explore.child.pid);
   const base = `http://127.0.0.1:${explore.port}/api`;
   const requests: ExploreRun["requests"] = {};
   requests.summary = await timed(`${base}/summary`, explore.token);
@@ -107,6 +122,7 @@ async function runExplore(root: string, args: string[], probe: string) {
   };
   return {
     readySeconds: Math.round(readySeconds * 10) / 10,
+    readyCpuSeconds,
     peakRssMiB: Math.round(measured.peakRssBytes / 2 ** 20),
     cpuSeconds: Math.round(measured.cpuMs / 100) / 10,
     requests,

@@ -6,11 +6,10 @@
  */
 import {
   BatchWriteItemCommand,
-  CreateTableCommand,
   DynamoDBClient,
   TransactWriteItemsCommand,
 } from "@aws-sdk/client-dynamodb";
-import { awsClientConfig, startMoto } from "../test/aws/harness";
+import { awsClientConfig, createPkSkTable, startMoto } from "../test/aws/harness";
 
 export interface TransactTiming {
   items: number;
@@ -35,20 +34,7 @@ export async function measureTransactions(sizes: readonly number[]): Promise<Tra
     const results: TransactTiming[] = [];
     for (const items of sizes) {
       const table = `transact-${items}`;
-      await dynamo.send(
-        new CreateTableCommand({
-          TableName: table,
-          BillingMode: "PAY_PER_REQUEST",
-          AttributeDefinitions: [
-            { AttributeName: "pk", AttributeType: "S" },
-            { AttributeName: "sk", AttributeType: "S" },
-          ],
-          KeySchema: [
-            { AttributeName: "pk", KeyType: "HASH" },
-            { AttributeName: "sk", KeyType: "RANGE" },
-          ],
-        }),
-      );
+      await createPkSkTable(dynamo, table);
       for (let i = 0; i < items; i += 25) {
         const puts = Array.from({ length: Math.min(25, items - i) }, (_, j) => ({
           PutRequest: {

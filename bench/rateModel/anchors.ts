@@ -19,7 +19,7 @@
  *   little early: it goes again when the copy allows.
  */
 import { AdaptiveRetryStrategy } from "@smithy/core/retry";
-import { START_RATE } from "../../lib/http/rateConstants";
+import { START_RATE } from "../../lib/rate";
 import type { ParsedLimiterSettings } from "../../lib/simulators/limiters/settings";
 import type { GatedClient, PacedController } from "../../test/http/upstreamModel";
 

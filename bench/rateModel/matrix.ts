@@ -20,7 +20,7 @@
 import { execSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { it, vi } from "vitest";
-import { AdaptiveRate } from "../../lib/http/AdaptiveRate";
+import { RateModel } from "../../lib/rate";
 import { createLimiter, type LimiterSettings } from "../../lib/simulators/limiters";
 import { parseLimiterSettings } from "../../lib/simulators/limiters/settings";
 import {
@@ -34,7 +34,6 @@ import {
 } from "../../test/http/upstreamModel";
 import { limiterFloorSeconds } from "../floors";
 import { aimd, awsAdaptive, told } from "./anchors";
-import { RateModel } from "./RateModel";
 
 const list = (name: string, fallback: string) =>
   (process.env[name] ?? fallback).split(",").filter(Boolean);
@@ -89,8 +88,7 @@ const KINDS: Kind[] = [
 
 type Client = PacedController<unknown> | GatedClient<unknown>;
 const CLIENTS: Record<string, (kind: Kind) => Client> = {
-  ours: () => new AdaptiveRate() as unknown as Client,
-  model: () => new RateModel() as unknown as Client,
+  ours: () => new RateModel() as unknown as Client,
   aws: () => awsAdaptive() as Client,
   aimd: () => aimd() as Client,
   told: (kind) => told(parseLimiterSettings(kind.limiter)) as Client,
@@ -170,7 +168,7 @@ const f2 = (s: Spread | undefined) =>
   s === undefined
     ? ""
     : Number.isFinite(s.mean)
-      ? `${s.mean.toFixed(2)} (${s.max.toFixed(2)})`
+      ? `${s.mean.toFixed(3)} (${s.max.toFixed(3)})`
       : "> 300 s";
 
 function table(rows: Map<string, Row>, baseline: Baseline | undefined): string[] {
@@ -191,9 +189,9 @@ function table(rows: Map<string, Row>, baseline: Baseline | undefined): string[]
   return lines;
 }
 
-/** Ours (the candidate model, if run) against the baseline: mean wall/floor within 0.03 of it, mean requests at most 1.03. */
+/** Ours against the baseline: mean wall/floor within 0.03 of it, mean requests at most 1.03. */
 function gate(kind: string, row: Row, baseline: Baseline | undefined): string {
-  const ours = row.model ?? row.ours;
+  const ours = row.ours;
   const before = baseline?.kinds[kind];
   if (!ours || !before) return "";
   const wallOk = ours.wallOverFloor.mean <= before.wallOverFloor.mean + 0.03;

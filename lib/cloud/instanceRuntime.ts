@@ -3,7 +3,7 @@ import type { Environment } from "../config";
 import {
   CONNECTOR_NAMES,
   connectorNamed,
-  type LoadedConnector,
+  type LoadedSyncer,
   UpstreamConnectors,
 } from "../connectors";
 import { ConfigError } from "../errors";
@@ -35,7 +35,7 @@ export class UnknownInstanceError extends ConfigError {
 export interface InstanceRuntime {
   row: InstanceRow;
   settings: Environment;
-  loaded: LoadedConnector;
+  loaded: LoadedSyncer;
   platform: PlatformClient;
   provisioner(): Provisioner;
 }
@@ -61,12 +61,16 @@ interface WarmInstance {
 
 const warm = new Map<string, WarmInstance>();
 
+/**
+ * Opens an instance from its registry row: `options.row` when the caller has just read it (an
+ * instance check), so the row is read once, else read here.
+ */
 export async function openInstance(
   config: CloudConfig,
   connectorId: string,
-  options: { upstream?: UpstreamOptions } = {},
+  options: { upstream?: UpstreamOptions; row?: InstanceRow } = {},
 ): Promise<InstanceRuntime> {
-  const row = await new InstanceRegistry(config.instancesTable).get(connectorId);
+  const row = options.row ?? (await new InstanceRegistry(config.instancesTable).get(connectorId));
   if (!row) throw new UnknownInstanceError(connectorId);
   const settings = await readInstanceSettings(
     secretName(config.secretsPrefix, connectorId),

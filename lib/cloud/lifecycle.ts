@@ -5,7 +5,7 @@ import { publishHeld } from "../publish";
 import { redact } from "../redact";
 import { makeJob } from "../sync";
 import { S3GuardStore } from "./aws/guardStore";
-import { InstanceRegistry } from "./aws/instances";
+import { InstanceRegistry, type InstanceRow } from "./aws/instances";
 import type { RunItem } from "./aws/runItem";
 import type { CloudConfig } from "./config";
 import { openInstance, UnknownInstanceError } from "./instanceRuntime";
@@ -30,16 +30,18 @@ export interface StartAnswer {
  * Starts a run of an instance unless one is current: claims it in the registry (the one guard
  * against two runs), records the run with its root jobs pending, sets the label `syncing`, and
  * sends the root jobs. Broken settings put the instance's label at `error`, and no run starts.
+ * `row`: the instance's registry row when the caller has just read it, so it is not read again.
  */
 export async function startRun(
   config: CloudConfig,
   connectorId: string,
   telemetry: Telemetry,
+  row?: InstanceRow,
 ): Promise<StartAnswer> {
   const registry = new InstanceRegistry(config.instancesTable);
   let instance: Awaited<ReturnType<typeof openInstance>>;
   try {
-    instance = await openInstance(config, connectorId);
+    instance = await openInstance(config, connectorId, { row });
   } catch (error) {
     // Settings that cannot work: say so on the instance's row, where `cloud list` shows it.
     if (ConfigError.is(error) && !UnknownInstanceError.is(error)) {

@@ -1,9 +1,9 @@
-import type { Job, JobResult, RunIdentity } from "../sync";
+import { type Job, type JobResult, parseJob, type RunIdentity } from "../sync";
 import { jobId } from "../sync/job";
 import { sendFinalize, sendJobs } from "./aws/messages";
 import type { JobMarker, RunItem } from "./aws/runItem";
-import { type CommitOutcome, FINALIZE_LEASE_SECONDS, RunStore } from "./aws/runs";
-import { ShardStore, shardKeys } from "./aws/shards";
+import { type ChildClaim, type CommitOutcome, FINALIZE_LEASE_SECONDS, RunStore } from "./aws/runs";
+import { ShardStore, shardKeyOf } from "./aws/shards";
 import type { CloudConfig } from "./config";
 
 /**
@@ -24,11 +24,11 @@ export type Acceptance =
 
 /**
  * The cloud run's transitions, in one place: start a run, accept a job message, commit a job's
- * page and send the children it owns, send the run to finalize once nothing is outstanding, take
+ * pages and send the children it owns, send the run to finalize once nothing is outstanding, take
  * it for finalizing, and end it (complete, held, released, or error). Nothing else in lib/cloud
  * touches a run's state.
- * Its state is in DynamoDB (`RunStore`: the run's count and one marker a job), its pages in S3
- * (`ShardStore`), its messages on SQS; each transition is safe to repeat, so a message delivered
+ * Its state is in DynamoDB (`RunStore`: the run's count and one marker a job), its records in S3
+ * (`ShardStore`, one object a job), its messages on SQS; each transition is safe to repeat, so a message delivered
  * twice, or a worker that dies between two steps, leaves the run counting each job once.
  */
 export class RunFlow {
@@ -65,11 +65,9 @@ export class RunFlow {
   }
 
   /**
-   * Commits a job's page: its records and children stored under the delivery's message id, the
-   * children nobody asked for yet claimed for this job, and the job counted done in one
-   * conditional transaction. The delivery that committed sends the children the job owns; one
-   * that found the job done by another delivery sends them if that one has not. Then the run goes
-   * to finalize if nothing is outstanding. Returns the outcome and the children owned.
+   * Commits a job's result: its records stored under the delivery's message id (one object, none
+   * when it read no records), then the job counted done and its children claimed, in one
+   * conditional transaction; then `#afterCommit`. Returns the outcome and the children owned.
    */
   async commit(
     job: Job,
@@ -79,30 +77,58 @@ export class RunFlow {
   ): Promise<{ outcome: CommitOutcome; children: number }> {
     const { syncId } = job;
     const id = jobId(job);
-    const keys = shardKeys(syncId, id, deliveryId);
-    await Promise.all([
-      this.#shards.putShard(keys.shardKey, result.records),
-      this.#shards.putChildren(keys.childrenKey, result.followUps),
-    ]);
-    const owned = new Set(await this.#runs.claimChildren(syncId, id, result.followUps.map(jobId)));
-    const outcome = await this.#runs.commit(syncId, id, {
-      ...keys,
+    // A delivery that ran beside the one that committed writes nothing (a read is cheaper than
+    // a PUT); one still racing it writes an object no marker names, expired with the run's.
+    if ((await this.#runs.marker(syncId, id))?.state === "done") {
+      return this.#afterCommit(job, "already_done", result, []);
+    }
+    let shardKey: string | undefined;
+    if (result.records.length > 0) {
+      shardKey = shardKeyOf(syncId, id, deliveryId);
+      await this.#shards.putShard(shardKey, result.records);
+    }
+    const children = result.followUps.map((child) => ({
+      jobId: jobId(child),
+      job: JSON.stringify(child),
+    }));
+    const { outcome, owned } = await this.#runs.commit(syncId, id, {
+      ...(shardKey === undefined ? {} : { shardKey }),
       records: result.records.length,
       requests,
-      children: owned.size,
+      children,
     });
-    if (outcome === "run_over") return { outcome, children: owned.size };
+    return this.#afterCommit(job, outcome, result, owned);
+  }
+
+  /**
+   * After a commit: the delivery that committed sends the children the job owns; one that found
+   * the job done by another delivery sends them if that one has not (should it die before
+   * sending). Then the run goes to finalize if nothing is outstanding.
+   */
+  async #afterCommit(
+    job: Job,
+    outcome: CommitOutcome,
+    result: JobResult,
+    owned: readonly ChildClaim[],
+  ): Promise<{ outcome: CommitOutcome; children: number }> {
+    const { syncId } = job;
+    const id = jobId(job);
+    if (outcome === "run_over") return { outcome, children: owned.length };
     if (outcome === "committed") {
-      const children = result.followUps.filter((child) => owned.has(jobId(child)));
-      await sendJobs(this.#config.syncJobsQueueUrl, children);
-      await this.#runs.markChildrenSent(syncId, id);
+      if (owned.length > 0) {
+        const ownedIds = new Set(owned.map((child) => child.jobId));
+        await sendJobs(
+          this.#config.syncJobsQueueUrl,
+          result.followUps.filter((child) => ownedIds.has(jobId(child))),
+        );
+        await this.#runs.markChildrenSent(syncId, id);
+      }
     } else {
-      // Another delivery committed first; should it die before sending, this one sends.
       const committed = await this.#runs.marker(syncId, id);
       if (committed) await this.#sendChildrenOnce(syncId, committed);
     }
     await this.#finalizeIfDone(syncId);
-    return { outcome, children: owned.size };
+    return { outcome, children: owned.length };
   }
 
   /**
@@ -139,16 +165,19 @@ export class RunFlow {
     return run;
   }
 
-  /** The shard of every job of the run, in S3; throws when a job is not done (a partial snapshot). */
+  /**
+   * The shard of every job of the run that read records, in S3; throws when a job is not done (a
+   * partial snapshot).
+   */
   async committedShards(syncId: string): Promise<string[]> {
     const markers = await this.#runs.markers(syncId);
-    const shards = markers.flatMap((m) => (m.state === "done" && m.shardKey ? [m.shardKey] : []));
-    if (shards.length < markers.length) {
+    const notDone = markers.filter((m) => m.state !== "done" || (!m.shardKey && m.records !== 0));
+    if (notDone.length > 0) {
       throw new Error(
-        `${markers.length - shards.length} jobs of the run are not done; the snapshot would be partial`,
+        `${notDone.length} jobs of the run are not done; the snapshot would be partial`,
       );
     }
-    return shards;
+    return markers.flatMap((m) => (m.shardKey ? [m.shardKey] : []));
   }
 
   /** Ends a finalizing run `complete`; throws when it was ended meanwhile. */
@@ -177,19 +206,17 @@ export class RunFlow {
   }
 
   /**
-   * Sends the still pending children a done job owns, unless its children were sent already: the
-   * delivery that committed it died before sending them, or is about to (a copy then is harmless).
+   * Sends the still pending children a done job owns (their markers hold them), unless its
+   * children were sent already: the delivery that committed it died before sending them, or is
+   * about to (a copy then is harmless).
    */
   async #sendChildrenOnce(syncId: string, marker: JobMarker): Promise<void> {
-    if (marker.childrenSent || !marker.childrenKey) return;
-    const children = await this.#shards.getChildren(marker.childrenKey);
-    const pending: Job[] = [];
-    for (const child of children) {
-      const childMarker = await this.#runs.marker(syncId, jobId(child));
-      if (childMarker?.state === "pending" && childMarker.owner === marker.jobId)
-        pending.push(child);
-    }
-    await sendJobs(this.#config.syncJobsQueueUrl, pending);
+    if (marker.childrenSent !== false) return;
+    const pending = await this.#runs.pendingChildren(syncId, marker.jobId);
+    await sendJobs(
+      this.#config.syncJobsQueueUrl,
+      pending.flatMap((child) => (child.job ? [parseJob(JSON.parse(child.job))] : [])),
+    );
     await this.#runs.markChildrenSent(syncId, marker.jobId);
   }
 

@@ -7,7 +7,7 @@ import {
   SnapshotAssembler,
   SnapshotFile,
   type SnapshotRecord,
-} from "../sync";
+} from "../snapshot";
 
 /** How a write error in finalize's temporary directory tells the fix. */
 const FINALIZE_ELSEWHERE =

@@ -1,8 +1,9 @@
 import * as z from "zod";
 import { ConfigError, messageOf } from "../errors";
+import { parseJsonOrUndefined } from "../parseJson";
 import { SyncDeadlineError } from "../sync";
 import { instanceCheckMessage, sendInstanceChecks } from "./aws/instanceChecks";
-import { InstanceRegistry, isDue } from "./aws/instances";
+import { InstanceRegistry, type InstanceRow, isDue } from "./aws/instances";
 import { sendFinalize } from "./aws/messages";
 import type { RunItem } from "./aws/runItem";
 import { FINALIZE_ATTEMPTS, FINALIZE_LEASE_SECONDS } from "./aws/runs";
@@ -136,7 +137,7 @@ export async function checkInstance(
   config: CloudConfig,
   telemetry: Telemetry,
 ): Promise<"started" | "stalled" | "unchanged"> {
-  const parsed = instanceCheckMessage.safeParse(parseJson(body));
+  const parsed = instanceCheckMessage.safeParse(parseJsonOrUndefined(body));
   if (!parsed.success) {
     telemetry.logger.error("not an instance check, dropped", { error: parsed.error.message });
     return "unchanged";
@@ -145,12 +146,12 @@ export async function checkInstance(
   const row = await new InstanceRegistry(config.instancesTable).get(connectorId);
   const now = new Date();
   if (row?.currentSyncId) {
-    const stalled = await settleCurrentRun(config, connectorId, row.currentSyncId, now, telemetry);
+    const stalled = await settleCurrentRun(config, row, row.currentSyncId, now, telemetry);
     return stalled ? "stalled" : "unchanged";
   }
   if (!row || !isDue(row, now)) return "unchanged";
   try {
-    const answer = await startRun(config, connectorId, telemetry);
+    const answer = await startRun(config, connectorId, telemetry, row);
     return answer.status === "started" ? "started" : "unchanged";
   } catch (error) {
     if (!ConfigError.is(error)) throw error;
@@ -162,14 +163,6 @@ export async function checkInstance(
   }
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Looks at an instance's current run: one that made no progress for `runStallSeconds` (its
  * workers or finalizer gone) ends `error`; one that ended without releasing the instance (its
@@ -177,11 +170,12 @@ function parseJson(text: string): unknown {
  */
 async function settleCurrentRun(
   config: CloudConfig,
-  connectorId: string,
+  row: InstanceRow,
   syncId: string,
   now: Date,
   telemetry: Telemetry,
 ): Promise<boolean> {
+  const { connectorId } = row;
   const registry = new InstanceRegistry(config.instancesTable);
   const run = await new RunFlow(config).get(syncId);
   if (run?.status === "complete") {
@@ -199,7 +193,7 @@ async function settleCurrentRun(
   }
   if (run?.status === "finalizing") return settleFinalizing(config, run, now, telemetry);
   const quietMs = run ? now.getTime() - Date.parse(run.lastProgressAt) : Number.POSITIVE_INFINITY;
-  const overdue = run?.status === "error" ? undefined : await pastDeadline(config, run, now);
+  const overdue = run?.status === "error" ? undefined : await pastDeadline(config, run, row, now);
   if (run?.status !== "error" && quietMs <= config.runStallSeconds * 1000 && !overdue) return false;
   const reason =
     run?.error ??
@@ -247,10 +241,11 @@ async function settleFinalizing(
 async function pastDeadline(
   config: CloudConfig,
   run: RunItem | undefined,
+  row: InstanceRow,
   now: Date,
 ): Promise<string | undefined> {
   if (!run) return undefined;
-  const deadline = await openInstance(config, run.connectorId).then(
+  const deadline = await openInstance(config, run.connectorId, { row }).then(
     (instance) => instance.loaded.connector.syncDeadline,
     () => undefined,
   );

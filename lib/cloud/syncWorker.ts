@@ -3,7 +3,14 @@ import * as z from "zod";
 import { ConnectorError, messageOf } from "../errors";
 import { type HttpCounters, isRetryableError, newRequestContext, RateLimitedError } from "../http";
 import { withFields } from "../logging";
-import { describeJob, InvalidJobError, type Job, parseJob, runJob } from "../sync";
+import {
+  describeJob,
+  InvalidJobError,
+  type Job,
+  type PagesBound,
+  parseJob,
+  runJobPages,
+} from "../sync";
 import { jobId } from "../sync/job";
 import { RATE_REFUSALS_ATTRIBUTE, sendJobs } from "./aws/messages";
 import { sharedRate } from "./aws/sharedRate";
@@ -20,6 +27,21 @@ const MAX_DELAY_SECONDS = 900;
 /** A job handed back for a rate limit the n-th time waits up to 2^n s, at most this (jittered). */
 const MAX_BACKOFF_SECONDS = 256;
 const rateRefusals = z.coerce.number().int().min(0);
+
+/**
+ * How far a job follows its list's next pages in one delivery (docs/cloud.md, "Jobs"): a shard of
+ * at most about 10,000 records, 10 pages, and children few enough for one commit's transaction
+ * (a page asks for at most 41: BlackLine's membership groups and its next page), with time left
+ * for another page as slow as the slowest so far before the deadline margin.
+ */
+const PAGES_BOUND = { records: 10_000, pages: 10, children: 40 } as const;
+
+function pagesBound(inv: WorkerInvocation): PagesBound {
+  return {
+    ...PAGES_BOUND,
+    timeForAnother: (slowestPageMs) => inv.remainingMs() > DEADLINE_MARGIN_MS + 2 * slowestPageMs,
+  };
+}
 
 export interface WorkerInvocation {
   config: CloudConfig;
@@ -71,7 +93,8 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       ...optionalSharedRate(config, job.connectorId, instance.loaded.requestsPerSecond),
     });
     counters = ctx.counters;
-    const result = await runJob(instance.loaded.connector, job, ctx).finally(() => {
+    const bound = pagesBound(inv);
+    const result = await runJobPages(instance.loaded.connector, job, ctx, bound).finally(() => {
       telemetry.count("requests", ctx.counters.requests);
       telemetry.count("retries", ctx.counters.retries);
     });
@@ -81,7 +104,12 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       result,
       ctx.counters.requests,
     );
-    logger.info("job done", { outcome, records: result.records.length, children });
+    logger.info("job done", {
+      outcome,
+      pages: result.pages,
+      records: result.records.length,
+      children,
+    });
     committed = outcome === "committed";
     if (committed) {
       telemetry.count("jobs", 1);

@@ -2,13 +2,13 @@ import { createHash } from "node:crypto";
 import type { Provisioner } from "../actions";
 import { type Environment, resolveSecrets } from "../config";
 import type { UpstreamOptions } from "../http";
-import type { Connector, LoadedConnector } from "./types";
+import type { Connector, LoadedSyncer } from "./types";
 
 /** Built from one version of the settings. */
 interface Built {
   /** A digest of the connector's settings as resolved (secrets read from their files). */
   key: string;
-  syncer?: LoadedConnector;
+  syncer?: LoadedSyncer;
   provisioner?: Provisioner;
 }
 
@@ -34,7 +34,7 @@ export class UpstreamConnectors {
   }
 
   /** Throws the configuration's error (naming the variable) when the settings no longer read. */
-  syncer(): LoadedConnector {
+  syncer(): LoadedSyncer {
     const { built, env } = this.#current();
     built.syncer ??= this.connector.sync(env, this.#options);
     return built.syncer;

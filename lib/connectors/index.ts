@@ -37,6 +37,6 @@ export function connectorNamed<Name extends ConnectorName>(name: Name): Connecto
   return BY_NAME[name];
 }
 
-export type { Connector, LoadedConnector, PrivilegedEntitlements } from "./types";
+export type { Connector, LoadedSyncer, PrivilegedEntitlements } from "./types";
 export { isPrivileged } from "./types";
 export { UpstreamConnectors } from "./UpstreamConnectors";

@@ -2,7 +2,7 @@ import type * as z from "zod";
 import type { Provisioner } from "../actions";
 import type { Environment } from "../config";
 import type { UpstreamOptions } from "../http";
-import type { SyncConnector } from "../sync";
+import type { Syncer } from "../sync";
 import type { UpstreamTuning } from "./upstreamTuning";
 
 /**
@@ -50,7 +50,7 @@ export function isPrivileged(
 export interface SyncCapability<Config extends UpstreamTuning> {
   /** Validates the settings, naming each variable wrong (ConfigError); makes no request. */
   loadConfig(env: Environment): Config;
-  syncer(config: Config, options: UpstreamOptions): SyncConnector;
+  syncer(config: Config, options: UpstreamOptions): Syncer;
 }
 
 /** The write side: the actions it carries out, once its settings switch writes on. */
@@ -70,8 +70,8 @@ export interface ConnectorDefinition<Name extends string, Config extends Upstrea
 }
 
 /** A syncer with the limits a runner needs from the same settings. */
-export interface LoadedConnector {
-  connector: SyncConnector;
+export interface LoadedSyncer {
+  connector: Syncer;
   /** Jobs run at once by the local runner. */
   concurrency: number;
   /**
@@ -84,7 +84,7 @@ export interface LoadedConnector {
 /** A connector as the runtimes use it: its identity and its capabilities over raw settings. */
 export interface Connector<Name extends string = string> extends ConnectorIdentity<Name> {
   /** Validates the settings and builds the syncer (no request is made). */
-  sync(env: Environment, options?: UpstreamOptions): LoadedConnector;
+  sync(env: Environment, options?: UpstreamOptions): LoadedSyncer;
   /** The provisioner; a read-only connector throws `unsupported` before reading any setting. */
   provisioner(env: Environment, options?: UpstreamOptions): Provisioner;
   /** What a host announces: `sync`, and the actions when the settings switch writes on. */

@@ -1,6 +1,6 @@
 import { ConnectorError } from "../errors";
 import type { Removal } from "../guard";
-import { duplicateRecordError } from "../snapshot/snapshotFile";
+import { duplicateRecordError } from "../snapshot/readSnapshotFile";
 import { RunFiles } from "../sortedRuns/RunFiles";
 import { compareKeys, MergedRuns, RepeatedKey } from "../sortedRuns/runs";
 import { DiffWorkError, SnapshotInputError } from "./errors";

@@ -1,7 +1,7 @@
 import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import { describeVerdict, type GuardVerdict } from "../guard";
+import { endStream, writeChunk } from "../snapshot/jsonLines";
 import type { RunFiles } from "../sortedRuns/RunFiles";
-import { endStream, writeChunk } from "../sync/jsonLines";
 import { type Change, type ChangeSink, type DiffResult, isToggle } from "./compareSnapshots";
 import type { FieldChanges, KeyedRecord } from "./keyedRecord";
 import type { ChunkedOutput } from "./output";

@@ -1,4 +1,4 @@
-import { jsonLine } from "../sync/jsonLines";
+import { jsonLine } from "../snapshot/jsonLines";
 import type { Change, ChangeSink, DiffResult } from "./compareSnapshots";
 import type { ChunkedOutput } from "./output";
 

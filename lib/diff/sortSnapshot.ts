@@ -1,7 +1,7 @@
 import { ConnectorError } from "../errors";
 import type { SnapshotEnds } from "../snapshot/readSnapshot";
+import { duplicateRecordError, readSnapshotFile } from "../snapshot/readSnapshotFile";
 import type { SyncStartLine } from "../snapshot/records";
-import { duplicateRecordError, readSnapshotFile } from "../snapshot/snapshotFile";
 import type { RunFiles } from "../sortedRuns/RunFiles";
 import {
   MAX_FAN_IN,

@@ -82,19 +82,33 @@ export class GrantGraph {
   /** What a resource holds: its own grants, and those of the teams it is a member of (nested too). */
   holdings(resource: number): Holding[] {
     const out: Holding[] = [];
-    const seen = new Set<number>([resource]);
-    const visit = (principal: number, via: number | undefined) => {
-      for (const grant of this.byPrincipal.of(principal)) {
-        out.push(via === undefined ? { grant } : { grant, via });
+    this.eachHolding(resource, (grant, via) => {
+      out.push(via < 0 ? { grant } : { grant, via });
+    });
+    return out;
+  }
+
+  /**
+   * `holdings` one at a time, without a record each (`via` -1 for a direct grant): each team is
+   * visited once, however many ways lead to it.
+   */
+  eachHolding(resource: number, visit: (grant: number, via: number) => void): void {
+    const { start, items } = this.byPrincipal;
+    let seen: Set<number> | undefined;
+    const walk = (principal: number, via: number) => {
+      const end = start[principal + 1] as number;
+      for (let at = start[principal] as number; at < end; at++) {
+        const grant = items[at] as number;
+        visit(grant, via);
         const group = this.membershipGroup[this.grantEntitlement[grant] as number] as number;
-        if (group >= 0 && !seen.has(group)) {
-          seen.add(group);
-          visit(group, group);
-        }
+        if (group < 0 || group === resource) continue;
+        seen ??= new Set();
+        if (seen.has(group)) continue;
+        seen.add(group);
+        walk(group, group);
       }
     };
-    visit(resource, undefined);
-    return out;
+    walk(resource, -1);
   }
 
   /** Who holds an entitlement: its grants' principals, and the members of a team it is granted to. */

@@ -1,4 +1,4 @@
-import { hashId, WORDS } from "../sync/HashedIdSet";
+import { hashId, WORDS } from "../snapshot/HashedIdSet";
 import { IntList } from "./growable";
 
 /**
@@ -25,6 +25,18 @@ export class KeyTable {
   get(key: string): number | undefined {
     return find(this.slots, this.bytes, this.starts, key);
   }
+
+  /** Whether key `n` here is key `m` of `other`, compared as bytes (no string made). */
+  sameKey(n: number, other: KeyTable, m: number): boolean {
+    const from = this.starts[n] as number;
+    const to = this.starts[n + 1] as number;
+    const otherFrom = other.starts[m] as number;
+    const otherTo = other.starts[m + 1] as number;
+    return (
+      to - from === otherTo - otherFrom &&
+      this.bytes.compare(other.bytes, otherFrom, otherTo, from, to) === 0
+    );
+  }
 }
 
 /** Builds a KeyTable one key at a time, numbering keys from 0 in the order added. */
@@ -48,7 +60,9 @@ export class KeyTableBuilder {
 
   /** The new key's number, or undefined when the key was added before. */
   add(key: string): number | undefined {
-    if (this.get(key) !== undefined) return undefined;
+    const hash = hashOf(key);
+    if (find(this.#slots, this.#bytes, this.#starts.view(), key, hash) !== undefined)
+      return undefined;
     const n = this.size;
     const size = Buffer.byteLength(key);
     const at = this.#starts.view()[n] as number;
@@ -59,7 +73,6 @@ export class KeyTableBuilder {
     }
     this.#bytes.write(key, at);
     this.#starts.push(at + size);
-    const hash = hashOf(key);
     this.#hashes.push(hash);
     if ((n + 1) * 2 > this.#slots.length) this.#grow();
     else place(this.#slots, n, hash);
@@ -86,16 +99,32 @@ function place(slots: Int32Array, n: number, hash: number): void {
   slots[slot] = n + 1;
 }
 
-function find(slots: Int32Array, bytes: Buffer, starts: Int32Array, key: string) {
-  const wanted = Buffer.from(key);
+function find(
+  slots: Int32Array,
+  bytes: Buffer,
+  starts: Int32Array,
+  key: string,
+  hash = hashOf(key),
+): number | undefined {
   const mask = slots.length - 1;
-  for (let slot = hashOf(key) & mask; ; slot = (slot + 1) & mask) {
+  for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
     const n = (slots[slot] as number) - 1;
     if (n < 0) return undefined;
-    const start = starts[n] as number;
-    const end = starts[n + 1] as number;
-    if (end - start === wanted.length && wanted.equals(bytes.subarray(start, end))) return n;
+    if (spells(bytes, starts[n] as number, starts[n + 1] as number, key)) return n;
   }
+}
+
+/**
+ * Whether `bytes[start..end]` is `key` in UTF-8: compared a character at a time while the key is
+ * ASCII (one byte each; no copy of the key for each lookup), as bytes from its first other one.
+ */
+function spells(bytes: Buffer, start: number, end: number, key: string): boolean {
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c >= 0x80) return Buffer.from(key).equals(bytes.subarray(start, end));
+    if (start + i >= end || bytes[start + i] !== c) return false;
+  }
+  return start + key.length === end;
 }
 
 const scratch = new Uint32Array(WORDS);

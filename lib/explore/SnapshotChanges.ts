@@ -44,11 +44,21 @@ export class SnapshotChanges {
     this.resourceAdded = new Uint8Array(resources);
     /** Per resource of the new snapshot: its number in the old one, or -1. */
     const before = new Int32Array(resources);
+    const nowPrints = now.fingerprints();
+    const oldPrints = old.fingerprints();
     for (let i = 0; i < resources; i++) {
-      const b = old.resourceNamed(now.keyOf(i)) ?? -1;
+      // Most resources follow the one before them in both files: tried first, by the keys' bytes.
+      const next = i === 0 ? 0 : (before[i - 1] as number) + 1;
+      const b =
+        next > 0 && next < old.resourceCount && now.sameKey(i, old, next)
+          ? next
+          : (old.resourceNamed(now.keyOf(i)) ?? -1);
       before[i] = b;
       if (b < 0) this.resourceAdded[i] = 1;
-      else if (!now.sameFields(i, old, b)) {
+      else if (
+        nowPrints[2 * i] !== oldPrints[2 * b] ||
+        nowPrints[2 * i + 1] !== oldPrints[2 * b + 1]
+      ) {
         const fields = accountFieldChanges(old.resource(b), now.resource(i));
         if (fields.length) this.accountFields.set(i, fields);
       }
@@ -78,14 +88,17 @@ export class SnapshotChanges {
     this.grantsAddedTo = new Int32Array(resources);
     this.grantsAddedToEntitlement = new Int32Array(now.entitlements.length);
     const heldBefore = new Int32Array(now.entitlements.length).fill(-1);
+    const oldGrants = old.byPrincipal;
+    const nowGrants = now.byPrincipal;
     for (let i = 0; i < resources; i++) {
       const b = before[i] as number;
       if (b >= 0)
-        for (const grant of old.byPrincipal.of(b)) {
-          const e = newOf[old.grantEntitlement[grant] as number] as number;
+        for (let at = oldGrants.start[b] as number; at < (oldGrants.start[b + 1] as number); at++) {
+          const e = newOf[old.grantEntitlement[oldGrants.items[at] as number] as number] as number;
           if (e >= 0) heldBefore[e] = i;
         }
-      for (const grant of now.byPrincipal.of(i)) {
+      for (let at = nowGrants.start[i] as number; at < (nowGrants.start[i + 1] as number); at++) {
+        const grant = nowGrants.items[at] as number;
         const e = now.grantEntitlement[grant] as number;
         if (heldBefore[e] === i) continue;
         this.grantAdded[grant] = 1;
@@ -98,11 +111,12 @@ export class SnapshotChanges {
     for (let i = 0; i < old.resourceCount; i++) {
       const a = after[i] as number;
       if (a >= 0)
-        for (const grant of now.byPrincipal.of(a)) {
-          const e = oldOf[now.grantEntitlement[grant] as number] as number;
+        for (let at = nowGrants.start[a] as number; at < (nowGrants.start[a + 1] as number); at++) {
+          const e = oldOf[now.grantEntitlement[nowGrants.items[at] as number] as number] as number;
           if (e >= 0) heldAfter[e] = i;
         }
-      for (const grant of old.byPrincipal.of(i)) {
+      for (let at = oldGrants.start[i] as number; at < (oldGrants.start[i + 1] as number); at++) {
+        const grant = oldGrants.items[at] as number;
         const e = old.grantEntitlement[grant] as number;
         if (heldAfter[e] === i) continue;
         const key = old.keyOf(i);

@@ -20,11 +20,18 @@ import {
 import { Adjacency, GrantGraph, type Holder, type Holding } from "./GrantGraph";
 import { type IndexFile, readIndexFile } from "./indexFile";
 import { KeyTable } from "./KeyTable";
-import { SearchText } from "./SearchText";
-import type { AccountSort } from "./sortOrders";
+import { PIECE, SearchText } from "./SearchText";
+import { ACCOUNT_SORTS, type AccountSort } from "./sortOrders";
 
 export { resourceKey } from "./GrantGraph";
 export type { Holder, Holding };
+
+/** An index file checked whole and of the snapshot as it is now, not yet read (`load`). */
+export interface PreparedIndex {
+  file: IndexFile;
+  /** Built by an earlier start (not by this one). */
+  reused: boolean;
+}
 
 /** Where a snapshot's index is kept: beside it (derived data; delete it to rebuild). */
 export const indexPathOf = (snapshot: string) => `${snapshot}.explore-index`;
@@ -33,10 +40,10 @@ export const indexPathOf = (snapshot: string) => `${snapshot}.explore-index`;
  * A snapshot's index for the review page, kept in a file beside the snapshot (`indexPathOf`),
  * built on the first start and reused while the snapshot's size, modification time and sync id
  * (and the connector's privileged rules) are unchanged. In memory: typed arrays (grants as pairs
- * of numbers and their lists, counts, flags, sort orders, the resources' keys) and the folded
- * search text; entitlements and resource types as records (thousands). Each resource's record
- * stays in the file, read by number when a page shows it, so memory grows by a few dozen bytes a
- * resource, not by its record.
+ * of numbers and their lists, counts, flags, sort orders, the resources' keys); entitlements and
+ * resource types as records (thousands). Each resource's record stays in the file, read by number
+ * when a page shows it, and so do the accounts' search text (read through at each search) and the
+ * fingerprints (read once, by the changes view), so memory grows by about 150 bytes a resource.
  */
 export class SnapshotIndex {
   readonly start: SyncStartLine;
@@ -57,17 +64,13 @@ export class SnapshotIndex {
   readonly privilegedCount: Int32Array;
   /** Per entitlement: accounts (and teams) holding it. */
   readonly holderCount: Int32Array;
-  /** Per account (by its place in `accounts`): display name, login, id and emails. */
-  readonly searchText: SearchText;
   /** Per entitlement: display name, id and the id of the resource it is on. */
   readonly entitlementText: SearchText;
-  /** The accounts (positions in `accounts`) by each sortable column. */
-  readonly accountOrders: Record<AccountSort, Int32Array>;
+  readonly #search: { text: SearchText; orders: Record<AccountSort, Int32Array> } | undefined;
   readonly #keys: KeyTable;
   readonly #typeIds: string[];
   readonly #resourceType: Int32Array;
   readonly #flags: Uint8Array;
-  readonly #fingerprints: Uint32Array;
   readonly #recordStarts: Float64Array;
 
   private constructor(
@@ -75,15 +78,11 @@ export class SnapshotIndex {
     privilegedFor: (connector: string) => PrivilegedEntitlements,
     /** Read from a file an earlier start built (not built by this one). */
     readonly reused: boolean,
+    search: boolean,
   ) {
     const about = file.about as IndexAbout;
-    const region = (name: string) => {
-      const bytes = file.arrays.get(name);
-      if (!bytes) throw new Error(`the index has no ${name}`);
-      return bytes;
-    };
     const int32 = (name: string) => {
-      const bytes = region(name);
+      const bytes = file.region(name);
       return new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
     };
     this.start = about.start;
@@ -94,21 +93,16 @@ export class SnapshotIndex {
       this.entitlementAt.set(e.id, i);
     });
     this.#typeIds = about.typeIds;
-    this.#keys = new KeyTable(region("keyBytes"), int32("keyStarts"), int32("keySlots"));
+    this.#keys = new KeyTable(file.region("keyBytes"), int32("keyStarts"), int32("keySlots"));
     this.#resourceType = int32("resourceType");
-    this.#flags = region("resourceFlags");
-    const prints = region("fingerprints");
-    this.#fingerprints = new Uint32Array(prints.buffer, prints.byteOffset, prints.byteLength / 4);
-    const starts = region("recordStarts");
+    this.#flags = file.region("resourceFlags");
+    const starts = file.region("recordStarts");
     this.#recordStarts = new Float64Array(starts.buffer, starts.byteOffset, starts.byteLength / 8);
-    const count = this.#keys.size;
-    if (this.#recordStarts.length !== count + 1 || this.#flags.length !== count)
-      throw new Error("the index's resource arrays disagree");
     this.accounts = int32("accounts");
     this.graph = new GrantGraph(
       int32("grantEntitlement"),
       int32("grantPrincipal"),
-      count,
+      this.#keys.size,
       this.resourceTypes,
       this.entitlements,
       (key) => this.#keys.get(key),
@@ -126,35 +120,35 @@ export class SnapshotIndex {
     this.holdingCount = int32("holdingCount");
     this.privilegedCount = int32("privilegedCount");
     this.holderCount = int32("holderCount");
-    this.searchText = new SearchText(
-      (from, to) => file.read("accountText", from, to - from),
-      int32("accountTextStarts"),
-    );
     this.entitlementText = SearchText.of(
       this.entitlements.map((e) => [e.displayName, e.id, e.resource.id]),
     );
-    this.accountOrders = {
-      name: int32("order.name"),
-      login: int32("order.login"),
-      id: int32("order.id"),
-      status: int32("order.status"),
-      entitlements: int32("order.entitlements"),
+    if (!search) return;
+    const piece = Buffer.allocUnsafeSlow(PIECE);
+    this.#search = {
+      text: new SearchText(
+        (from, to) => file.read("accountText", from, to - from, piece),
+        int32("accountTextStarts"),
+      ),
+      orders: Object.fromEntries(
+        ACCOUNT_SORTS.map((sort) => [sort, int32(`order.${sort}`)]),
+      ) as Record<AccountSort, Int32Array>,
     };
   }
 
   /**
-   * The snapshot's index: the file beside it when that was built from this snapshot as it is now,
-   * else built anew (a UsageError when the snapshot is not a complete one, or the index cannot be
-   * written).
+   * The snapshot's index, ready to read: the file beside it when that was built from this
+   * snapshot as it is now, else built anew (a UsageError when the snapshot is not a complete one,
+   * or the index cannot be written). Nothing of it is in memory yet (`load`).
    */
-  static async open(
+  static async prepare(
     snapshot: string,
     privilegedFor: (connector: string) => PrivilegedEntitlements,
-  ): Promise<SnapshotIndex> {
+  ): Promise<PreparedIndex> {
     const path = indexPathOf(snapshot);
     const key = await snapshotKey(snapshot, privilegedFor);
-    const kept = key && SnapshotIndex.#read(path, privilegedFor, true, key);
-    if (kept) return kept;
+    const kept = key && usable(readIndexFile(path, { verify: true }), key);
+    if (kept) return { file: kept, reused: true };
     try {
       await buildIndexFile(snapshot, path, privilegedFor);
     } catch (error) {
@@ -164,33 +158,46 @@ export class SnapshotIndex {
         `cannot write the review page's index ${path} (${code}): explore keeps it beside the snapshot; copy the snapshot to a directory you can write`,
       );
     }
-    const built = SnapshotIndex.#read(path, privilegedFor, false);
+    // Just written whole (its hash computed as it was written): not read through again.
+    const built = usable(readIndexFile(path, { verify: false }));
     if (!built) throw new Error(`the index just written to ${path} does not read back whole`);
-    return built;
+    return { file: built, reused: false };
   }
 
-  /** The index in `path` if whole (and of `key`, when given); else undefined. */
-  static #read(
-    path: string,
+  /**
+   * A prepared index read into memory. Without `search` (an older snapshot, which only the
+   * changes view reads), its accounts' search text and sort orders stay in the file.
+   */
+  static load(
+    { file, reused }: PreparedIndex,
     privilegedFor: (connector: string) => PrivilegedEntitlements,
-    reused: boolean,
-    key?: IndexKey,
-  ): SnapshotIndex | undefined {
-    const file = readIndexFile(path);
-    if (!file) return undefined;
-    // Checked, then used as read (the parse would reorder the records' fields).
-    const about = file.about as IndexAbout;
-    const whole = indexAbout.safeParse(about).success;
-    if (!whole || (key && JSON.stringify(about.key) !== JSON.stringify(key))) {
-      file.close();
-      return undefined;
-    }
-    try {
-      return new SnapshotIndex(file, privilegedFor, reused);
-    } catch {
-      file.close();
-      return undefined;
-    }
+    { search }: { search: boolean },
+  ): SnapshotIndex {
+    return new SnapshotIndex(file, privilegedFor, reused, search);
+  }
+
+  /** `prepare` then `load` with its search. */
+  static async open(
+    snapshot: string,
+    privilegedFor: (connector: string) => PrivilegedEntitlements,
+  ): Promise<SnapshotIndex> {
+    const prepared = await SnapshotIndex.prepare(snapshot, privilegedFor);
+    return SnapshotIndex.load(prepared, privilegedFor, { search: true });
+  }
+
+  /** Per account (by its place in `accounts`): display name, login, id and emails. */
+  get searchText(): SearchText {
+    return this.#searched().text;
+  }
+
+  /** The accounts (positions in `accounts`) by each sortable column. */
+  get accountOrders(): Record<AccountSort, Int32Array> {
+    return this.#searched().orders;
+  }
+
+  #searched() {
+    if (!this.#search) throw new Error("this index was loaded without its search (an older one)");
+    return this.#search;
   }
 
   get resourceCount(): number {
@@ -232,14 +239,18 @@ export class SnapshotIndex {
   }
 
   /**
-   * Whether resource `n` here and `m` in `other` have the same name, status, login and emails, by
-   * a 64-bit fingerprint of them (two different sets agree by chance once in 2^63).
+   * Per resource, two words: a 64-bit fingerprint of its name, status, login and emails (two
+   * different sets agree by chance once in 2^63). Read from the file at each call, not kept: only
+   * the changes view compares them, once.
    */
-  sameFields(n: number, other: SnapshotIndex, m: number): boolean {
-    return (
-      this.#fingerprints[2 * n] === other.#fingerprints[2 * m] &&
-      this.#fingerprints[2 * n + 1] === other.#fingerprints[2 * m + 1]
-    );
+  fingerprints(): Uint32Array {
+    const bytes = this.file.region("fingerprints");
+    return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  }
+
+  /** Whether resource `n` here and `m` in `other` have the same key, compared as bytes. */
+  sameKey(n: number, other: SnapshotIndex, m: number): boolean {
+    return this.#keys.sameKey(n, other.#keys, m);
   }
 
   get grantCount(): number {
@@ -276,8 +287,53 @@ export class SnapshotIndex {
     return this.resourceTypes.find((t) => t.id === type)?.displayName ?? type;
   }
 
-  /** Lets the index file go (its records can no longer be read). */
+  /** Lets the index file go (its records and search text can no longer be read). */
   close(): void {
     this.file.close();
   }
+}
+
+/** Every region a load reads (one without search leaves out the last six). */
+const REGIONS = [
+  "recordStarts",
+  "resourceType",
+  "resourceFlags",
+  "fingerprints",
+  "keyBytes",
+  "keyStarts",
+  "keySlots",
+  "grantEntitlement",
+  "grantPrincipal",
+  "byPrincipalStart",
+  "byPrincipalItems",
+  "byEntitlementStart",
+  "byEntitlementItems",
+  "accounts",
+  "holdingCount",
+  "privilegedCount",
+  "holderCount",
+  "accountText",
+  "accountTextStarts",
+  ...ACCOUNT_SORTS.map((sort) => `order.${sort}`),
+];
+
+/**
+ * The file when it holds an index this build reads (its trailer's facts, and every region, the
+ * resources' agreeing in length) and, given `key`, of the snapshot as it is now; else undefined
+ * (closed), and the caller rebuilds it.
+ */
+function usable(file: IndexFile | undefined, key?: IndexKey): IndexFile | undefined {
+  if (!file) return undefined;
+  // Checked, then used as read (the parse would reorder the records' fields).
+  const about = file.about as IndexAbout;
+  const resources = (file.size("keyStarts") ?? 0) / 4 - 1;
+  const whole =
+    indexAbout.safeParse(about).success &&
+    (!key || JSON.stringify(about.key) === JSON.stringify(key)) &&
+    REGIONS.every((name) => file.size(name) !== undefined) &&
+    file.size("recordStarts") === (resources + 1) * 8 &&
+    file.size("resourceFlags") === resources;
+  if (whole) return file;
+  file.close();
+  return undefined;
 }

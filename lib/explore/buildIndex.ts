@@ -2,7 +2,10 @@ import { stat } from "node:fs/promises";
 import * as z from "zod";
 import { isPrivileged, type PrivilegedEntitlements } from "../connectors";
 import { SnapshotInputError } from "../snapshot/errors";
+import { hashId, WORDS } from "../snapshot/HashedIdSet";
+import { readLines } from "../snapshot/jsonLines";
 import { openSnapshot } from "../snapshot/readSnapshot";
+import { duplicateRecordError, readSnapshotFile } from "../snapshot/readSnapshotFile";
 import {
   type BodyLine,
   type EntitlementLine,
@@ -14,9 +17,6 @@ import {
   type SyncStartLine,
   snapshotLine,
 } from "../snapshot/records";
-import { duplicateRecordError, readSnapshotFile } from "../snapshot/snapshotFile";
-import { hashId, WORDS } from "../sync/HashedIdSet";
-import { readLines } from "../sync/jsonLines";
 import { GrantGraph, resourceKey } from "./GrantGraph";
 import { ByteList, IntList, OffsetList } from "./growable";
 import { IndexFileWriter } from "./indexFile";
@@ -217,11 +217,11 @@ async function writeGrants(
   const holdingCount = new Int32Array(resources.size);
   const privilegedCount = new Int32Array(resources.size);
   for (const account of accounts)
-    for (const { grant } of graph.holdings(account)) {
+    graph.eachHolding(account, (grant) => {
       holdingCount[account] = (holdingCount[account] as number) + 1;
       if (privileged[graph.grantEntitlement[grant] as number])
         privilegedCount[account] = (privilegedCount[account] as number) + 1;
-    }
+    });
   const holderCount = new Int32Array(r.entitlements.length);
   for (let e = 0; e < holderCount.length; e++) holderCount[e] = graph.holders(e).length;
   const flags = Uint8Array.from(r.resourceFlags.view());
@@ -295,8 +295,8 @@ class RecordsRead {
   accountText = new ByteList();
   readonly accountTextStarts = new IntList();
   repeated: { kind: RecordKind; key: string } | undefined;
-  #chunk: string[] = [];
-  #chunkBytes = 0;
+  #chunk = Buffer.allocUnsafe(1 << 20);
+  #used = 0;
   #recordBytes = 0;
 
   constructor(private readonly writer: IndexFileWriter) {
@@ -336,10 +336,6 @@ class RecordsRead {
       this.#twice("resource", key);
       return undefined;
     }
-    const json = `${JSON.stringify(line)}\n`;
-    const bytes = Buffer.byteLength(json);
-    this.#recordBytes += bytes;
-    this.recordStarts.push(this.#recordBytes);
     this.resourceType.push(this.#typeOf(line.type));
     const emails = line.user?.emails ?? [];
     this.resourceFlags.push(
@@ -347,13 +343,8 @@ class RecordsRead {
         (line.status === "disabled" ? DISABLED : 0) |
         (emails.length ? HAS_EMAIL : 0),
     );
-    hashId(
-      [line.displayName, line.status ?? "", line.user?.login ?? "", emails.join(", ")].join(
-        "\u0000",
-      ),
-      scratch,
-      0,
-    );
+    const fields = [line.displayName, line.status ?? "", line.user?.login ?? "", emails.join(", ")];
+    hashId(fields.join("\u0000"), scratch, 0);
     this.fingerprints.push(scratch[0] as number);
     this.fingerprints.push(scratch[1] as number);
     if (line.user) {
@@ -363,17 +354,29 @@ class RecordsRead {
       );
       this.accountTextStarts.push(this.accountText.length);
     }
-    this.#chunk.push(json);
-    this.#chunkBytes += bytes;
-    return this.#chunkBytes >= 1 << 20 ? this.flush() : undefined;
+    const json = `${JSON.stringify(line)}\n`;
+    // A UTF-16 unit is at most 3 bytes of UTF-8: when the record might not fit, flush first.
+    const most = json.length * 3;
+    if (this.#used + most <= this.#chunk.length) return this.#put(json);
+    return this.flush().then(() => {
+      if (most > this.#chunk.length) this.#chunk = Buffer.allocUnsafe(most);
+      this.#put(json);
+    });
   }
 
-  /** Writes the records read since the last flush. */
+  /** Puts a record's JSON line in the chunk: written straight as UTF-8, no copy of it between. */
+  #put(json: string): undefined {
+    const bytes = this.#chunk.write(json, this.#used);
+    this.#used += bytes;
+    this.#recordBytes += bytes;
+    this.recordStarts.push(this.#recordBytes);
+    return undefined;
+  }
+
+  /** Writes the records put since the last flush (the chunk is reused once written). */
   async flush(): Promise<void> {
-    const bytes = Buffer.from(this.#chunk.join(""));
-    this.#chunk = [];
-    this.#chunkBytes = 0;
-    await this.writer.write(bytes);
+    await this.writer.write(this.#chunk.subarray(0, this.#used));
+    this.#used = 0;
   }
 
   #typeOf(id: string): number {

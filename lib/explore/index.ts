@@ -1,11 +1,12 @@
 import { basename } from "node:path";
 import { CONNECTORS } from "../connectors";
 import { UsageError } from "../errors";
+import type { IndexAbout } from "./buildIndex";
 import { ReviewStore } from "./ReviewStore";
 import { apiRoutes } from "./routes";
 import type { Explore } from "./rows";
 import { SnapshotChanges } from "./SnapshotChanges";
-import { indexPathOf, SnapshotIndex } from "./SnapshotIndex";
+import { indexPathOf, type PreparedIndex, SnapshotIndex } from "./SnapshotIndex";
 import { SortOrders } from "./sortOrders";
 
 export { type ExploreServer, loadAssets, startExploreServer } from "./server";
@@ -25,20 +26,23 @@ export const reviewPathOf = (snapshot: string) => `${snapshot}.review.json`;
 
 /**
  * Everything the page serves, built once: the snapshot's index, its sort orders, with `old` the
- * older snapshot's index and the changes, and the review kept beside the snapshot.
+ * older snapshot's index (without its search, which only the shown one needs) and the changes, and
+ * the review kept beside the snapshot. Both index files are built (or found) before either is
+ * read, so memory peaks at the larger build or at the two read, not at one read and one build.
  */
 export async function openExplore(snapshot: string, old?: string) {
   const privilegedFor = (name: string) => connectorOf(name).privileged;
-  const index = await SnapshotIndex.open(snapshot, privilegedFor);
-  let changes: SnapshotChanges | undefined;
-  if (old !== undefined) {
-    const before = await SnapshotIndex.open(old, privilegedFor);
-    if (before.start.connector !== index.start.connector)
-      throw new UsageError(
-        `--diff ${old} is a ${before.start.connector} snapshot and ${snapshot} a ${index.start.connector} one: compare two syncs of one connector`,
-      );
-    changes = new SnapshotChanges(index, before);
-  }
+  const shown = await SnapshotIndex.prepare(snapshot, privilegedFor);
+  const before = old === undefined ? undefined : await SnapshotIndex.prepare(old, privilegedFor);
+  const kind = (prepared: PreparedIndex) => (prepared.file.about as IndexAbout).start.connector;
+  if (before && kind(before) !== kind(shown))
+    throw new UsageError(
+      `--diff ${old} is a ${kind(before)} snapshot and ${snapshot} a ${kind(shown)} one: compare two syncs of one connector`,
+    );
+  const index = SnapshotIndex.load(shown, privilegedFor, { search: true });
+  const changes =
+    before &&
+    new SnapshotChanges(index, SnapshotIndex.load(before, privilegedFor, { search: false }));
   const { syncId, connector } = index.start;
   const review = await ReviewStore.open(reviewPathOf(snapshot), { syncId, connector });
   const explore: Explore = { index, orders: new SortOrders(index), review };

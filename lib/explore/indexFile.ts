@@ -2,6 +2,7 @@ import { createHash, type Hash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { type FileHandle, open, rename, rm } from "node:fs/promises";
 import * as z from "zod";
+import { registerTempFile, unregisterTempFile } from "../snapshot/tempFiles";
 
 /**
  * The file an index is kept in: byte regions written one after another (a region of records, then
@@ -9,7 +10,9 @@ import * as z from "zod";
  * footer (MAGIC, the trailer's offset and length, and a SHA-256 of every byte before the footer).
  * It is written under a temporary name and renamed when whole, so a reader sees a whole file or
  * none; a file cut short, damaged or of another format fails `readIndexFile`'s checks and is
- * rebuilt. Readable by its owner only (it holds names, logins and emails).
+ * rebuilt. The temporary file is registered (lib/snapshot/tempFiles) while it exists, so a signal
+ * that ends a start while it builds removes it. Readable by its owner only (it holds names, logins
+ * and emails).
  */
 export class IndexFileWriter {
   #offset = 0;
@@ -25,7 +28,14 @@ export class IndexFileWriter {
   static async create(path: string): Promise<IndexFileWriter> {
     const temp = `${path}.${process.pid}.tmp`;
     await rm(temp, { force: true });
-    return new IndexFileWriter(await open(temp, "wx+", 0o600), temp, path);
+    // Registered before it exists: a signal between its creation and the open's answer removes it.
+    registerTempFile(temp);
+    try {
+      return new IndexFileWriter(await open(temp, "wx+", 0o600), temp, path);
+    } catch (error) {
+      unregisterTempFile(temp);
+      throw error;
+    }
   }
 
   async write(bytes: Uint8Array): Promise<void> {
@@ -90,12 +100,14 @@ export class IndexFileWriter {
     await this.file.write(footer, 0, FOOTER, at + trailer.length);
     await this.file.close();
     await rename(this.temp, this.path);
+    unregisterTempFile(this.temp);
   }
 
   /** Closes and removes the temporary file (a build that failed leaves nothing behind). */
   async abandon(): Promise<void> {
     await this.file.close().catch(() => undefined);
     await rm(this.temp, { force: true });
+    unregisterTempFile(this.temp);
   }
 }
 
@@ -114,29 +126,29 @@ const trailerSchema = z.strictObject({
   about: z.unknown(),
 });
 
-/** An index file opened for reading: its regions' bytes by name, and its records read on demand. */
+/** An index file opened for reading: its regions read by name, whole or in part, on demand. */
 export interface IndexFile {
   about: unknown;
-  /** Each array region, in a buffer of its own (so any typed array can view it). */
-  arrays: Map<string, Buffer>;
-  /** Reads `length` bytes at `offset` within a region left on disk (`ON_DISK`). */
-  read(region: string, offset: number, length: number): Buffer;
+  /** A region's length in bytes, or undefined when the file has no such region. */
+  size(region: string): number | undefined;
+  /** A region read whole, into a buffer of its own (so any typed array can view it). */
+  region(name: string): Buffer;
+  /** Reads `length` bytes at `offset` within a region (into the start of `into` when given). */
+  read(region: string, offset: number, length: number, into?: Buffer): Buffer;
   close(): void;
 }
 
 /**
- * Regions not read into memory at start: the resources' records (read one at a time), and the
- * search text (read in pieces, each turned into a string as it is read, so it is never held twice).
+ * Opens the index file at `path` and checks it whole: footer, trailer, every region inside the
+ * file and, with `verify`, the SHA-256 of every byte before the footer (a pass over the file that
+ * keeps nothing; a file this process just wrote needs none). Nothing is read into memory: the
+ * caller reads the regions it needs. Undefined when there is no such file or it fails a check:
+ * the caller rebuilds it.
  */
-const ON_DISK = new Set(["records", "accountText"]);
-
-/**
- * Opens the index file at `path`, checks it whole (footer, trailer, every region inside the file,
- * the SHA-256 of every byte before the footer) and reads every region but those `ON_DISK` into
- * memory.
- * Undefined when there is no such file or it fails a check: the caller rebuilds it.
- */
-export function readIndexFile(path: string): IndexFile | undefined {
+export function readIndexFile(
+  path: string,
+  { verify }: { verify: boolean },
+): IndexFile | undefined {
   let fd: number;
   try {
     fd = openSync(path, "r");
@@ -144,7 +156,7 @@ export function readIndexFile(path: string): IndexFile | undefined {
     return undefined;
   }
   try {
-    const file = checked(fd);
+    const file = checked(fd, verify);
     if (file) return file;
   } catch {
     // unreadable or cut short: the same as damaged
@@ -153,7 +165,7 @@ export function readIndexFile(path: string): IndexFile | undefined {
   return undefined;
 }
 
-function checked(fd: number): IndexFile | undefined {
+function checked(fd: number, verify: boolean): IndexFile | undefined {
   const read = (bytes: Buffer, at: number) => {
     if (readSync(fd, bytes, 0, bytes.length, at) !== bytes.length) throw new Error("short read");
     return bytes;
@@ -170,33 +182,35 @@ function checked(fd: number): IndexFile | undefined {
   if (!trailer.success) return undefined;
   const { regions, about } = trailer.data;
   if (Object.values(regions).some((r) => r.offset + r.length > trailerAt)) return undefined;
-  const arrays = new Map<string, Buffer>();
-  for (const [name, r] of Object.entries(regions))
-    if (!ON_DISK.has(name)) arrays.set(name, Buffer.allocUnsafeSlow(r.length));
-  // One pass over the file: every byte into the hash, each array's bytes into its buffer.
-  const hash = createHash("sha256");
-  const chunk = Buffer.allocUnsafe(1 << 22);
-  for (let at = 0; at < trailerAt; ) {
-    const n = read(chunk.subarray(0, Math.min(chunk.length, trailerAt - at)), at).length;
-    hash.update(chunk.subarray(0, n));
-    for (const [name, bytes] of arrays) {
-      const r = regions[name] as Region;
-      const from = Math.max(at, r.offset);
-      const to = Math.min(at + n, r.offset + r.length);
-      if (from < to) chunk.copy(bytes, from - r.offset, from - at, to - at);
+  if (verify) {
+    const hash = createHash("sha256");
+    const chunk = Buffer.allocUnsafe(1 << 22);
+    for (let at = 0; at < trailerAt; ) {
+      const n = read(chunk.subarray(0, Math.min(chunk.length, trailerAt - at)), at).length;
+      hash.update(chunk.subarray(0, n));
+      at += n;
     }
-    at += n;
+    hash.update(trailerBytes);
+    if (!hash.digest().equals(footer.subarray(24))) return undefined;
   }
-  hash.update(trailerBytes);
-  if (!hash.digest().equals(footer.subarray(24))) return undefined;
+  const regionNamed = (name: string) => {
+    const r = regions[name];
+    if (!r) throw new Error(`the index has no ${name}`);
+    return r;
+  };
   return {
     about,
-    arrays,
-    read: (name, offset, length) => {
-      const r = regions[name];
-      if (!r || offset < 0 || offset + length > r.length)
+    size: (name) => regions[name]?.length,
+    region: (name) => {
+      const r = regionNamed(name);
+      return read(Buffer.allocUnsafeSlow(r.length), r.offset);
+    },
+    read: (name, offset, length, into) => {
+      const r = regionNamed(name);
+      if (offset < 0 || offset + length > r.length)
         throw new Error(`${name} ${offset}+${length} is outside the index`);
-      return read(Buffer.allocUnsafe(length), r.offset + offset);
+      const bytes = into && length <= into.length ? into.subarray(0, length) : undefined;
+      return read(bytes ?? Buffer.allocUnsafe(length), r.offset + offset);
     },
     close: () => closeSync(fd),
   };

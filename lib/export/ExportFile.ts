@@ -2,9 +2,9 @@ import { once } from "node:events";
 import type { WriteStream } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { endStream, writeChunk } from "../snapshot/jsonLines";
+import { createTempFile, unregisterTempFile } from "../snapshot/tempFiles";
 import { type SyncFile, writeFailure } from "../sync/errors";
-import { endStream, writeChunk } from "../sync/jsonLines";
-import { createTempFile, unregisterTempFile } from "../sync/tempFiles";
 
 /**
  * The file an export writes: a temporary file beside `path`, renamed onto it only by `commit`, so

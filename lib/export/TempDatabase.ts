@@ -1,8 +1,8 @@
 import { closeSync, openSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import sqlite3, { type Database } from "node-sqlite3-wasm";
+import { registerTempFile, unregisterTempFile } from "../snapshot/tempFiles";
 import { type SyncFile, writeFailure } from "../sync/errors";
-import { registerTempFile, unregisterTempFile } from "../sync/tempFiles";
 
 /** SQLite's page cache: the most of the database memory holds, whatever its size. */
 const CACHE_KIB = 64 * 1024;
@@ -15,7 +15,7 @@ const CACHE_KIB = 64 * 1024;
  * database. Its temporary storage is memory only (built with SQLITE_TEMP_STORE=3), so nothing
  * here may make SQLite sort a table (an index created on rows already in, an `order by` without an
  * index): indexes are created before the rows go in. The file and SQLite's lock beside it (a
- * directory `{path}.lock` while the database is open) are registered (lib/sync/tempFiles) so a
+ * directory `{path}.lock` while the database is open) are registered (lib/snapshot/tempFiles) so a
  * signal removes them, and `close` removes them.
  */
 export class TempDatabase {

@@ -10,16 +10,18 @@ import { type DigestedRecord, type HashSink, hashDigestedRecord } from "./Snapsh
  * the removed are those kept, deduplicated. The previous snapshot's ids are `shared + removed`, as
  * its deduplicated digest would hold them. Memory: a bit a hash of the new digest, and 8 bytes a
  * removed id; a previous digest built in full was 8 bytes an id, grown by doubling (at
- * 1,000,000 users and 3,500,000 grants, up to 56 MB while it grew).
+ * 1,000,000 users and 3,500,000 grants, up to 56 MB while it grew). When the previous hashes come
+ * from a digest file (`distinct`: each once, as `HashList.finish` wrote them), a miss is only
+ * counted: a mass deletion, the case the guard is for, then keeps no list of what it removes.
  */
 export class RemovalCounter {
   readonly #users: KindCounter;
   readonly #grants: KindCounter;
   readonly #scratch = new Uint32Array(ID_HASH_WORDS);
 
-  constructor(next: SnapshotDigest) {
-    this.#users = new KindCounter(next.users);
-    this.#grants = new KindCounter(next.grants);
+  constructor(next: SnapshotDigest, previous: { distinct?: boolean } = {}) {
+    this.#users = new KindCounter(next.users, previous.distinct === true);
+    this.#grants = new KindCounter(next.grants, previous.distinct === true);
   }
 
   /** Adds a record of the previous snapshot, by the digest's rule (`hashDigestedRecord`). */
@@ -43,29 +45,36 @@ export class RemovalCounter {
   }
 }
 
-/** One kind's count: the new digest's hashes as words, a bit a hash shared, the misses. */
+/**
+ * One kind's count: the new digest's hashes as words, a bit a hash shared, the misses (kept to be
+ * deduplicated, or only counted when the previous hashes are `distinct`).
+ */
 class KindCounter implements HashSink {
   readonly #words: Uint32Array;
   readonly #length: number;
   readonly #shared: Uint8Array;
-  readonly #removed = new HashList();
+  readonly #removed: HashList | undefined;
+  #misses = 0;
 
-  constructor(next: BigUint64Array) {
+  constructor(next: BigUint64Array, distinct: boolean) {
     this.#words = wordsOf(next);
     this.#length = next.length;
     this.#shared = new Uint8Array(Math.ceil(next.length / 8));
+    this.#removed = distinct ? undefined : new HashList();
   }
 
   pushWords(words: Uint32Array, at: number): void {
     const found = this.#find(words[at + 1] as number, words[at] as number);
-    if (found < 0) this.#removed.pushWords(words, at);
-    else this.#shared[found >>> 3] = (this.#shared[found >>> 3] as number) | (1 << (found & 7));
+    if (found >= 0)
+      this.#shared[found >>> 3] = (this.#shared[found >>> 3] as number) | (1 << (found & 7));
+    else if (this.#removed) this.#removed.pushWords(words, at);
+    else this.#misses++;
   }
 
   finish(): Removal {
     let shared = 0;
     for (const byte of this.#shared) shared += BITS_SET[byte] as number;
-    const removed = this.#removed.finish().length;
+    const removed = this.#removed ? this.#removed.finish().length : this.#misses;
     return { previous: shared + removed, removed };
   }
 

@@ -2,7 +2,7 @@ import { isUser, userKey } from "../snapshot/records";
 import { HashList, ID_HASH_WORDS, idHashWords, type SnapshotDigest } from "./SnapshotDigest";
 
 /**
- * The fields of a snapshot record the digest reads: the writer's records (lib/sync/records) and
+ * The fields of a snapshot record the digest reads: the writer's records (lib/snapshot/records) and
  * the lines a reader parses (lib/snapshot/records) both have them.
  */
 export type DigestedRecord =

@@ -1,5 +1,5 @@
 import { open } from "node:fs/promises";
-import { readFull } from "../sync/readFull";
+import { readFull } from "../snapshot/readFull";
 import { RemovalCounter } from "./RemovalCounter";
 import type { PreviousRemovals } from "./readSnapshotDigest";
 import { decodeDigestHeader, type SnapshotDigest } from "./SnapshotDigest";
@@ -27,7 +27,8 @@ export async function countRemovalsFromDigestFile(
     const buffer = Buffer.allocUnsafeSlow(READ_BYTES);
     let filled = await readFull(file, buffer, 0);
     const { header, bodyAt } = decodeDigestHeader(buffer.subarray(0, filled), size, path);
-    const counter = new RemovalCounter(next);
+    // A digest file holds each hash once (`encodeDigest` of a finished `HashList`).
+    const counter = new RemovalCounter(next, { distinct: true });
     const words = new Uint32Array(2);
     let hash = 0;
     let at = bodyAt;

@@ -1,5 +1,5 @@
+import { readLines } from "../snapshot/jsonLines";
 import { openSnapshot, readCompleteSnapshot } from "../snapshot/readSnapshot";
-import { readLines } from "../sync/jsonLines";
 import type { Removal } from "./judgeRemoval";
 import { RemovalCounter } from "./RemovalCounter";
 import type { SnapshotDigest } from "./SnapshotDigest";

@@ -1,12 +1,11 @@
-import { AdaptiveRate, type RefusalVerdict, type StartTicket } from "./AdaptiveRate";
+import { type HeaderSource, RateModel, type Ticket, type Verdict } from "../rate";
 import { abortableWait } from "./abortListeners";
-import type { AnswerHeaders } from "./types";
 
 export interface RateLimiterSettings {
   /** Requests in flight at once. */
   maxConcurrency: number;
   /**
-   * The configured request rate (`AdaptiveRate`): unset, learned from the upstream's answers; 0,
+   * The configured request rate (`RateModel`): unset, learned from the upstream's answers; 0,
    * not paced until the upstream answers 429; N, never more than N per second.
    */
   requestsPerSecond?: number | undefined;
@@ -39,9 +38,8 @@ interface Waiter {
  */
 export interface RateChange {
   /**
-   * What moved, comma-joined: `pace cut`, `edge learned` (or `edge dropped`: a cap just learned
-   * explained the 429s the edge came from), `cap learned` (or `cap dropped`: a 429 it cannot
-   * explain), `blocked`, `block over`.
+   * What moved, comma-joined: `pace cut`, `edge learned` (the model's estimate), `cap learned`
+   * (or `cap dropped`: a 429 it cannot explain), `blocked`, `block over`.
    */
   moved: string;
   /**
@@ -60,28 +58,28 @@ export interface RateChange {
 /** One request's place: report its answer exactly once, which frees its concurrency slot. */
 export interface Permit {
   /** Any answer but 429: the upstream processed the request. */
-  accepted(headers?: AnswerHeaders): void;
+  accepted(headers?: HeaderSource): void;
   /**
    * A 429: when this request may try again, and whether everyone is held (never if not `hold`);
    * `startedAt`, when it started, for `untilRetry`.
    */
   refused(
     retryAfterMs: number | undefined,
-    headers?: AnswerHeaders,
+    headers?: HeaderSource,
     hold?: boolean,
-  ): RefusalVerdict & { startedAt: number };
+  ): Verdict & { startedAt: number };
   /** No answer at all. */
   unanswered(): void;
 }
 
 /**
  * Bounds the requests to one upstream: at most `maxConcurrency` in flight (fewer when the
- * `AdaptiveRate` has learned that the upstream caps them), started no faster than it allows, and
+ * `RateModel` has learned that the upstream caps them), started no faster than it allows, and
  * none while a block holds them (one probe at a time after it).
  */
 export class RateLimiter {
   readonly #maxConcurrency: number;
-  readonly #rate: AdaptiveRate;
+  readonly #rate: RateModel;
   #inFlight = 0;
   /** The latest start of a request the upstream accepted (`untilRetry`). */
   #admittedStart = Number.NEGATIVE_INFINITY;
@@ -98,12 +96,12 @@ export class RateLimiter {
   constructor(settings: RateLimiterSettings) {
     if (settings.maxConcurrency < 1) throw new RangeError("maxConcurrency must be at least 1");
     this.#maxConcurrency = settings.maxConcurrency;
-    this.#rate = new AdaptiveRate({ requestsPerSecond: settings.requestsPerSecond });
+    this.#rate = new RateModel({ requestsPerSecond: settings.requestsPerSecond });
     this.#seen = this.#state();
   }
 
   /**
-   * The rate (requests per second) learned the upstream sustains, the `AdaptiveRate`'s edge; 0
+   * The rate (requests per second) learned the upstream sustains, the `RateModel`'s edge; 0
    * until a 429 or a `RateLimit-Limit` taught one (a configured rate is a ceiling, not learned).
    */
   get learnedRate(): number {
@@ -122,7 +120,7 @@ export class RateLimiter {
     this.#seen = state;
     const moved = [
       state.pace < 0.99 * seen.pace && "pace cut",
-      state.edge !== seen.edge && (Number.isFinite(state.edge) ? "edge learned" : "edge dropped"),
+      state.edge !== seen.edge && "edge learned",
       state.cap !== seen.cap && (Number.isFinite(state.cap) ? "cap learned" : "cap dropped"),
       state.blocked !== seen.blocked && (state.blocked ? "blocked" : "block over"),
     ].filter((what) => what !== false);
@@ -208,7 +206,7 @@ export class RateLimiter {
     return true;
   }
 
-  #permit(ticket: StartTicket): Permit {
+  #permit(ticket: Ticket): Permit {
     let done = false;
     const finish = () => {
       if (done) throw new Error("a permit reports one answer");

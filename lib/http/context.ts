@@ -32,6 +32,9 @@ export interface RequestContext {
   prefetched?: Prefetched;
 }
 
+/** A 429 cuts the rate the workers of a cloud run share to this share (`lib/cloud/aws/sharedRate.ts`). */
+export const BETA = 0.95;
+
 /** A request rate shared beyond this process. */
 export interface SharedRate {
   /** Waits for a permit before each request. */

@@ -1,6 +1,8 @@
+export { START_RATE } from "../rate";
 export { sleepUnlessAborted } from "./abortListeners";
 export {
   askingAhead,
+  BETA,
   newRequestContext,
   type RequestContext,
   type SharedRate,
@@ -16,14 +18,12 @@ export {
   UnexpectedResponseError,
 } from "./errors";
 export { HttpClient } from "./HttpClient";
-export { type ElementVisitor, readJsonObject } from "./largeJson";
 export { Prefetched } from "./Prefetched";
 export { parseEach, parseResponse } from "./parseResponse";
 export {
   RateLimiter,
   type RateLimiterSettings,
 } from "./RateLimiter";
-export { BETA, START_RATE } from "./rateConstants";
 export {
   backoffDelayMs,
   DEFAULT_RATE_LIMIT_WAIT_SECONDS,

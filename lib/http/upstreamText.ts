@@ -1,6 +1,7 @@
 /** What an upstream sent, read: its body, a short reading of an error body, text safe to quote. */
+
+import { parseLargeJson } from "../json/largeJson";
 import { redact } from "../redact";
-import { parseLargeJson } from "./largeJson";
 import type { AnswerHeaders } from "./types";
 
 /**

@@ -4,6 +4,7 @@ import * as z from "zod";
 import { decodeDigest, digestParts, type SnapshotDigest } from "../guard";
 import { countRemovalsFromDigestFile } from "../guard/digestFileRemovals";
 import type { PreviousRemovals } from "../guard/readSnapshotDigest";
+import { parseJsonOrUndefined } from "../parseJson";
 import type { GuardStore } from "../publish";
 import { writeFailure } from "../sync/errors";
 import { HELD_DIR_NAME, PUBLISHED_DIGEST_NAME, RELEASE_RESULT_NAME } from "./constants";
@@ -31,6 +32,8 @@ const releaseRequest = z.object({ syncId: z.string().min(1), requestedAt: z.stri
 export class HeldSnapshot implements GuardStore {
   readonly #stateDir: string;
   readonly #heldDir: string;
+  /** The sync whose digest `removals` staged (the file at `#stagedPath`), if any. */
+  #staged: string | undefined;
 
   constructor(stateDir: string) {
     this.#stateDir = stateDir;
@@ -44,29 +47,61 @@ export class HeldSnapshot implements GuardStore {
 
   /** The digest of the last snapshot uploaded; none before the first. A broken file throws. */
   async published(): Promise<SnapshotDigest | undefined> {
-    return this.#readDigest(join(this.#stateDir, PUBLISHED_DIGEST_NAME));
+    return this.#readDigest(this.#publishedPath);
   }
 
   /**
    * What the new snapshot removes from the last one uploaded, counted as that one's digest file
-   * is read (never whole in memory); none before the first. A broken file throws.
+   * is read (never whole in memory); none before the first. A broken file throws. The new digest
+   * is then staged beside it (`#staged`), so `letGo` can free its hashes for the upload and
+   * `recordPublished` only renames the file.
    */
-  removals(next: SnapshotDigest): Promise<PreviousRemovals | undefined> {
-    return countRemovalsFromDigestFile(join(this.#stateDir, PUBLISHED_DIGEST_NAME), next);
+  async removals(next: SnapshotDigest): Promise<PreviousRemovals | undefined> {
+    const removals = await countRemovalsFromDigestFile(this.#publishedPath, next);
+    await writeWhole(
+      {
+        what: "the removal guard's digest of the new snapshot",
+        path: this.#stagedPath,
+        elsewhere: STATE_DIR_ELSEWHERE,
+        outcome: "nothing was uploaded",
+      },
+      digestParts(next),
+    );
+    this.#staged = next.syncId;
+    return removals;
+  }
+
+  /**
+   * Frees the hashes of `digest` when they are staged on disk (`removals`): an upload of
+   * 1,000,000 users takes minutes, and they are 36 MB. Only `recordPublished` reads it after.
+   */
+  letGo(digest: SnapshotDigest): void {
+    if (this.#staged !== digest.syncId) return;
+    digest.users = new BigUint64Array(0);
+    digest.grants = new BigUint64Array(0);
+  }
+
+  /** Removes a staged digest that was not published (a sync that failed or was held). */
+  async dropStaged(): Promise<void> {
+    this.#staged = undefined;
+    await rm(this.#stagedPath, { force: true });
   }
 
   /** After an upload: its digest is what the next snapshot is compared with; any held one is superseded. */
   async recordPublished(digest: SnapshotDigest): Promise<void> {
-    await writeWhole(
-      {
-        what: "the removal guard's digest of the uploaded snapshot",
-        path: join(this.#stateDir, PUBLISHED_DIGEST_NAME),
-        elsewhere: STATE_DIR_ELSEWHERE,
-        outcome:
-          "the snapshot was uploaded but the next sync's removals are counted against the snapshot before it",
-      },
-      digestParts(digest),
-    );
+    const file = {
+      what: "the removal guard's digest of the uploaded snapshot",
+      path: this.#publishedPath,
+      elsewhere: STATE_DIR_ELSEWHERE,
+      outcome:
+        "the snapshot was uploaded but the next sync's removals are counted against the snapshot before it",
+    };
+    if (this.#staged === digest.syncId) {
+      this.#staged = undefined;
+      await rename(this.#stagedPath, this.#publishedPath).catch((error: unknown) => {
+        throw writeFailure(error, file);
+      });
+    } else await writeWhole(file, digestParts(digest));
     await rm(this.#heldDir, { recursive: true, force: true });
   }
 
@@ -120,7 +155,7 @@ export class HeldSnapshot implements GuardStore {
   async releaseRequested(): Promise<{ syncId: string } | undefined> {
     const text = await readFile(this.#requestPath, "utf8").catch(() => undefined);
     if (text === undefined) return undefined;
-    const parsed = releaseRequest.safeParse(safeJson(text));
+    const parsed = releaseRequest.safeParse(parseJsonOrUndefined(text));
     if (parsed.success) return parsed.data;
     await rm(this.#requestPath, { force: true });
     return undefined;
@@ -147,8 +182,16 @@ export class HeldSnapshot implements GuardStore {
     const text = await readFile(join(this.#stateDir, RELEASE_RESULT_NAME), "utf8").catch(
       () => undefined,
     );
-    const parsed = releaseResult.safeParse(text === undefined ? undefined : safeJson(text));
+    const parsed = releaseResult.safeParse(parseJsonOrUndefined(text));
     return parsed.success && parsed.data.syncId === syncId ? parsed.data : undefined;
+  }
+
+  get #publishedPath(): string {
+    return join(this.#stateDir, PUBLISHED_DIGEST_NAME);
+  }
+
+  get #stagedPath(): string {
+    return join(this.#stateDir, `${PUBLISHED_DIGEST_NAME}.next`);
   }
 
   get #heldDigestPath(): string {
@@ -168,13 +211,5 @@ export class HeldSnapshot implements GuardStore {
       throw error;
     }
     return decodeDigest(bytes, path);
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }

@@ -174,6 +174,7 @@ export class ServiceSync {
         store: this.#held,
         publish: (file, id) => {
           stage = "upload";
+          this.#held.letGo(digest);
           return link.upload(id, file, logger, this.#nextSyncAt);
         },
       });
@@ -227,6 +228,7 @@ export class ServiceSync {
       return { status: "error", syncId, detail, stage, error, counters };
     } finally {
       if (dir) await rm(dir, { recursive: true, force: true });
+      await this.#held.dropStaged().catch(() => {});
     }
   }
 

@@ -47,7 +47,7 @@ export interface RepeatedRecord {
  * record's identity goes to a buffer of `RUN_RECORDS`, written as a sorted run when full (a key
  * twice in one run is found there), and the runs are merged once at the end (a key in two runs),
  * as `diff` finds one. Temporary files in the system's temporary directory (TMPDIR), removed by
- * `close`, and by a signal (lib/sync/tempFiles).
+ * `close`, and by a signal (lib/snapshot/tempFiles).
  */
 export class DuplicateCheck {
   readonly #file: string;

@@ -3,8 +3,8 @@ import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
+import { registerTempFile, unregisterTempFile } from "../snapshot/tempFiles";
 import { type SyncFile, writeFailure } from "../sync/errors";
-import { registerTempFile, unregisterTempFile } from "../sync/tempFiles";
 
 /**
  * Who owns a set of temporary files, as their names and a write failure say it: `diff`, or the
@@ -27,7 +27,7 @@ const DIFF_FILES: RunOwner = {
 
 /**
  * The temporary files of one command's sort: sorted runs and the like (JSON Lines), named after
- * this process in the system's temporary directory and registered (lib/sync/tempFiles), so a
+ * this process in the system's temporary directory and registered (lib/snapshot/tempFiles), so a
  * signal removes them as well as `removeAll`.
  */
 export class RunFiles {

@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from "node:fs";
-import { endStream, writeChunk } from "../sync/jsonLines";
+import { endStream, writeChunk } from "../snapshot/jsonLines";
 import type { RunFiles } from "./RunFiles";
 
 /** Records sorted in memory before they go to disk as one run (about 20 MB of them at most). */
@@ -95,11 +95,8 @@ export async function writeRun<T extends Keyed>(
 const CHUNK = 256 * 1024;
 const READ_CHUNK = 16 * 1024;
 
-/** The records of one run in batches (one a chunk read), in its order. */
-async function* readRun<T extends Keyed>(
-  path: string,
-  decode: (line: string) => T,
-): AsyncGenerator<T[]> {
+/** The records of one run (a file of lines) in batches (one a chunk read), in its order. */
+export async function* readRun<T>(path: string, decode: (line: string) => T): AsyncGenerator<T[]> {
   let rest = "";
   for await (const text of createReadStream(path, {
     encoding: "utf8",

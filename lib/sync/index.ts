@@ -18,7 +18,6 @@ export {
   type RecordSink,
   type RunIdentity,
 } from "./job";
-export { endStream, jsonLine, readLines, writeChunk, writeJsonLine } from "./jsonLines";
 export {
   firstPageCursor,
   ListChangedError,
@@ -34,13 +33,14 @@ export {
   RepeatedPageError,
   TooManyPagesError,
 } from "./paging";
-export * from "./records";
 export {
   InvalidJobError,
   type JobResult,
+  type PagesBound,
   parseCursor,
   parseJob,
   runJob,
+  runJobPages,
   unknownJob,
 } from "./runJob";
 export {
@@ -50,14 +50,4 @@ export {
   type SyncProgress,
   type SyncSummary,
 } from "./runLocalSync";
-export {
-  type AssembledSnapshot,
-  type AssemblerOptions,
-  SnapshotAssembler,
-} from "./SnapshotAssembler";
-export { SnapshotFile } from "./SnapshotFile";
-export {
-  removeTempFilesOnExit,
-  tempFiles,
-} from "./tempFiles";
-export type { SyncConnector, ValidationReport } from "./types";
+export type { Syncer, ValidationReport } from "./types";

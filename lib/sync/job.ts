@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import * as z from "zod";
-import type { SnapshotRecord } from "./records";
+import type { SnapshotRecord } from "../snapshot/records";
 
 /**
  * A job: plain, versioned data that can travel through a queue. Running one yields one page of

@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import { ConnectorError, describeIssues } from "../errors";
 import type { RequestContext } from "../http";
+import type { SnapshotRecord } from "../snapshot/records";
 import {
   describeJob,
   followUpJobs,
@@ -9,8 +10,7 @@ import {
   nextPageJob,
   type RecordSink,
 } from "./job";
-import type { SnapshotRecord } from "./records";
-import type { SyncConnector } from "./types";
+import type { Syncer } from "./types";
 
 /**
  * A job that can never succeed: it does not parse, names a connector or job the connector does
@@ -56,7 +56,7 @@ export interface JobResult {
  * `sink`, some records may go to it before the page is done; `records` holds the rest.
  */
 export async function runJob(
-  connector: SyncConnector,
+  connector: Syncer,
   job: Job,
   ctx: RequestContext,
   sink?: RecordSink,
@@ -69,4 +69,63 @@ export async function runJob(
   const page = await connector.runJob(job, ctx, sink);
   const next = nextPageJob(job, page);
   return { records: page.records, followUps: followUpJobs(job, page, next), next };
+}
+
+/** How far one run of a job may follow its list's next pages (`runJobPages`). */
+export interface PagesBound {
+  /** Read no further page once this many records were read. */
+  records: number;
+  /** Read at most this many pages. */
+  pages: number;
+  /** Read no further page once the pages read asked for more children than this. */
+  children: number;
+  /** Whether another page fits the time left, given the slowest page so far (ms). */
+  timeForAnother(slowestPageMs: number): boolean;
+}
+
+/**
+ * Runs a job and, while its bound allows, the next pages of its list in the same call: the cloud
+ * runtime's coarse job, one result for several small pages. Stops at the bound, at the list's end,
+ * or at the first later page that fails (its job is handed on, and meets the error on its own);
+ * the first page's error is the call's. The result's follow-ups are every page's children, then
+ * the next page not read (`next`). Which pages a run reads may differ between deliveries of a job.
+ */
+export async function runJobPages(
+  connector: Syncer,
+  job: Job,
+  ctx: RequestContext,
+  bound: PagesBound,
+): Promise<JobResult & { pages: number }> {
+  const records: SnapshotRecord[] = [];
+  const children: Job[] = [];
+  let next: Job | undefined = job;
+  let pages = 0;
+  let slowestMs = 0;
+  while (next) {
+    const started = performance.now();
+    let page: JobResult;
+    try {
+      page = await runJob(connector, next, ctx);
+    } catch (error) {
+      if (pages === 0) throw error;
+      break;
+    }
+    slowestMs = Math.max(slowestMs, performance.now() - started);
+    pages++;
+    for (const record of page.records) records.push(record);
+    for (const child of page.followUps) if (child !== page.next) children.push(child);
+    next = page.next;
+    const more =
+      pages < bound.pages &&
+      records.length < bound.records &&
+      children.length <= bound.children &&
+      bound.timeForAnother(slowestMs);
+    if (!more) break;
+  }
+  return {
+    records,
+    followUps: next ? [...children, next] : children,
+    pages,
+    ...(next ? { next } : {}),
+  };
 }

@@ -2,13 +2,13 @@ import { randomUUID } from "node:crypto";
 import { dirname } from "node:path";
 import type { SnapshotDigest } from "../guard/SnapshotDigest";
 import { newRequestContext, Prefetched, type RequestContext } from "../http";
+import type { SyncEndRecord } from "../snapshot/records";
+import { SnapshotAssembler } from "../snapshot/SnapshotAssembler";
+import { SnapshotFile } from "../snapshot/SnapshotFile";
 import { SyncDeadlineError } from "./errors";
 import { type Job, makeJob, type RecordSink } from "./job";
-import type { SyncEndRecord } from "./records";
 import { runJob } from "./runJob";
-import { SnapshotAssembler } from "./SnapshotAssembler";
-import { SnapshotFile } from "./SnapshotFile";
-import type { SyncConnector } from "./types";
+import type { Syncer } from "./types";
 
 export interface SyncProgress {
   jobsDone: number;
@@ -33,7 +33,7 @@ export interface SyncSummary {
 }
 
 export interface LocalSyncOptions {
-  connector: SyncConnector;
+  connector: Syncer;
   /** The snapshot path; `.gz` compresses. */
   outFile: string;
   /**

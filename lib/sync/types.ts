@@ -1,7 +1,7 @@
 import type { Bound } from "../config";
 import type { RequestContext } from "../http";
+import type { ResourceTypeRecord } from "../snapshot/records";
 import type { Job, JobSpec, Page, RecordSink } from "./job";
-import type { ResourceTypeRecord } from "./records";
 
 /** What `validate` checked, one line each, for the person who runs it. */
 export interface ValidationReport {
@@ -13,7 +13,7 @@ export interface ValidationReport {
  * configuration and reusable clients only; what one run counts, logs and may abort comes with each
  * call in `ctx`, so a warm Lambda can reuse an instance across runs.
  */
-export interface SyncConnector {
+export interface Syncer {
   /** The connector kind, e.g. `blackline`; the snapshot's `connector`. */
   readonly name: string;
   /** The most a whole sync may take (CONNECTOR_<APP>_SYNC_DEADLINE); none when absent. */

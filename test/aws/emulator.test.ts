@@ -4,7 +4,6 @@
 // before a noisy tenant's backlog, as SQS fair queues do.
 import {
   BatchWriteItemCommand,
-  CreateTableCommand,
   DynamoDBClient,
   GetItemCommand,
   TransactWriteItemsCommand,
@@ -16,7 +15,7 @@ import {
   SQSClient,
 } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { awsClientConfig, type Moto, startMoto } from "./harness";
+import { awsClientConfig, createPkSkTable, type Moto, startMoto } from "./harness";
 
 let moto: Moto;
 let dynamo: DynamoDBClient;
@@ -45,20 +44,7 @@ describe("TransactWriteItems", () => {
     ).Item;
 
   beforeAll(async () => {
-    await dynamo.send(
-      new CreateTableCommand({
-        TableName: table,
-        BillingMode: "PAY_PER_REQUEST",
-        AttributeDefinitions: [
-          { AttributeName: "pk", AttributeType: "S" },
-          { AttributeName: "sk", AttributeType: "S" },
-        ],
-        KeySchema: [
-          { AttributeName: "pk", KeyType: "HASH" },
-          { AttributeName: "sk", KeyType: "RANGE" },
-        ],
-      }),
-    );
+    await createPkSkTable(dynamo, table);
     await dynamo.send(
       new BatchWriteItemCommand({
         RequestItems: {

@@ -121,7 +121,7 @@ describe("sync's temporary files on every way out", () => {
     bundleScript(
       `
           import { writeFileSync } from "node:fs";
-          import { registerTempFile, removeTempFilesOnExit } from "./lib/sync/tempFiles";
+          import { registerTempFile, removeTempFilesOnExit } from "./lib/snapshot/tempFiles";
           removeTempFilesOnExit();
           writeFileSync(${JSON.stringify(victim)}, "partial");
           registerTempFile(${JSON.stringify(victim)});

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { SHARD_READS_IN_FLIGHT, writeRunSnapshot } from "../../lib/cloud/runSnapshot";
-import type { ResourceTypeRecord } from "../../lib/sync";
+import type { ResourceTypeRecord } from "../../lib/snapshot";
 import { readSnapshot } from "../helpers/snapshot";
 import { makeTempDir } from "../helpers/tempDir";
 

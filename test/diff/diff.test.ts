@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { type Change, diffSnapshots } from "../../lib/diff";
 import { jsonChange } from "../../lib/diff/jsonReport";
 import { digestSnapshotFile, judgeRemoval, type SnapshotDigest } from "../../lib/guard";
-import { tempFiles } from "../../lib/sync/tempFiles";
+import { tempFiles } from "../../lib/snapshot/tempFiles";
 import { cli } from "../helpers/cli";
 import { makeTempDir } from "../helpers/tempDir";
 import { grantId, type TenantSpec, writeTenantSnapshot } from "./tenantSnapshot";

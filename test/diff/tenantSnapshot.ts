@@ -6,7 +6,7 @@ import { createWriteStream } from "node:fs";
 import type { Writable } from "node:stream";
 import { finished } from "node:stream/promises";
 import { createGzip } from "node:zlib";
-import { endStream, jsonLine, writeChunk } from "../../lib/sync/jsonLines";
+import { endStream, jsonLine, writeChunk } from "../../lib/snapshot/jsonLines";
 
 export interface TenantEdits {
   /** Users left out, with their grants. */

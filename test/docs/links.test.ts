@@ -115,7 +115,7 @@ describe("documents the repository cites", () => {
     expect(brokenLink("README.md", "docs/cloud.md#dashboard")).toBeUndefined();
     expect(brokenLink("docs/README.md", "../nowhere.md")).toMatch(/no such file/);
     expect(
-      sourcePaths("the writer (`lib/sync/records.ts`), `lib/<name>/x.ts`, `lib/http`"),
-    ).toEqual(["lib/sync/records.ts", "lib/http"]);
+      sourcePaths("the writer (`lib/snapshot/records.ts`), `lib/<name>/x.ts`, `lib/http`"),
+    ).toEqual(["lib/snapshot/records.ts", "lib/http"]);
   });
 });

@@ -31,17 +31,18 @@ export interface RunningExplore {
 
 /**
  * Runs the built command line's `explore` and waits for the address it prints; `wrapper` runs it
- * through another command, e.g. a shell that sets a limit then `exec "$@"`.
+ * through another command, e.g. a shell that sets a limit then `exec "$@"`. `executable` runs
+ * bin/access-connectors.js itself, as a user does, with the settings of its `#!` line (through
+ * this process's `node`, those are not applied).
  */
 export async function startExplore(
   args: string[],
   wrapper: readonly string[] = [],
+  { executable = false }: { executable?: boolean } = {},
 ): Promise<RunningExplore> {
-  const [file = process.execPath, ...leading] = [
-    ...wrapper,
-    ...(wrapper.length > 0 ? [process.execPath] : []),
-  ];
-  const child = spawn(file, [...leading, "bin/access-connectors.js", "explore", ...args], {
+  const program = executable ? [] : [process.execPath];
+  const [file, ...rest] = [...wrapper, ...program, "bin/access-connectors.js", "explore", ...args];
+  const child = spawn(file as string, rest, {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";

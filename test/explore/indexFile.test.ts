@@ -117,3 +117,29 @@ describe("explore: the index file beside the snapshot", () => {
     }
   });
 });
+
+describe("explore --diff: OLD's index beside OLD", () => {
+  it("is built on the first start and read back on the next, the same changes found", async () => {
+    const dir = await makeTempDir("ac-explore-index-");
+    const snapshot = join(dir, "new.jsonl");
+    const old = join(dir, "old.jsonl");
+    await writeFixtureSnapshot(snapshot, { users: 200, variant: "new" });
+    await writeFixtureSnapshot(old, { users: 200, variant: "old" });
+    const start = async () => {
+      const { explore } = await openExplore(snapshot, old);
+      const changes = explore.changes;
+      if (!changes) throw new Error("no changes with --diff");
+      const seen = { reused: [explore.index.reused, changes.old.reused], ...changes.counts };
+      explore.index.close();
+      changes.old.close();
+      return seen;
+    };
+    const first = await start();
+    expect(first.reused).toEqual([false, false]);
+    expect(first.accountsAdded + first.accountsRemoved + first.grantsAdded).toBeGreaterThan(0);
+    const built = await identity(old);
+    expect(built.mode).toBe(0o600);
+    expect(await start()).toEqual({ ...first, reused: [true, true] });
+    expect(await identity(old)).toEqual(built);
+  });
+});

@@ -3,6 +3,9 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { csvCell, csvRow } from "../../lib/export/csv/csvCells";
+import { GrantRows } from "../../lib/export/csv/GrantRows";
+import { readSnapshotFile } from "../../lib/snapshot/readSnapshotFile";
+import { writeTenantSnapshot } from "../diff/tenantSnapshot";
 import { cli } from "../helpers/cli";
 import { makeTempDir } from "../helpers/tempDir";
 import { fixtureLines, jsonLinesText, writeSnapshot } from "./snapshotFixture";
@@ -105,5 +108,55 @@ describe("export --format csv", () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("is the snapshot itself");
     expect(await readFile(snap, "utf8")).toBe(before);
+  });
+
+  it("joins on disk to the same rows in the snapshot's order however many partitions it takes", async () => {
+    const tenant = join(dir, "tenant.jsonl");
+    const { grants } = await writeTenantSnapshot(tenant, {
+      users: 300,
+      teams: 12,
+      teamsPerUser: 3,
+    });
+    const rowsIn = async (partitions: number) => {
+      const join = await GrantRows.open(tenant, "unused.csv", partitions);
+      try {
+        await readSnapshotFile(tenant, (record) => join.add(record));
+        let text = "";
+        for await (const rows of join.rows()) text += rows;
+        return text;
+      } finally {
+        await join.close();
+      }
+    };
+    const one = await rowsIn(1);
+    expect(one.split("\r\n")).toHaveLength(grants + 1);
+    // Rows follow the grants' order in the file: their account ids as the file lists them.
+    const lines = (await readFile(tenant, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const principals = lines.filter((l) => l.kind === "grant").map((l) => l.principal.id);
+    expect(
+      one
+        .trim()
+        .split("\r\n")
+        .map((row) => row.split(",").at(-2)),
+    ).toEqual(principals);
+    expect(await rowsIn(7)).toBe(one);
+  });
+
+  it("refuses a grant whose principal the snapshot lacks, naming the grant", async () => {
+    const lines = fixtureLines() as { kind: string; principal?: { id: string }; id?: string }[];
+    const grant = lines.find((line) => line.kind === "grant");
+    if (!grant?.principal) throw new Error("the fixture has no grant");
+    grant.principal.id = "nobody";
+    const path = join(dir, "dangling.jsonl");
+    await writeSnapshot(path, lines);
+    const out = join(dir, "dangling.csv");
+    const run = await cli(["export", path, "--format", "csv", out], {});
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      `grant ${grant.id} names a principal or an entitlement the snapshot does not hold`,
+    );
   });
 });

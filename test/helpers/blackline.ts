@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { BlacklineConnector, loadBlacklineConfig } from "../../lib/connectors/blackline";
+import { BlacklineSyncer, loadBlacklineConfig } from "../../lib/connectors/blackline";
 import { newRequestContext } from "../../lib/http";
 import type { BlacklineSimulator } from "../../lib/simulators/blackline";
 import type { Tenant } from "../../lib/simulators/blackline/tenant";
@@ -21,7 +21,7 @@ export async function syncBlackline(
     CONNECTOR_ACCOUNTING_MAX_CONCURRENCY: "16",
     ...options.env,
   });
-  const connector = new BlacklineConnector(config, {
+  const connector = new BlacklineSyncer(config, {
     retry: FAST_RETRY,
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
   });

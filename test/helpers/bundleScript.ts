@@ -3,7 +3,7 @@ import { buildSync } from "esbuild";
 
 /**
  * Bundles `contents` (TypeScript importing the repository's modules by paths from its root, e.g.
- * `./lib/sync/tempFiles`) into the ES module `outfile`, for a test to run in a process of its own.
+ * `./lib/snapshot/tempFiles`) into the ES module `outfile`, for a test to run in a process of its own.
  */
 export function bundleScript(contents: string, outfile: string): void {
   buildSync({

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { loadValimailConfig, ValimailConnector } from "../../lib/connectors/valimail";
+import { loadValimailConfig, ValimailSyncer } from "../../lib/connectors/valimail";
 import { newRequestContext } from "../../lib/http";
 import type { ValimailSimulator } from "../../lib/simulators/valimail";
 import { runLocalSync } from "../../lib/sync";
@@ -20,7 +20,7 @@ export async function syncValimail(
   options: { env?: Record<string, string>; timeoutMs?: number } = {},
 ) {
   const config = loadValimailConfig(valimailEnv(sim, options.env));
-  const connector = new ValimailConnector(config, {
+  const connector = new ValimailSyncer(config, {
     retry: FAST_RETRY,
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
   });

@@ -426,12 +426,16 @@ describe("RateLimiter", () => {
     }
   });
 
-  it("reports a cut by the very first answer, and nothing for an answer under a ceiling", async () => {
+  it("reports a cut by the very first answers, and nothing for an answer under a ceiling", async () => {
     vi.useFakeTimers({ now: 0 });
     try {
-      // Nothing configured: slow start from its first pace; the first answer is a 429.
-      const limiter = new RateLimiter({ maxConcurrency: 4 });
-      (await limiter.acquire())?.refused(undefined);
+      // Not paced (0) until a refusal; the first two answers are 429s (a
+      // lone one is noise, docs/rate-model.md rule 7).
+      const limiter = new RateLimiter({ maxConcurrency: 4, requestsPerSecond: 0 });
+      const [first, second] = [await limiter.acquire(), await limiter.acquire()];
+      first?.refused(undefined);
+      expect(limiter.takeChange()).toBeUndefined();
+      second?.refused(undefined);
       expect(limiter.takeChange()?.moved).toMatch(/^pace cut/);
 
       const ceiling = new RateLimiter({ maxConcurrency: 4, requestsPerSecond: 100 });
@@ -460,11 +464,12 @@ describe("RateLimiter", () => {
     });
 
     await http.request({ method: "GET", path: "/a" });
-    await http.request({ method: "GET", path: "/b" }); // n=2 is a 429, then n=3 answers
+    await http.request({ method: "GET", path: "/b" }); // n=2 is a 429 (noise), then n=3 answers
+    await http.request({ method: "GET", path: "/c" }); // n=4 is a 429 within the second: a cut
 
     const moves = lines.filter((line) => line.message === "learned rate moved");
     expect(moves).toHaveLength(1);
-    // The 429 ended slow start: the pace cut, and the edge learned from what was sent before.
+    // The second 429 ended startup: the pace cut, and the estimate learned from what was sent.
     expect(moves[0]?.fields).toMatchObject({ moved: "pace cut, edge learned" });
     expect(moves[0]?.fields?.pace).toBeLessThan(50);
     expect(moves[0]?.fields?.edge).toBeGreaterThan(moves[0]?.fields?.pace as number);

@@ -1,6 +1,6 @@
 /**
  * A client with endless work against one upstream limiter, as a discrete simulation on vitest's
- * fake clock: `concurrency` requests in flight at most, each started when `AdaptiveRate` allows,
+ * fake clock: `concurrency` requests in flight at most, each started when the rate model (`lib/rate`) allows,
  * answered `latencyMs` after it arrives, a refused one sent again when its verdict says (the way
  * `HttpClient` and `RateLimiter` do it). Times carry a little seeded jitter (a timer fires up to
  * 1 ms late, a request takes up to 0.5 ms to arrive), and the upstream may stall now and then
@@ -20,7 +20,7 @@ export interface Upstream {
   release(): void;
 }
 
-/** What the model paces: `AdaptiveRate`, or any controller with its four calls. */
+/** What the model paces: `RateModel` (`lib/rate`), or any controller with its four calls. */
 export interface PacedController<T> {
   nextStartAt(now: number): number | undefined;
   start(now: number): T;

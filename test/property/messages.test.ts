@@ -7,8 +7,8 @@ import { finalizeRecord } from "../../lib/cloud/finalize";
 import { silentTelemetry } from "../../lib/cloud/observability";
 import { schedule, syncNowRequest } from "../../lib/cloud/scheduler";
 import { processJobMessage } from "../../lib/cloud/syncWorker";
-import { BlacklineConnector, loadBlacklineConfig } from "../../lib/connectors/blackline";
-import { loadValimailConfig, ValimailConnector } from "../../lib/connectors/valimail";
+import { BlacklineSyncer, loadBlacklineConfig } from "../../lib/connectors/blackline";
+import { loadValimailConfig, ValimailSyncer } from "../../lib/connectors/valimail";
 import { ConfigError } from "../../lib/errors";
 import { newRequestContext } from "../../lib/http";
 import type { Logger } from "../../lib/logging";
@@ -21,7 +21,7 @@ import {
   parseCursor,
   parseJob,
   runJob,
-  type SyncConnector,
+  type Syncer,
 } from "../../lib/sync";
 import {
   isDotSegment,
@@ -233,13 +233,22 @@ describe("queue messages (property)", () => {
         { weight: 1, arbitrary: hostileText },
       ),
       op: fc.oneof(
-        { weight: 4, arbitrary: fc.constantFrom("plan", "list", "members") },
+        { weight: 4, arbitrary: fc.constantFrom("plan", "list", "members", "membersOf") },
         { weight: 1, arbitrary: hostileText },
       ),
       cursor: fc.oneof(
         { weight: 2, arbitrary: fc.constant(undefined) },
         { weight: 2, arbitrary: fc.constantFrom({ page: 1, seen: 0 }, { startIndex: 1, seen: 0 }) },
         { weight: 1, arbitrary: cursorLike },
+        {
+          weight: 1,
+          arbitrary: fc.record({
+            ids: fc.array(
+              fc.oneof(hostileText, fc.constantFrom("..", "%2e%2e", "a/../b", "7", "x?y#z")),
+              { maxLength: 3 },
+            ),
+          }),
+        },
       ),
       parent: fc.option(
         fc.record({
@@ -262,6 +271,14 @@ describe("queue messages (property)", () => {
       if (job.connector === "valimail") return ["accounts/acme/scim/v2/Users"];
       if (job.op === "plan") return ["v1/users", "v1/teams"];
       if (job.op === "list") return [`v1/${job.resourceType}s`];
+      if (job.op === "membersOf") {
+        const ids = (job.cursor as { ids?: unknown } | undefined)?.ids;
+        return Array.isArray(ids)
+          ? ids.map((id) =>
+              job.resourceType === "team" ? `v1/teams/${id}/users` : `v1/users/${id}/teams`,
+            )
+          : [];
+      }
       if (job.op === "members" && job.parent) {
         return [
           job.parent.type === "team"
@@ -272,10 +289,10 @@ describe("queue messages (property)", () => {
       return [];
     }
 
-    function connectors(): Record<string, SyncConnector> {
+    function connectors(): Record<string, Syncer> {
       const retry = { maxAttempts: 1 };
       return {
-        blackline: new BlacklineConnector(
+        blackline: new BlacklineSyncer(
           loadBlacklineConfig({
             CONNECTOR_ACCOUNTING_CLIENT_ID: "c",
             CONNECTOR_ACCOUNTING_CLIENT_SECRET: "property-secret",
@@ -289,7 +306,7 @@ describe("queue messages (property)", () => {
           }),
           { retry, timeoutMs: 2_000 },
         ),
-        valimail: new ValimailConnector(
+        valimail: new ValimailSyncer(
           loadValimailConfig({
             CONNECTOR_EMAILAUTH_CLIENT_ID: "property-client",
             CONNECTOR_EMAILAUTH_APP_ID: "property-app",
@@ -324,7 +341,7 @@ describe("queue messages (property)", () => {
       await fc.assert(
         fc.asyncProperty(jobArb, async (job) => {
           server.reset();
-          const connector = connectors()[job.connector] as SyncConnector;
+          const connector = connectors()[job.connector] as Syncer;
           try {
             await runJob(connector, job, newRequestContext());
           } catch (error) {

@@ -1,13 +1,13 @@
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BlacklineConnector, loadBlacklineConfig } from "../../lib/connectors/blackline";
+import { BlacklineSyncer, loadBlacklineConfig } from "../../lib/connectors/blackline";
 import { user as blacklineUser } from "../../lib/connectors/blackline/models";
 import { upstreamId } from "../../lib/connectors/upstreamId";
-import { loadValimailConfig, ValimailConnector } from "../../lib/connectors/valimail";
+import { loadValimailConfig, ValimailSyncer } from "../../lib/connectors/valimail";
 import { scimUser } from "../../lib/connectors/valimail/models";
 import { newRequestContext } from "../../lib/http";
-import { runLocalSync, type SyncConnector } from "../../lib/sync";
+import { runLocalSync, type Syncer } from "../../lib/sync";
 import { readSnapshot } from "../helpers/snapshot";
 import { makeTempDir } from "../helpers/tempDir";
 import {
@@ -113,7 +113,7 @@ function expectRequests(server: RecordingServer, allowed: (segments: string[]) =
   }
 }
 
-async function syncOutcome(connector: SyncConnector, dir: string, name: string) {
+async function syncOutcome(connector: Syncer, dir: string, name: string) {
   try {
     const { summary } = await runLocalSync({
       connector,
@@ -237,7 +237,7 @@ describe("upstream payloads (property)", () => {
             body: { items: page(items, start, size), totalItems: total(t.total, items.length) },
           };
         };
-        const connector = new BlacklineConnector(config, {
+        const connector = new BlacklineSyncer(config, {
           retry: { maxAttempts: 1 },
           timeoutMs: 2_000,
         });
@@ -336,7 +336,7 @@ describe("upstream payloads (property)", () => {
               };
           }
         };
-        const connector = new ValimailConnector(config, {
+        const connector = new ValimailSyncer(config, {
           retry: { maxAttempts: 1 },
           timeoutMs: 2_000,
         });

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ActionReply } from "../../lib/actions";
 import { connectorNamed, UpstreamConnectors } from "../../lib/connectors";
 import { ConfigError, CredentialsRejectedError } from "../../lib/errors";
+import { encodeDigest, type SnapshotDigest } from "../../lib/guard";
 import { NetworkError } from "../../lib/http";
 import { registerSecret } from "../../lib/redact";
 import {
@@ -12,6 +13,7 @@ import {
   describeSyncFailure,
   loadServiceConfig,
 } from "../../lib/service";
+import { HeldSnapshot } from "../../lib/service/HeldSnapshot";
 import { linkedSignal } from "../../lib/service/linkedSignal";
 import { ServiceState } from "../../lib/service/ServiceState";
 import { makeTempDir } from "../helpers/tempDir";
@@ -125,6 +127,49 @@ describe("the service's state file", () => {
     expect(lines.join("")).toContain("set aside");
     await state.setLabel({ label: "error", detail: "x", delivered: false });
     expect(JSON.parse(await readFile(path, "utf8"))).toMatchObject({ version: 1 });
+  });
+});
+
+describe("the removal guard's digest in the state directory", () => {
+  const digestOf = (syncId: string): SnapshotDigest => ({
+    connector: "blackline",
+    syncId,
+    users: new BigUint64Array([1n, 5n, 9n]),
+    grants: new BigUint64Array([2n, 4n]),
+  });
+
+  it("is staged by the count, let go before the upload, and renamed onto the published one after it", async () => {
+    const dir = await makeTempDir("ac-service-digest-");
+    const held = new HeldSnapshot(dir);
+    const first = digestOf("s1");
+    const bytes = encodeDigest(first);
+    expect(await held.removals(first)).toBeUndefined();
+    held.letGo(first);
+    expect([first.users.length, first.grants.length]).toEqual([0, 0]);
+    await held.recordPublished(first);
+    expect(await readdir(dir)).toEqual(["published.digest"]);
+    expect(await readFile(join(dir, "published.digest"))).toEqual(bytes);
+
+    const second = { ...digestOf("s2"), users: new BigUint64Array([1n, 9n]) };
+    expect(await held.removals(second)).toEqual({
+      connector: "blackline",
+      users: { previous: 3, removed: 1 },
+      grants: { previous: 2, removed: 0 },
+    });
+    // Not published (held, failed): the staged file goes, the published one stays.
+    await held.dropStaged();
+    expect(await readdir(dir)).toEqual(["published.digest"]);
+    expect(await readFile(join(dir, "published.digest"))).toEqual(bytes);
+  });
+
+  it("keeps the hashes of a digest it did not stage, and writes them when it is published", async () => {
+    const dir = await makeTempDir("ac-service-digest-");
+    const held = new HeldSnapshot(dir);
+    const digest = digestOf("s1");
+    held.letGo(digest);
+    expect(digest.users.length).toBe(3);
+    await held.recordPublished(digest);
+    expect(await readFile(join(dir, "published.digest"))).toEqual(encodeDigest(digestOf("s1")));
   });
 });
 

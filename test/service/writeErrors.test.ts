@@ -11,7 +11,7 @@
  * file with EFBIG (the process ignores SIGXFSZ, as the service does), lifted again with `prlimit`
  * to show the next write goes through. The in-process kinds run in a child bundled from this
  * repository's modules; the built service gets the limit while it runs. The ENOSPC wording of
- * the same messages is tested through /dev/full on a sync's files (test/sync/writeErrors.test.ts).
+ * the same messages is tested through /dev/full on a sync's files (test/snapshot/writeErrors.test.ts).
  */
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";

@@ -2,7 +2,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type Job, type Page, runLocalSync, type SyncConnector } from "../../lib/sync";
+import { type Job, type Page, runLocalSync, type Syncer } from "../../lib/sync";
 import { makeTempDir } from "../helpers/tempDir";
 
 /** Resolves after `turns` turns of the event loop (setImmediate), so jobs end in a mixed order. */
@@ -16,7 +16,7 @@ const turns = async (count: number) => {
  */
 function countingConnector(answer: (job: Job) => Promise<Page>) {
   const seen = { inside: 0, most: 0 };
-  const connector: SyncConnector = {
+  const connector: Syncer = {
     name: "blackline",
     resourceTypes: () => [],
     rootJobs: () => [{ resourceType: "user", op: "list", cursor: 1 }],

@@ -6,13 +6,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { newRequestContext } from "../../lib/http";
-import {
-  type Job,
-  type Page,
-  runLocalSync,
-  type SyncConnector,
-  SyncDeadlineError,
-} from "../../lib/sync";
+import { type Job, type Page, runLocalSync, SyncDeadlineError, type Syncer } from "../../lib/sync";
 import { makeTempDir } from "../helpers/tempDir";
 
 afterEach(() => {
@@ -35,7 +29,7 @@ const DEADLINE = { value: 60_000, variable: "CONNECTOR_ACCOUNTING_SYNC_DEADLINE"
  */
 function hangingConnector(syncDeadline = DEADLINE) {
   const seen = { started: 0, aborted: 0 };
-  const connector: SyncConnector = {
+  const connector: Syncer = {
     name: "blackline",
     syncDeadline,
     resourceTypes: () => [],
@@ -114,7 +108,7 @@ describe("the end of a sync", () => {
   it("stops what its jobs left on their way: a page asked for ahead that no job took", async () => {
     // A job asks for a page ahead (as a list's page jobs do) and the list ends without it.
     let orphan: "on its way" | "stopped" | undefined;
-    const connector: SyncConnector = {
+    const connector: Syncer = {
       name: "blackline",
       resourceTypes: () => [],
       rootJobs: () => [{ resourceType: "user", op: "list", cursor: 1 }],

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { newRequestContext } from "../../lib/http";
+import { grant, SnapshotAssembler, SnapshotFile, type SnapshotRecord } from "../../lib/snapshot";
 import {
-  grant,
   InvalidJobError,
   type Job,
   makeJob,
@@ -12,10 +12,7 @@ import {
   parseJob,
   runJob,
   runLocalSync,
-  SnapshotAssembler,
-  SnapshotFile,
-  type SnapshotRecord,
-  type SyncConnector,
+  type Syncer,
 } from "../../lib/sync";
 import { readSnapshot } from "../helpers/snapshot";
 import { makeTempDir } from "../helpers/tempDir";
@@ -122,7 +119,7 @@ describe("SnapshotAssembler to a SnapshotFile", () => {
 
 describe("runLocalSync", () => {
   /** A small connector defined here: two pages of users, then a job that fails when asked to. */
-  function connector(failOnPage: number | undefined): SyncConnector {
+  function connector(failOnPage: number | undefined): Syncer {
     return {
       name: "blackline",
       resourceTypes: () => [
@@ -226,7 +223,7 @@ describe("SnapshotAssembler to any stream", () => {
 
 describe("runJob", () => {
   const run = { syncId: "s", connector: "blackline", connectorId: "blackline-prod" };
-  const connector: SyncConnector = {
+  const connector: Syncer = {
     name: "blackline",
     resourceTypes: () => [],
     rootJobs: () => [],

@@ -10,7 +10,7 @@ import {
 } from "../../diff";
 import { ConnectorError, ExitCode, exitCodeOf, messageOf } from "../../errors";
 import { judgeRemovals, MAX_REMOVAL_VARIABLE, parseRemovalLimit } from "../../guard";
-import { removeTempFilesOnExit } from "../../sync";
+import { removeTempFilesOnExit } from "../../snapshot";
 import type { CliIo } from "../io";
 
 interface DiffCommandOptions {

@@ -9,6 +9,7 @@ import {
   reviewPathOf,
   startExploreServer,
 } from "../../explore";
+import { removeTempFiles, SIGNAL_EXIT_CODES } from "../../snapshot/tempFiles";
 import type { CliIo } from "../io";
 
 export interface ExploreOptions {
@@ -40,7 +41,7 @@ export async function exploreCommand(
       `--port: give a port number from 0 to 65535 (0: any free port), not "${options.port}"`,
     );
   const began = performance.now();
-  const { explore, routes } = await openExplore(snapshot, options.diff);
+  const { explore, routes } = await whileStarting(() => openExplore(snapshot, options.diff));
   const seconds = ((performance.now() - began) / 1000).toFixed(1);
   const { index } = explore;
   const how = index.reused ? "read the index of" : "indexed";
@@ -63,6 +64,23 @@ export async function exploreCommand(
   await explore.review.flushed();
   io.stderr.write(`${signal}: stopped\n`);
   return 0;
+}
+
+/**
+ * Until the page serves, SIGINT or SIGTERM ends the start at once (exit 130 or 143), removing an
+ * index file being written (`SNAPSHOT.explore-index.PID.tmp`); once it serves, they stop it.
+ */
+async function whileStarting<T>(start: () => Promise<T>): Promise<T> {
+  const end = (signal: NodeJS.Signals) => {
+    removeTempFiles();
+    process.exit(SIGNAL_EXIT_CODES[signal as keyof typeof SIGNAL_EXIT_CODES]);
+  };
+  for (const s of STOP_SIGNALS) process.on(s, end);
+  try {
+    return await start();
+  } finally {
+    for (const s of STOP_SIGNALS) process.off(s, end);
+  }
 }
 
 /** Adds `explore` to the command line. */

@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { UsageError } from "../../errors";
-import { removeTempFilesOnExit } from "../../sync";
+import { removeTempFilesOnExit } from "../../snapshot";
 import type { CliIo } from "../io";
 
 const FORMATS = ["c1z", "csv"] as const;

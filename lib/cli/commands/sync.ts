@@ -13,12 +13,8 @@ import {
 } from "../../guard";
 import { newRequestContext, type UpstreamOptions } from "../../http";
 import { publishGuarded } from "../../publish";
-import {
-  type LocalSyncResult,
-  removeTempFilesOnExit,
-  runLocalSync,
-  type SyncSummary,
-} from "../../sync";
+import { removeTempFilesOnExit } from "../../snapshot";
+import { type LocalSyncResult, runLocalSync, type SyncSummary } from "../../sync";
 import type { CliIo } from "../io";
 import { createCliLogger } from "../logger";
 import { createProgressReporter } from "../progress";

@@ -12,6 +12,7 @@ import * as z from "zod";
 import type { Environment } from "../../config";
 import { type ConnectorName, connectorNamed } from "../../connectors";
 import { ConfigError } from "../../errors";
+import { parseJsonOrUndefined } from "../../parseJson";
 import { PLATFORM_SECRET_VARIABLES } from "../../platform";
 import { registerSecret } from "../../redact";
 import { awsClients } from "./clients";
@@ -81,14 +82,8 @@ export async function readStoredSettings(
     if (error instanceof ResourceNotFoundException) return undefined;
     throw error;
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text ?? "");
-  } catch {
-    value = undefined;
-  }
   // A secret written by hand that is not a JSON object of strings holds nothing a save can keep.
-  const parsed = secretSettings.safeParse(value);
+  const parsed = secretSettings.safeParse(parseJsonOrUndefined(text));
   return parsed.success ? parsed.data : {};
 }
 

@@ -29,10 +29,12 @@ export const jobMarker = z.object({
   state: z.enum(["pending", "done"]),
   /** The job id that asked for this job, or `root`. */
   owner: z.string(),
+  /** Where a done job's records are in S3; none when it read no records. */
   shardKey: z.string().optional(),
-  childrenKey: z.string().optional(),
   records: z.number().int().optional(),
   /** Set once the job's children were sent; until then a redelivery sends them. */
   childrenSent: z.boolean().optional(),
+  /** A pending child's job as JSON, so a later delivery of its owner can send it. */
+  job: z.string().optional(),
 });
 export type JobMarker = z.infer<typeof jobMarker>;

@@ -4,34 +4,29 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
-  TransactWriteCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { awsClients } from "./clients";
 import { isConditionFailure } from "./instances";
+import { type ChildClaim, type CommitOutcome, commitJob, type DoneJob } from "./jobCommit";
 import { type JobMarker, jobMarker, type RunItem, runItem } from "./runItem";
+import { expiresAt, markerKey, runKey } from "./runKeys";
 
 /**
  * The state of sync runs in DynamoDB. Per run, one item (`sk = run`) counts the jobs still
  * outstanding, and one marker per job (`sk = job#<id>`) says who asked for the job (its owner)
- * and, once done, where its shard is. A job is committed by one conditional transaction: its
- * marker goes from pending to done and the run's count moves by its new children minus one. A
- * redelivered message or a second worker finds the marker done and changes nothing, so a job
- * counts once however often it is delivered; the run is complete when the count reaches zero.
+ * and, once done, where its shard is. A job is committed by one conditional transaction
+ * (`commitJob`): its marker goes from pending to done, its children's markers are written pending,
+ * and the run's count moves by its new children minus one. A redelivered message or a second
+ * worker finds the marker done and changes nothing, so a job counts once however often it is
+ * delivered; the run is complete when the count reaches zero.
  */
-const RETENTION_SECONDS = 14 * 24 * 3600;
-/** Tries of a job's commit when other commits on the run's item conflict with it. */
-const COMMIT_ATTEMPTS = 4;
 /** A finalizer holds a run this long; longer than the finalize function's timeout (900 s). */
 export const FINALIZE_LEASE_SECONDS = 1_200;
 /** Finalize tries of a run before it ends `error`. */
 export const FINALIZE_ATTEMPTS = 3;
 
-export type CommitOutcome = "committed" | "already_done" | "run_over";
-
-const runKey = (syncId: string) => ({ pk: `run#${syncId}`, sk: "run" });
-const markerKey = (syncId: string, jobId: string) => ({ pk: `run#${syncId}`, sk: `job#${jobId}` });
-const expiresAt = () => Math.floor(Date.now() / 1000) + RETENTION_SECONDS;
+export type { ChildClaim, CommitOutcome } from "./jobCommit";
 
 export class RunStore {
   readonly #table: string;
@@ -109,116 +104,13 @@ export class RunStore {
     return Item === undefined ? undefined : jobMarker.parse(Item);
   }
 
-  /**
-   * Claims the children a job asks for: a child nobody asked for yet becomes pending and owned by
-   * `owner`. Returns the ids `owner` owns (claimed now, or by an earlier delivery of the same
-   * job); a child another job owns (the upstream listed it twice) is that job's to count and send.
-   */
-  async claimChildren(
-    syncId: string,
-    owner: string,
-    childIds: readonly string[],
-  ): Promise<string[]> {
-    const owned: string[] = [];
-    const claim = async (jobId: string) => {
-      try {
-        await awsClients().dynamo.send(
-          new PutCommand({
-            TableName: this.#table,
-            Item: {
-              ...markerKey(syncId, jobId),
-              jobId,
-              state: "pending",
-              owner,
-              expiresAt: expiresAt(),
-            },
-            ConditionExpression:
-              "attribute_not_exists(pk) OR (#owner = :owner AND #state = :pending)",
-            ExpressionAttributeNames: { "#owner": "owner", "#state": "state" },
-            ExpressionAttributeValues: { ":owner": owner, ":pending": "pending" },
-          }),
-        );
-        owned.push(jobId);
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-      }
-    };
-    const unique = [...new Set(childIds)];
-    for (let i = 0; i < unique.length; i += 16) {
-      await Promise.all(unique.slice(i, i + 16).map(claim));
-    }
-    return owned;
-  }
-
-  /**
-   * Commits a job in one transaction: its marker pending to done (with its shard), and the run's
-   * outstanding count moved by its owned children minus itself, while the run is running.
-   */
+  /** Commits a job, its children claimed, in one transaction (`commitJob`). */
   async commit(
     syncId: string,
     jobId: string,
-    done: {
-      shardKey: string;
-      childrenKey: string;
-      records: number;
-      requests: number;
-      children: number;
-    },
-  ): Promise<CommitOutcome> {
-    const now = new Date().toISOString();
-    const transaction = new TransactWriteCommand({
-      TransactItems: [
-        {
-          Update: {
-            TableName: this.#table,
-            Key: markerKey(syncId, jobId),
-            UpdateExpression:
-              "SET #state = :done, shardKey = :shard, childrenKey = :children, records = :records",
-            ConditionExpression: "#state = :pending",
-            ExpressionAttributeNames: { "#state": "state" },
-            ExpressionAttributeValues: {
-              ":done": "done",
-              ":pending": "pending",
-              ":shard": done.shardKey,
-              ":children": done.childrenKey,
-              ":records": done.records,
-            },
-          },
-        },
-        {
-          Update: {
-            TableName: this.#table,
-            Key: runKey(syncId),
-            UpdateExpression:
-              "ADD outstanding :delta, jobsDone :one, records :records, requests :requests SET lastProgressAt = :now",
-            ConditionExpression: "#status = :running",
-            ExpressionAttributeNames: { "#status": "status" },
-            ExpressionAttributeValues: {
-              ":delta": done.children - 1,
-              ":one": 1,
-              ":records": done.records,
-              ":requests": done.requests,
-              ":now": now,
-              ":running": "running",
-            },
-          },
-        },
-      ],
-    });
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await awsClients().dynamo.send(transaction);
-        return "committed";
-      } catch (error) {
-        if ((error as { name?: string }).name !== "TransactionCanceledException") throw error;
-        // Cancelled: the job was committed by another delivery, the run is over, or another
-        // transaction on the run's item conflicted. Only the first two are final.
-        if ((await this.marker(syncId, jobId))?.state === "done") return "already_done";
-        if ((await this.get(syncId))?.status !== "running") return "run_over";
-        if (attempt >= COMMIT_ATTEMPTS) throw error;
-        await sleep(Math.random() * 50 * 2 ** attempt);
-      }
-    }
+    done: DoneJob,
+  ): Promise<{ outcome: CommitOutcome; owned: ChildClaim[] }> {
+    return commitJob(this.#table, syncId, jobId, done);
   }
 
   /**
@@ -340,6 +232,26 @@ export class RunStore {
 
   /** Every job marker of a run. */
   async markers(syncId: string): Promise<JobMarker[]> {
+    return this.#queryMarkers(syncId);
+  }
+
+  /** The markers still pending that `owner` claimed: the children a done job may not have sent. */
+  async pendingChildren(syncId: string, owner: string): Promise<JobMarker[]> {
+    return this.#queryMarkers(syncId, {
+      FilterExpression: "#owner = :owner AND #state = :pending",
+      ExpressionAttributeNames: { "#owner": "owner", "#state": "state" },
+      ExpressionAttributeValues: { ":owner": owner, ":pending": "pending" },
+    });
+  }
+
+  async #queryMarkers(
+    syncId: string,
+    filter?: {
+      FilterExpression: string;
+      ExpressionAttributeNames: Record<string, string>;
+      ExpressionAttributeValues: Record<string, unknown>;
+    },
+  ): Promise<JobMarker[]> {
     const markers: JobMarker[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -347,7 +259,12 @@ export class RunStore {
         new QueryCommand({
           TableName: this.#table,
           KeyConditionExpression: "pk = :pk AND begins_with(sk, :job)",
-          ExpressionAttributeValues: { ":pk": `run#${syncId}`, ":job": "job#" },
+          ...filter,
+          ExpressionAttributeValues: {
+            ":pk": `run#${syncId}`,
+            ":job": "job#",
+            ...filter?.ExpressionAttributeValues,
+          },
           ExclusiveStartKey: start,
           ConsistentRead: true,
         }),

@@ -1,21 +1,15 @@
 import type { Readable } from "node:stream";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
-import * as z from "zod";
-import { type Job, jobSchema, jsonLine, type SnapshotRecord } from "../../sync";
+import { jsonLine, type SnapshotRecord } from "../../snapshot";
 import { awsClients } from "./clients";
 
 /**
  * A run's objects in the shards bucket, under `runs/<syncId>/` (expired by the bucket's lifecycle
- * rule): each job's records as a JSON Lines shard, and the child jobs it asked for. Keys carry
- * the delivery's message id, so two deliveries of one job never overwrite each other; the job's
- * marker names the one that was committed.
+ * rule): each job's records as one JSON Lines shard. Keys carry the delivery's message id, so two
+ * deliveries of one job never overwrite each other; the job's marker names the one committed.
  */
-export function shardKeys(syncId: string, jobIdValue: string, deliveryId: string) {
-  const base = `runs/${syncId}`;
-  return {
-    shardKey: `${base}/shards/${jobIdValue}/${deliveryId}.jsonl`,
-    childrenKey: `${base}/children/${jobIdValue}/${deliveryId}.json`,
-  };
+export function shardKeyOf(syncId: string, jobIdValue: string, deliveryId: string): string {
+  return `runs/${syncId}/shards/${jobIdValue}/${deliveryId}.jsonl`;
 }
 
 export class ShardStore {
@@ -27,15 +21,6 @@ export class ShardStore {
 
   async putShard(key: string, records: readonly SnapshotRecord[]): Promise<void> {
     await this.#put(key, records.map(jsonLine).join(""), "application/x-ndjson");
-  }
-
-  async putChildren(key: string, children: readonly Job[]): Promise<void> {
-    await this.#put(key, JSON.stringify(children), "application/json");
-  }
-
-  async getChildren(key: string): Promise<Job[]> {
-    const body = await this.#get(key);
-    return z.array(jobSchema).parse(JSON.parse(await body.transformToString()));
   }
 
   /** A shard as a stream, so finalize never holds a run's records in memory. */

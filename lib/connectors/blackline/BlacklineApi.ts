@@ -17,7 +17,8 @@ import {
   upstreamClient,
 } from "../../http";
 import { registerSecret } from "../../redact";
-import { idOf, type RecordSink, type SnapshotRecord } from "../../sync";
+import { idOf, type SnapshotRecord } from "../../snapshot";
+import type { RecordSink } from "../../sync";
 import type { BlacklineConfig } from "./config";
 import {
   type ClientAuthMethod,

@@ -51,7 +51,7 @@ export const MAX_PAGE_SIZE = 10_000;
 
 /**
  * Assumption: no published rate limit; the request rate is learned from its answers
- * (lib/http/AdaptiveRate.ts). Measured (BENCHMARKS.md): 16 in flight took 100,000 users with no limit
+ * (docs/rate-model.md). Measured (BENCHMARKS.md): 16 in flight took 100,000 users with no limit
  * at 40 ms in 13 s, against 24 s at 8, and kept a 50 requests/s limit as closely as 8 did, since
  * a list's next page starts before the membership requests waiting beside it.
  */

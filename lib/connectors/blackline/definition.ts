@@ -1,5 +1,5 @@
 import type { ConnectorDefinition } from "../types";
-import { BlacklineConnector } from "./BlacklineConnector";
+import { BlacklineSyncer } from "./BlacklineSyncer";
 import {
   BLACKLINE_SECRET_VARIABLES,
   BLACKLINE_VARIABLES,
@@ -19,5 +19,5 @@ export const blacklineDefinition = {
   // A role is a set of permissions in BlackLine: every role assignment is reviewed first.
   privileged: { resourceTypes: ["role"] },
   loadConfig: loadBlacklineConfig,
-  syncer: (config, options) => new BlacklineConnector(config, options),
+  syncer: (config, options) => new BlacklineSyncer(config, options),
 } as const satisfies ConnectorDefinition<"blackline", BlacklineConfig>;

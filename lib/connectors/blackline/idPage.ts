@@ -8,7 +8,7 @@ import {
   OPEN_BRACE,
   OPEN_BRACKET,
   QUOTE,
-} from "../../http/jsonBytes";
+} from "../../json/jsonBytes";
 import { upstreamId } from "../upstreamId";
 
 /** A membership page's item ids, in order, and its `totalItems`. */

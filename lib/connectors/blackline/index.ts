@@ -1,3 +1,3 @@
-export { BlacklineConnector } from "./BlacklineConnector";
+export { BlacklineSyncer } from "./BlacklineSyncer";
 export { BLACKLINE_VARIABLES, type BlacklineConfig, loadBlacklineConfig } from "./config";
 export { blacklineDefinition } from "./definition";

@@ -9,7 +9,7 @@ import {
   type ResourceTypeRecord,
   type SnapshotRecord,
   type UserTrait,
-} from "../../sync";
+} from "../../snapshot";
 import type { Role, Team, User } from "./models";
 
 export const RESOURCE_TYPES: ResourceTypeRecord[] = [

@@ -1,6 +1,8 @@
 import type * as z from "zod";
-import { type ElementVisitor, parseResponse, readJsonObject } from "../../http";
-import type { RecordSink, SnapshotRecord } from "../../sync";
+import { parseResponse } from "../../http";
+import { type ElementVisitor, readJsonObject } from "../../json/largeJson";
+import type { SnapshotRecord } from "../../snapshot";
+import type { RecordSink } from "../../sync";
 import { listResponse } from "./models";
 
 /** A list page as the sync uses it: its items' ids and records, in order, and its `totalItems`. */

@@ -7,8 +7,8 @@ import {
   valimailSettings,
 } from "./config";
 import { ValimailApi } from "./ValimailApi";
-import { ValimailConnector } from "./ValimailConnector";
 import { ValimailProvisioner } from "./ValimailProvisioner";
+import { ValimailSyncer } from "./ValimailSyncer";
 
 const provisioning = {
   actions: ["enable_user", "disable_user", "create_account", "grant", "revoke"],
@@ -28,6 +28,6 @@ export const valimailDefinition = {
   // An owner administers the account (its users and their member types).
   privileged: { entitlementIds: ["member_type:owner:assigned"] },
   loadConfig: loadValimailConfig,
-  syncer: (config, options) => new ValimailConnector(config, options),
+  syncer: (config, options) => new ValimailSyncer(config, options),
   provisioning,
 } as const satisfies ConnectorDefinition<"valimail", ValimailConfig>;

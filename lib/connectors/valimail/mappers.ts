@@ -8,7 +8,7 @@ import {
   type ResourceRecord,
   type ResourceTypeRecord,
   type SnapshotRecord,
-} from "../../sync";
+} from "../../snapshot";
 import { isActive, memberTypeOf, type ScimUser } from "./models";
 
 export const RESOURCE_TYPES: ResourceTypeRecord[] = [

@@ -6,7 +6,7 @@ import type {
   ResourceRef,
   ResourceTypeRecord,
   Trait,
-} from "../../sync/records";
+} from "../../snapshot/records";
 
 /**
  * The protobuf encoding of a snapshot's records as baton's `c1.connector.v2` messages, the `data`

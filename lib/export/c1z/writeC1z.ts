@@ -4,7 +4,7 @@ import { Zstd } from "@hpcc-js/wasm-zstd";
 import type { Database, Statement } from "node-sqlite3-wasm";
 import type { RepeatedRecord } from "../../snapshot/DuplicateCheck";
 import { SnapshotInputError } from "../../snapshot/errors";
-import { duplicateRecordError, readSnapshotFile } from "../../snapshot/snapshotFile";
+import { duplicateRecordError, readSnapshotFile } from "../../snapshot/readSnapshotFile";
 import type {
   EntitlementRecord,
   GrantRecord,
@@ -13,7 +13,7 @@ import type {
   ResourceRef,
   SnapshotRecord,
   Trait,
-} from "../../sync/records";
+} from "../../snapshot/records";
 import { ExportFile } from "../ExportFile";
 import { TempDatabase } from "../TempDatabase";
 import { entitlementMessage, grantMessage, resourceMessage, resourceTypeMessage } from "./messages";

@@ -1,5 +1,10 @@
 // The AWS test harness: moto_server on loopback, the packaged stack deployed to it, and the
 // packaged handlers run the way Lambda runs them. See stack.ts, lambda.ts and sqs.ts.
+export {
+  type AwsRequestCounter,
+  type AwsRequestCounts,
+  startAwsRequestCounter,
+} from "./awsRequests";
 export { LambdaInvocationError, LambdaKilledError } from "./lambda";
 export {
   alarmMetric,
@@ -9,7 +14,14 @@ export {
   type MetricRef,
   metricKey,
 } from "./metrics";
-export { awsClientConfig, awsEnv, DEFAULT_REGION, type Moto, startMoto } from "./moto";
+export {
+  awsClientConfig,
+  awsEnv,
+  createPkSkTable,
+  DEFAULT_REGION,
+  type Moto,
+  startMoto,
+} from "./moto";
 export { runOperator } from "./operator";
 export { ensurePackaged } from "./package";
 export {

@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CreateTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 
 export const DEFAULT_REGION = "eu-west-1";
 
@@ -161,4 +162,25 @@ export function awsClientConfig(endpoint: string, region = DEFAULT_REGION) {
     region,
     credentials: { accessKeyId: "testing", secretAccessKey: "testing" },
   };
+}
+
+/**
+ * A table keyed as the runs table is (infra/storage.yml: `pk` and `sk`, strings), billed per
+ * request, for a test or a bench of DynamoDB's own behaviour on the emulator.
+ */
+export async function createPkSkTable(dynamo: DynamoDBClient, table: string): Promise<void> {
+  await dynamo.send(
+    new CreateTableCommand({
+      TableName: table,
+      BillingMode: "PAY_PER_REQUEST",
+      AttributeDefinitions: [
+        { AttributeName: "pk", AttributeType: "S" },
+        { AttributeName: "sk", AttributeType: "S" },
+      ],
+      KeySchema: [
+        { AttributeName: "pk", KeyType: "HASH" },
+        { AttributeName: "sk", KeyType: "RANGE" },
+      ],
+    }),
+  );
 }

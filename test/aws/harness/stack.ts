@@ -23,6 +23,7 @@ import {
 } from "@aws-sdk/client-lambda";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { type AwsRequestCounter, startAwsRequestCounter } from "./awsRequests";
 import { type FunctionConfig, FunctionRuntime, type InvokeOptions, type LogLine } from "./lambda";
 import { awsClientConfig, awsEnv, type Moto, startMoto } from "./moto";
 import { ensurePackaged } from "./package";
@@ -67,12 +68,19 @@ export interface Stack {
   updateFunctionCode(functionKey: string, zip: Uint8Array): Promise<void>;
   /** What the functions wrote to stdout/stderr (Powertools' JSON lines), oldest first. */
   logs(functionKey?: string): LogLine[];
+  /** What the functions asked of AWS, when deployed with `countAwsRequests`. */
+  readonly awsRequests: AwsRequestCounter | undefined;
   /** Terminates the containers and removes unpacked code. Does not stop moto. */
   close(): Promise<void>;
 }
 
 export interface DeployOptions {
   stage?: string;
+  /**
+   * The functions reach moto through a proxy that counts their requests by what AWS bills
+   * (`Stack.awsRequests`, awsRequests.ts); the test process's own requests go to moto directly.
+   */
+  countAwsRequests?: boolean;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -239,7 +247,10 @@ export async function deployStack(moto: Moto, options: DeployOptions = {}): Prom
     if (logLines.length > 50_000) logLines.shift();
     if (echo) process.stderr.write(`[${line.functionKey}] ${line.line}\n`);
   };
-  const environment = awsEnv(moto.endpoint, region);
+  const awsRequests = options.countAwsRequests
+    ? await startAwsRequestCounter(moto.endpoint)
+    : undefined;
+  const environment = awsEnv(awsRequests?.endpoint ?? moto.endpoint, region);
   const runtimes = new Map<string, FunctionRuntime>();
   for (const [key, fn] of Object.entries(functions)) {
     const zipFile = zips.get(fn.logicalId) as string;
@@ -277,6 +288,7 @@ export async function deployStack(moto: Moto, options: DeployOptions = {}): Prom
     moto,
     outputs,
     functions,
+    awsRequests,
     timings: {
       package: pkg.ms,
       deploy: Math.round(performance.now() - deployStarted),
@@ -326,6 +338,7 @@ export async function deployStack(moto: Moto, options: DeployOptions = {}): Prom
     async close() {
       await Promise.all([...runtimes.values()].map((r) => r.close()));
       await Promise.all(scratch.map((d) => rm(d, { recursive: true, force: true })));
+      await awsRequests?.close();
       for (const client of [cfn, s3, lambda, sqs]) client.destroy();
     },
   };

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { BlacklineConnector, loadBlacklineConfig } from "../../../lib/connectors/blackline";
+import { BlacklineSyncer, loadBlacklineConfig } from "../../../lib/connectors/blackline";
 import { newRequestContext, UnexpectedResponseError } from "../../../lib/http";
 import {
   type RunningSimulator,
@@ -33,7 +33,7 @@ async function connectorAnswering(answer: () => SimResponse) {
     CONNECTOR_ACCOUNTING_API_KEY: "api-key-x",
     CONNECTOR_ACCOUNTING_SCOPE: "x instance_3f2504e0-4f89-11d3-9a0c-0305e82c3301",
   });
-  return new BlacklineConnector(config);
+  return new BlacklineSyncer(config);
 }
 
 const usersJob = makeJob(

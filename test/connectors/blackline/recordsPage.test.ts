@@ -4,7 +4,7 @@ import { userRecords } from "../../../lib/connectors/blackline/mappers";
 import { listResponse, user } from "../../../lib/connectors/blackline/models";
 import { readRecordsPage } from "../../../lib/connectors/blackline/recordsPage";
 import { parseEach, parseResponse } from "../../../lib/http";
-import type { SnapshotRecord } from "../../../lib/sync";
+import type { SnapshotRecord } from "../../../lib/snapshot";
 import "../../property/settings";
 
 const names = { where: "BlackLine users, page 3", what: "BlackLine users, page 3 (GET /v1/users)" };

@@ -1,0 +1,134 @@
+/**
+ * What holds starts besides the pace (docs/rate-model.md, rules 12 to 14): the cap on requests in
+ * flight learned from refusals, a block and its probes, and a `RateLimit-*` header's limit.
+ * Functions of a state being changed by a transition (`model.ts`).
+ */
+import {
+  BLOCKING_MS,
+  ESTIMATE_ANSWERS,
+  FIRST_PROBE_MS,
+  HEADER_WINDOW_MAX_MS,
+  HEADROOM,
+  STARTUP_CAP_LEVEL,
+  WINDOW_MS,
+} from "./constants";
+import type { Signal } from "./signal";
+import {
+  acceptedWithin,
+  cut,
+  orInfinity,
+  orNever,
+  push,
+  type RateState,
+  type Ticket,
+} from "./state";
+
+/**
+ * Rule 13, bookkeeping of an answer; for a refusal, whether the cap in flight explains it. A cap:
+ * refused at this level or above and never accepted there (one answer on its way back aside),
+ * with `ESTIMATE_ANSWERS` accepted below and none refused there; in startup one refusal at a level
+ * of `STARTUP_CAP_LEVEL` or less will do (above, every limit refuses startup's overshoot at the
+ * run's highest levels).
+ * A refusal under the cap drops it: it was a rate's.
+ */
+export function answered(s: RateState, ticket: Ticket, refused: boolean): boolean {
+  s.inFlight--;
+  push(s.levels, { at: ticket.startedAt, level: ticket.level, refused });
+  if (!refused) return false;
+  if (ticket.level > orInfinity(s.cap)) return true;
+  if (s.cap !== null) {
+    s.cap = null;
+    return false;
+  }
+  const level = ticket.level;
+  let below = 0;
+  let refusedBelow = 0;
+  let above = 0;
+  let refusedAbove = 0;
+  for (const a of s.levels) {
+    if (a.level < level) {
+      below++;
+      if (a.refused) refusedBelow++;
+    } else {
+      above++;
+      if (a.refused) refusedAbove++;
+    }
+  }
+  if (
+    level >= 2 &&
+    (refusedAbove >= 2 || (s.startup && level <= STARTUP_CAP_LEVEL)) &&
+    below >= ESTIMATE_ANSWERS &&
+    refusedBelow === 0 &&
+    above - refusedAbove <= 1
+  ) {
+    s.cap = level - 1;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * Rule 14: `RateLimit-Limit` per window of `HEADER_WINDOW_MAX_MS` or less, once `Remaining` fell
+ * to half of it (it counts these requests) and no more were accepted within its window (a
+ * bucket's `Limit` is its burst), is the estimate, and bounds starts within its window. `Remaining:
+ * 0` with a `Reset` of `BLOCKING_MS` or more is a block until then.
+ */
+export function learnFromHeaders(s: RateState, signal: Signal, now: number): void {
+  const { limit, remaining, resetMs } = signal.limit ?? {};
+  if (
+    limit !== undefined &&
+    limit >= 2 &&
+    limit !== s.headerDisproved &&
+    resetMs !== undefined &&
+    resetMs >= WINDOW_MS
+  ) {
+    const previous = s.header;
+    const windowMs = Math.max(previous?.windowMs ?? 0, resetMs);
+    const counted =
+      (previous?.limit === limit && previous.counted) ||
+      (remaining !== undefined && remaining <= limit / 2);
+    s.header = windowMs <= HEADER_WINDOW_MAX_MS ? { limit, windowMs, counted } : null;
+  }
+  const header = s.header;
+  if (header?.counted) {
+    if (acceptedWithin(s, now, header.windowMs) > header.limit + 1) {
+      s.headerDisproved = header.limit;
+      s.header = null;
+    } else {
+      const rate = (header.limit * 1000) / header.windowMs;
+      if (rate < orInfinity(s.estimate))
+        cut(s, now, rate, Math.min(orInfinity(s.pace), HEADROOM * rate));
+    }
+  }
+  if (remaining === 0 && resetMs !== undefined && resetMs >= BLOCKING_MS) {
+    if (!s.blocked) beginBlock(s, now, resetMs);
+    s.heldUntil = Math.max(orNever(s.heldUntil), now + resetMs);
+  }
+}
+
+/** Every start held until `now + ms`, then one probe at a time. */
+export function beginBlock(s: RateState, now: number, ms: number): void {
+  s.blocked = true;
+  s.blockFrom = now;
+  s.heldUntil = now + ms;
+  s.blockEnd = s.heldUntil;
+  s.windowEndsAfter = null;
+  s.guessRefused = false;
+}
+
+/**
+ * Rule 12: a `Retry-After` in whole seconds is rounded up, so the window ends after its last
+ * second begins (the latest such time of the block's refusals). A fixed window that opened at a
+ * first request ends a whole number of seconds after `windowFrom`: the first such time after that
+ * is the probe's, unless within `FIRST_PROBE_MS` of the block's end (then the end stands).
+ */
+export function guessWindowEnd(s: RateState, ticket: Ticket, signal: Signal): void {
+  const retryAfterMs = signal.retryAfterMs;
+  if (!signal.retryAfterWholeSeconds || retryAfterMs === undefined || s.windowFrom === null) return;
+  const endsAfter = Math.max(orNever(s.windowEndsAfter), ticket.startedAt + retryAfterMs - 1000);
+  s.windowEndsAfter = endsAfter;
+  if (s.guessRefused || s.blockEnd === null) return;
+  const seconds = Math.max(1, Math.floor((endsAfter - s.windowFrom) / 1000) + 1);
+  const guess = s.windowFrom + seconds * 1000;
+  s.heldUntil = guess <= s.blockEnd - FIRST_PROBE_MS ? Math.max(guess, endsAfter) : s.blockEnd;
+}

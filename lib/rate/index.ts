@@ -1,0 +1,17 @@
+/**
+ * The rate model of one upstream's limit (docs/rate-model.md): a plain, bounded, JSON state and
+ * pure transitions with the clock passed in (`model.ts`), shared as is by any runtime; `RateModel`
+ * holds the state in one process.
+ */
+export * from "./constants";
+export { accepted, lease, nextStartAt, refused, start, unanswered, type Verdict } from "./model";
+export { RateModel } from "./RateModel";
+export {
+  type HeaderSource,
+  parseRateLimitState,
+  parseRetryAfter,
+  type RateLimitState,
+  type Signal,
+  signalOf,
+} from "./signal";
+export { newRateState, type RateSettings, type RateState, type Ticket } from "./state";

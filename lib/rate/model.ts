@@ -1,0 +1,316 @@
+/**
+ * The rate model's transitions: pure functions of a state (`state.ts`), the clock passed in, each
+ * returning a new state and never changing the one given (docs/rate-model.md, "Rules"; the rule
+ * numbers below are the page's). The model: the accepted rate since the last cut estimates the
+ * limit; the pace holds just under it and probes above it on a schedule; a cap bounds the
+ * requests in flight when refusals follow them; a block holds every start on a long `Retry-After`
+ * or a window spent.
+ *
+ * Invariants: the pace never exceeds the ceiling; while blocked only one probe is out at a time;
+ * no request starts while the learned cap is full.
+ */
+import {
+  BLOCK_AFTER_REFUSALS,
+  BLOCKING_MS,
+  DOUBLING_MS,
+  ESTIMATE_ANSWERS,
+  FIRST_PROBE_MS,
+  HEADROOM,
+  LARGE_CUT,
+  MAX_PROBE_MS,
+  PROBE_GAIN,
+  SETTLE_MS,
+  WINDOW_MS,
+} from "./constants";
+import { answered, beginBlock, guessWindowEnd, learnFromHeaders } from "./holds";
+import type { Signal } from "./signal";
+import {
+  acceptedOverWindow,
+  acceptedWithin,
+  copyState,
+  cut,
+  forget,
+  orInfinity,
+  orNever,
+  plateau,
+  push,
+  type RateState,
+  rateSinceCut,
+  refusedShare,
+  sentRate,
+  type Ticket,
+  windowFreeAt,
+} from "./state";
+
+/** What a refusal means for the refused request: wait until `retryAt`; `blocked`: everyone is held. */
+export interface Verdict {
+  retryAt: number;
+  blocked: boolean;
+}
+
+/**
+ * When the next request may start: `now` or later, or `undefined` while the cap is full or a
+ * block's probe is out (wait for an answer). Rules 1, 2, 13.
+ */
+export function nextStartAt(s: RateState, now: number): number | undefined {
+  if (s.inFlight >= orInfinity(s.cap) || (s.blocked && s.probeOut)) return undefined;
+  const at = Math.max(now, orNever(s.heldUntil));
+  if (s.blocked || s.pace === null) return at;
+  // GCRA one clock tick (1 ms) early: a timer that fired late by a tick is not a lost start.
+  return Math.max(at, orNever(s.nextStart) - 1, windowFreeAt(s, now));
+}
+
+/** A request starts at `now` (when `nextStartAt` allowed): its ticket. */
+export function start(state: RateState, now: number): { state: RateState; ticket: Ticket } {
+  const s = copyState(state);
+  s.inFlight++;
+  const probe = s.blocked;
+  if (probe) s.probeOut = true;
+  const ticket: Ticket = { id: s.nextId++, startedAt: now, level: s.inFlight, probe };
+  forget(s, now);
+  s.firstStart ??= now;
+  push(s.starts, { at: now, id: ticket.id, refused: false });
+  if (s.pace !== null) s.nextStart = Math.max(orNever(s.nextStart), now) + 1000 / s.pace;
+  return { state: s, ticket };
+}
+
+/** Any answer but a refusal: the upstream processed the request. */
+export function accepted(
+  state: RateState,
+  ticket: Ticket,
+  now: number,
+  signal: Signal = {},
+): RateState {
+  const s = copyState(state);
+  forget(s, now);
+  answered(s, ticket, false);
+  push(s.accepted, now);
+  s.windowFrom ??= now;
+  push(s.sinceCut, now, 2 * ESTIMATE_ANSWERS);
+  s.refusedInARow = 0;
+  s.acceptedSinceBlock++;
+  if (ticket.probe) {
+    // Rule 12: a probe accepted ends the block; the rate since it is measured afresh.
+    s.blocked = false;
+    s.probeOut = false;
+    s.heldUntil = Math.min(orNever(s.heldUntil), now);
+    s.blockEndedAt = s.blockInTail ? null : now;
+    s.acceptedSinceBlock = 0;
+    s.sinceCut = [];
+    s.windowFrom = now;
+    s.nextStart = now;
+    s.lastUpdate = now;
+  }
+  learnFromHeaders(s, signal, now);
+  grow(s, now);
+  return s;
+}
+
+/** No answer at all (network error, timeout, abort): nothing learned; a probe may go again. */
+export function unanswered(state: RateState, ticket: Ticket): RateState {
+  const s = copyState(state);
+  s.inFlight--;
+  if (ticket.probe) s.probeOut = false;
+  return s;
+}
+
+/**
+ * A refusal (429): lowers the pace or blocks, and says when the request may go again. `hold:
+ * false` (a caller that waits elsewhere, such as a queue worker) learns only: no block holds
+ * the requests after it.
+ */
+export function refused(
+  state: RateState,
+  ticket: Ticket,
+  now: number,
+  signal: Signal = {},
+  hold = true,
+): { state: RateState; verdict: Verdict } {
+  const s = copyState(state);
+  forget(s, now);
+  const entry = s.starts.findIndex((x) => x.id === ticket.id);
+  if (entry >= 0) s.starts[entry] = { ...(s.starts[entry] as (typeof s.starts)[0]), refused: true };
+  const byCap = answered(s, ticket, true);
+  learnFromHeaders(s, signal, now);
+  const retryAfterMs = signal.retryAfterMs;
+  const longWait = retryAfterMs !== undefined && retryAfterMs >= BLOCKING_MS;
+  const verdict = (blocked: boolean, retryAt = orNever(s.heldUntil)) => ({
+    state: s,
+    verdict: { retryAt, blocked },
+  });
+  if (ticket.probe) {
+    // Rule 12: a probe refused: the next after its Retry-After, or a tenth of the block's age
+    // (FIRST_PROBE_MS / BLOCKING_MS).
+    s.probeOut = false;
+    if (orNever(s.heldUntil) < orNever(s.blockEnd)) {
+      // A guessed window end refused: the header's end stands, and no other guess is made.
+      s.guessRefused = true;
+      s.heldUntil = s.blockEnd;
+      return verdict(true);
+    }
+    // The shortest block's first probe comes FIRST_PROBE_MS into it; a longer one's in proportion.
+    const scaled = ((now - s.blockFrom) * FIRST_PROBE_MS) / BLOCKING_MS;
+    const probeIn = Math.min(MAX_PROBE_MS, Math.max(FIRST_PROBE_MS, scaled));
+    const wait = retryAfterMs !== undefined && retryAfterMs > WINDOW_MS ? retryAfterMs : probeIn;
+    s.heldUntil = Math.max(orNever(s.heldUntil), now + wait);
+    return verdict(true);
+  }
+  if (s.blocked) {
+    if (longWait) guessWindowEnd(s, ticket, signal);
+    return verdict(true);
+  }
+  // Rule 10: soon after a block's end (fewer accepted since than half the estimate), refusals are
+  // its tail (a log still full of the requests it refused): they may block again, measure nothing.
+  // Once: a block begun in a tail has none (a window smaller than half the estimate, spent again).
+  const tail =
+    now - orNever(s.blockEndedAt) < WINDOW_MS && s.acceptedSinceBlock < orInfinity(s.estimate) / 2;
+  if (!byCap) s.refusedInARow++;
+  // Rule 11: nothing but refusals lately (a window spent, a quota), or a long wait: a block.
+  const spent = s.refusedInARow >= BLOCK_AFTER_REFUSALS;
+  if (spent || (hold && longWait)) {
+    // What the last second accepted is the limit; probing above it waits as after a refused probe.
+    // Counted over a whole window, not extrapolated from a shorter span (a log of 5 a second, at
+    // 200 ms a request, measured at 8.5 a second half a second into the run).
+    const measured = Math.max(1, (acceptedWithin(s, now, WINDOW_MS) * 1000) / WINDOW_MS);
+    // In a block's tail, or probing, the window counted the block's or the probe's refusals too: at
+    // most halved. Soon after a probe's refusal cut, its requests in flight spent the window: the
+    // estimate stands. Nothing accepted (a quota's first answer): nothing measured.
+    const halved = tail || probing(s);
+    const stands = now - orNever(s.probeRefusedAt) < WINDOW_MS;
+    if (acceptedWithin(s, now, WINDOW_MS) > 0 && !stands) {
+      cut(s, now, halved ? Math.min(orInfinity(s.estimate), measured * 2) : measured);
+    }
+    // A window spent refuses every request in flight: the next probe waits as after two refused.
+    s.failedProbes += 2;
+    if (hold) {
+      beginBlock(s, now, longWait ? retryAfterMs : FIRST_PROBE_MS);
+      s.blockInTail = tail;
+      if (longWait) guessWindowEnd(s, ticket, signal);
+      return verdict(true);
+    }
+  } else if (
+    !byCap &&
+    (ticket.startedAt >= orNever(s.cutAt) ? s.sinceCut.length > 0 || s.startup : saturated(s))
+  ) {
+    // Rule 7: a lone refusal (none in the window before), not probing, is noise: a stall, a
+    // request that arrived early. A limit refuses again.
+    const lone = !probing(s) && now - orNever(s.lastRefusal) > WINDOW_MS;
+    s.lastRefusal = now;
+    if (!lone) cutToEstimate(s, now, tail);
+  }
+  return verdict(false, now + (retryAfterMs ?? 0));
+}
+
+/** Above the estimate itself (the plateau's headroom spent): a refusal now is the probe's. */
+const probing = (s: RateState): boolean => orInfinity(s.pace) > orInfinity(s.estimate);
+
+/** Rule 8: a refusal of a request sent before the cut still cuts if less is accepted than the pace. */
+function saturated(s: RateState): boolean {
+  const rate = rateSinceCut(s, ESTIMATE_ANSWERS);
+  return rate !== undefined && rate < HEADROOM * orInfinity(s.pace);
+}
+
+/** Rules 5, 6 and 9: a refusal that cuts (in startup, its exit; probing, back under the estimate). */
+function cutToEstimate(s: RateState, now: number, tail: boolean): void {
+  // Rule 7: at or under the share of refusals learned as noise, refusals measure nothing.
+  const recent = refusedShare(s, now - WINDOW_MS);
+  if (!s.startup && recent.share <= s.noiseShare) return;
+  const estimate = orInfinity(s.estimate);
+  if (probing(s)) {
+    // Rule 9: the estimate rises halfway to what the last second accepted if that is more (a
+    // bucket's burst refilled meanwhile); the next probe waits longer unless this one found more
+    // than the estimate.
+    const found = acceptedOverWindow(s, now);
+    if (found <= estimate) s.failedProbes++;
+    s.probeRefusedAt = now;
+    cut(s, now, Math.max(1, found > estimate ? (found + estimate) / 2 : found));
+    return;
+  }
+  if (s.startup) {
+    // Rule 5: the limit is at most what was sent; the pace goes back to what the last second
+    // accepted (a window's limit; a bucket's rate and burst) and regains the rest unless refused.
+    const accepted = acceptedOverWindow(s, now);
+    cut(s, now, Math.max(accepted, sentRate(s, now, WINDOW_MS / 2)), HEADROOM * accepted);
+    return;
+  }
+  // Rule 6: the lower of the rate since the cut and what the last second accepted; in a block's
+  // tail the last second is mostly the block's, and only a rate since the cut under the pace tells.
+  if (tail && !saturated(s)) return;
+  // Rule 7: refusals that cuts of LARGE_CUT or more did not make half as frequent (under half the
+  // answers) are noise: the estimate before the cuts comes back, and no share as high cuts again.
+  if (s.judgedFrom !== null) {
+    const since = refusedShare(s, s.judgedFrom);
+    if (since.answers >= ESTIMATE_ANSWERS) {
+      const large = orInfinity(s.estimate) <= (1 - LARGE_CUT) * orInfinity(s.estimateBefore);
+      s.judgedFrom = null;
+      if (large && since.share >= s.shareBefore / 2 && since.share < 0.5) {
+        s.noiseShare = Math.max(since.share, recent.share);
+        s.estimate = s.estimateBefore;
+        return;
+      }
+    }
+  }
+  if (s.judgedFrom === null) {
+    s.judgedFrom = now;
+    s.shareBefore = recent.share;
+    s.estimateBefore = s.estimate;
+  }
+  const sinceCut = rateSinceCut(s, ESTIMATE_ANSWERS) ?? Number.POSITIVE_INFINITY;
+  cut(
+    s,
+    now,
+    Math.max(1, Math.min(sinceCut, tail ? Number.POSITIVE_INFINITY : acceptedOverWindow(s, now))),
+  );
+}
+
+/** Rules 3 and 4: startup doubles; later the pace regains the plateau (x2 a window), holds, then probes above. */
+function grow(s: RateState, now: number): void {
+  const last = s.lastUpdate ?? now;
+  s.lastUpdate = now;
+  if (s.pace === null) return;
+  const pace = s.pace;
+  const top = plateau(s);
+  let next: number;
+  if (s.startup) {
+    next = Math.min(
+      pace * 2 ** ((now - last) / DOUBLING_MS),
+      Math.max(2 * sentRate(s, now, WINDOW_MS), pace),
+    );
+  } else if (pace < top) {
+    if (now - orNever(s.cutAt) < SETTLE_MS) return;
+    next = Math.min(top, pace * 2 ** ((now - last) / WINDOW_MS));
+  } else {
+    const holdMs = Math.min(MAX_PROBE_MS, WINDOW_MS * 2 ** s.failedProbes);
+    if (now - orNever(s.cutAt) < holdMs) return;
+    // Along a cubic: slow near the estimate (a probe of a window or a log costs the requests in
+    // flight), fast far from it (an estimate taken too low recovers); never twice what the last window sent.
+    const t = (now - orNever(s.cutAt) - holdMs) / 1000;
+    next = Math.min(
+      top * (1 + PROBE_GAIN * t ** 3),
+      Math.max(2 * sentRate(s, now, WINDOW_MS), pace),
+    );
+  }
+  s.pace = Math.min(orInfinity(s.ceiling), next);
+}
+
+/**
+ * Permits for a caller that starts requests elsewhere (a cloud worker): up to `count` tickets
+ * with the times the pace gives them, from `now` on, as if each had started then. Fewer (none)
+ * while the cap is full or a block's probe is out. Each is answered like any ticket.
+ */
+export function lease(
+  state: RateState,
+  now: number,
+  count: number,
+): { state: RateState; tickets: Ticket[] } {
+  let s = state;
+  const tickets: Ticket[] = [];
+  for (let i = 0; i < count; i++) {
+    const at = nextStartAt(s, now);
+    if (at === undefined) break;
+    const started = start(s, at);
+    s = started.state;
+    tickets.push(started.ticket);
+  }
+  return { state: s, tickets };
+}

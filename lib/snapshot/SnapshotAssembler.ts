@@ -1,0 +1,399 @@
+import { once } from "node:events";
+import type { WriteStream } from "node:fs";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { Writable } from "node:stream";
+import type { SnapshotDigest } from "../guard/SnapshotDigest";
+import { SnapshotDigestBuilder } from "../guard/SnapshotDigestBuilder";
+import { type SyncFile, writeFailure } from "../sync/errors";
+import { CHUNK_BYTES, ChunkCopier } from "./ChunkCopier";
+import {
+  readSpoolFrames,
+  SPOOL_DIGEST_AT,
+  SPOOL_HASH_WORDS,
+  SPOOL_ID_AT,
+  type SpoolFrame,
+  spoolFrame,
+} from "./grantSpool";
+import { HashedIdSet, hashId, WORDS } from "./HashedIdSet";
+import {
+  endStream,
+  jsonLine,
+  jsonLinesBytes,
+  NEWLINE,
+  writeChunk,
+  writeJsonLine,
+} from "./jsonLines";
+import {
+  type GrantRecord,
+  type RecordKind,
+  SNAPSHOT_VERSION,
+  type SnapshotRecord,
+  type SyncEndRecord,
+  type SyncStartRecord,
+} from "./records";
+import { findRepeatedGrants, type RepeatedGrants, type RepeatSearch } from "./repeatedGrants";
+import { createTempFile, unregisterTempFile } from "./tempFiles";
+
+export interface AssembledSnapshot {
+  counts: SyncEndRecord["counts"];
+  skipped: SyncEndRecord["skipped"];
+}
+
+export interface AssemblerOptions {
+  /** Where the snapshot's lines go (a file sink, an upload, a gzip stream); ended by `complete`. */
+  out: Writable;
+  /** The file `out` writes to, if it is one: a write error then names it (`WriteFailedError`). */
+  outFile?: SyncFile;
+  /**
+   * `out` is done with a chunk once its write's callback has run (a file, gzip into a file:
+   * `SnapshotFile.stream`), so the buffers grants are copied in are reused. Any other stream (one
+   * that hands chunks on, as a PassThrough does) gets a fresh buffer for each.
+   */
+  outReleasesChunks?: boolean;
+  /** A directory for the grant spool, a temporary file removed by `complete` and `abort`. */
+  spoolDir: string;
+  /** Grants held in memory at once while repeated ones are looked for (`findRepeatedGrants`). */
+  passGrants?: number;
+  /** How to put the spool on another filesystem, for a write error's message. */
+  spoolElsewhere?: string;
+  syncId: string;
+  connector: string;
+  startedAt?: Date;
+}
+
+/**
+ * Assembles one snapshot (docs/snapshot-format.md) from records in any order, to any stream:
+ * `sync_start` first, each record once (a redelivered job or a page served twice is written
+ * once), and `sync_end` with the counts last.
+ *
+ * Memory holds the sets of written resources and entitlements, as 128-bit hashes (`HashedIdSet`:
+ * about 25 bytes an id), and the page in hand. Grants, usually most of the records, are spooled to
+ * a temporary file and copied after every other record, so each grant is checked against the
+ * complete set of entitlements and principals (referential integrity); a grant naming anything
+ * missing is left out and counted as `dangling_grant`. A grant whose id an earlier grant had is
+ * left out too, found from the spool in memory that does not grow with the tenant
+ * (`findRepeatedGrants`), not in a set held while the sync runs. Each record is serialised once:
+ * the spool holds a page's grants as the bytes of their snapshot lines, beside the hashes of what
+ * they name and of their ids, so completing the snapshot checks and copies them without decoding
+ * or parsing them.
+ *
+ * It also builds the removal guard's digest of what it writes (`SnapshotDigestBuilder`, 8 bytes
+ * a user and a grant written), handed out by `digest` once complete: the guard then need not read
+ * the new snapshot back (at 100,000 users, about 1.5 s of CPU).
+ */
+export class SnapshotAssembler {
+  readonly #out: Writable;
+  readonly #spoolPath: string;
+  readonly #spool: WriteStream;
+  /** The spool's frames and the snapshot's lines, in chunks: see `write`. */
+  readonly #spoolChunks: ChunkCopier;
+  /** Where `findRepeatedGrants` looks once the spool is complete. */
+  readonly #repeatSearch: Omit<RepeatSearch, "grants">;
+  /** Grants spooled, repeats included. */
+  #spooled = 0;
+  readonly #outChunks: ChunkCopier;
+  readonly #syncId: string;
+  readonly #connector: string;
+  readonly #digest = new SnapshotDigestBuilder();
+  #finished: SnapshotDigest | undefined;
+  readonly #resources = new HashedIdSet();
+  readonly #entitlements = new HashedIdSet();
+  readonly #resourceTypes = new HashedIdSet(8);
+  readonly #counts: Record<RecordKind, number> = {
+    resource_type: 0,
+    resource: 0,
+    entitlement: 0,
+    grant: 0,
+  };
+  readonly #typeMasks = new Map<string, Uint32Array>();
+  #lastEntitlement: string | undefined;
+  readonly #lastEntitlementHash = new Uint32Array(WORDS);
+  /** The spool hashes of the page in hand, `SPOOL_HASH_WORDS` a grant; grown as pages need. */
+  #pageHashes = new Uint32Array(1024 * SPOOL_HASH_WORDS);
+  #closed = false;
+  /**
+   * The first error of either stream, as `writeFailure` names its file (a full disk, say); the
+   * snapshot then fails with it, whichever write noticed.
+   */
+  #streamError: unknown;
+  /** Writes are serialised on this chain, so callers may write from concurrent jobs. */
+  #chain: Promise<void> = Promise.resolve();
+
+  private constructor(options: AssemblerOptions) {
+    this.#out = options.out;
+    this.#outChunks = new ChunkCopier(this.#out, CHUNK_BYTES, options.outReleasesChunks ?? false);
+    this.#syncId = options.syncId;
+    this.#connector = options.connector;
+    this.#spoolPath = join(options.spoolDir, `.grants.${options.syncId}.${process.pid}.spool`);
+    this.#spool = createTempFile(this.#spoolPath);
+    this.#spoolChunks = new ChunkCopier(this.#spool, CHUNK_BYTES, true);
+    const spoolFile: SyncFile = {
+      what: "the grant spool",
+      path: this.#spoolPath,
+      elsewhere: options.spoolElsewhere ?? "run the sync where that directory has room",
+    };
+    this.#repeatSearch = { spoolPath: this.#spoolPath, spoolFile, passGrants: options.passGrants };
+    this.#spool.on("error", (error: Error) => {
+      this.#streamError ??= writeFailure(error, spoolFile);
+    });
+    const { outFile } = options;
+    this.#out.on("error", (error: Error) => {
+      this.#streamError ??= outFile ? writeFailure(error, outFile) : error;
+    });
+  }
+
+  static async open(options: AssemblerOptions): Promise<SnapshotAssembler> {
+    const assembler = new SnapshotAssembler(options);
+    try {
+      await once(assembler.#spool, "open");
+    } catch (error) {
+      throw assembler.#streamError ?? error;
+    }
+    const start: SyncStartRecord = {
+      kind: "sync_start",
+      syncId: options.syncId,
+      connector: options.connector,
+      startedAt: (options.startedAt ?? new Date()).toISOString(),
+      version: SNAPSHOT_VERSION,
+    };
+    try {
+      await writeJsonLine(assembler.#out, start);
+    } catch (error) {
+      await assembler.abort();
+      throw assembler.#streamError ?? error;
+    }
+    return assembler;
+  }
+
+  /**
+   * Writes a page's records. They are checked against what was written, turned into bytes and
+   * copied into the chunks of the spool and the snapshot at once, in the order of the calls; only
+   * the chunks they fill wait for the writes before them. A page's records and bytes then die
+   * young: held across the writes of other pages, they outlived V8's young generation and were
+   * collected by full collections (see `#serialisePage` and `ChunkCopier`).
+   */
+  write(records: readonly SnapshotRecord[]): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error("the snapshot is closed"));
+    let filled: FilledChunks | undefined;
+    let failed: { error: unknown } | undefined;
+    if (this.#streamError === undefined) {
+      try {
+        filled = this.#serialisePage(records);
+      } catch (error) {
+        failed = { error };
+      }
+    }
+    this.#chain = this.#chain.then(async () => {
+      this.#throwIfFailed();
+      if (failed) throw failed.error;
+      try {
+        if (filled) {
+          await this.#spoolChunks.write(filled.spool);
+          await this.#outChunks.write(filled.out);
+        }
+      } catch (error) {
+        throw this.#streamError ?? error;
+      }
+    });
+    return this.#chain;
+  }
+
+  /** Checks integrity, writes the grants and `sync_end`, and ends the output stream. */
+  async complete(): Promise<AssembledSnapshot> {
+    this.#closed = true;
+    await this.#chain;
+    try {
+      return await this.#complete();
+    } catch (error) {
+      throw this.#streamError ?? error;
+    }
+  }
+
+  async #complete(): Promise<AssembledSnapshot> {
+    this.#throwIfFailed();
+    await this.#spoolChunks.flush();
+    await endStream(this.#spool);
+    const repeated = await findRepeatedGrants({ ...this.#repeatSearch, grants: this.#spooled });
+    let dangling = 0;
+    let first = 0;
+    this.#digest.expectGrants(this.#spooled - repeated.count);
+    for await (const frame of readSpoolFrames(this.#spoolPath)) {
+      const { kept, checked } = await this.#copyKeptGrants(frame, first, repeated);
+      this.#counts.grant += kept;
+      dangling += checked - kept;
+      first += frame.grants;
+    }
+    await this.#outChunks.flush();
+    const end: SyncEndRecord = {
+      kind: "sync_end",
+      syncId: this.#syncId,
+      status: "complete",
+      finishedAt: new Date().toISOString(),
+      counts: { ...this.#counts },
+      skipped: { dangling_grant: dangling },
+    };
+    await writeChunk(this.#out, jsonLine(end));
+    await endStream(this.#out);
+    this.#throwIfFailed();
+    await rm(this.#spoolPath, { force: true });
+    unregisterTempFile(this.#spoolPath);
+    this.#finished = this.#digest.finish({ syncId: this.#syncId, connector: this.#connector });
+    return { counts: end.counts, skipped: end.skipped };
+  }
+
+  /**
+   * The removal guard's digest of the snapshot written, exactly what `digestSnapshotFile` reads
+   * from it (lib/guard), once `complete` has succeeded.
+   */
+  get digest(): SnapshotDigest {
+    if (!this.#finished) throw new Error("the snapshot is not complete: it has no digest yet");
+    return this.#finished;
+  }
+
+  /** Stops and removes the spool; the output stream is destroyed, not ended. */
+  async abort(): Promise<void> {
+    this.#closed = true;
+    await this.#chain.catch(() => {});
+    this.#spool.destroy();
+    this.#out.destroy();
+    await rm(this.#spoolPath, { force: true });
+    unregisterTempFile(this.#spoolPath);
+  }
+
+  #throwIfFailed(): void {
+    if (this.#streamError !== undefined) throw this.#streamError;
+  }
+
+  /**
+   * A page's new records as bytes, copied into the chunks in hand: its resources, entitlements and
+   * resource types as snapshot lines (one `jsonLinesBytes`), its grants as one spool frame. Records
+   * already written are left out, and the counts and the digest take the rest, as the page is
+   * handed in. Returns the chunks the page filled.
+   */
+  #serialisePage(records: readonly SnapshotRecord[]): FilledChunks {
+    const out: SnapshotRecord[] = [];
+    const grants: GrantRecord[] = [];
+    for (const record of records) {
+      switch (record.kind) {
+        case "resource_type":
+          if (!this.#resourceTypes.add(record.id)) continue;
+          break;
+        case "resource":
+          this.#hashResource(record, scratch, 0);
+          if (!this.#resources.addHash(scratch, 0)) continue;
+          break;
+        case "entitlement":
+          if (!this.#entitlements.add(record.id)) continue;
+          break;
+        case "grant": {
+          const at = grants.length * SPOOL_HASH_WORDS;
+          if (at === this.#pageHashes.length) this.#growPageHashes();
+          this.#hashEntitlement(record.entitlement, this.#pageHashes, at);
+          this.#hashResource(record.principal, this.#pageHashes, at + WORDS);
+          this.#digest.grantHash(record, this.#pageHashes, at + SPOOL_DIGEST_AT);
+          hashId(record.id, this.#pageHashes, at + SPOOL_ID_AT);
+          grants.push(record);
+          continue;
+        }
+      }
+      this.#counts[record.kind]++;
+      this.#digest.add(record);
+      out.push(record);
+    }
+    this.#spooled += grants.length;
+    return {
+      spool: grants.length > 0 ? this.#spoolChunks.fill(spoolFrame(grants, this.#pageHashes)) : [],
+      out: out.length > 0 ? this.#outChunks.fill(jsonLinesBytes(out)) : [],
+    };
+  }
+
+  /**
+   * The hash of an entitlement id, kept for the next grant: a membership page's grants all name
+   * one entitlement, hashed once.
+   */
+  #hashEntitlement(id: string, out: Uint32Array, at: number): void {
+    if (id !== this.#lastEntitlement) {
+      hashId(id, this.#lastEntitlementHash, 0);
+      this.#lastEntitlement = id;
+    }
+    out.set(this.#lastEntitlementHash, at);
+  }
+
+  /**
+   * The hash of a resource: its id's, XOR its type's (`typeMask`), so that no key is built from
+   * the two strings. For one type this maps distinct ids to distinct hashes; two resources of two
+   * types collide only when their ids' hashes differ by exactly the two masks (2^-127 a pair).
+   */
+  #hashResource(ref: { type: string; id: string }, out: Uint32Array, at: number): void {
+    hashId(ref.id, out, at);
+    let mask = this.#typeMasks.get(ref.type);
+    if (!mask) {
+      mask = typeMask(ref.type);
+      this.#typeMasks.set(ref.type, mask);
+    }
+    for (let word = 0; word < WORDS; word++) {
+      out[at + word] = (out[at + word] as number) ^ (mask[word] as number);
+    }
+  }
+
+  #growPageHashes(): void {
+    const grown = new Uint32Array(this.#pageHashes.length * 2);
+    grown.set(this.#pageHashes);
+    this.#pageHashes = grown;
+  }
+
+  /**
+   * Copies a spooled page's grants, the first of which is the spool's grant `first`, that repeat
+   * no earlier grant (`checked`) and whose entitlement and principal were written (`kept`), and
+   * adds the kept ones to the digest.
+   */
+  async #copyKeptGrants(
+    frame: SpoolFrame,
+    first: number,
+    repeated: RepeatedGrants,
+  ): Promise<{ kept: number; checked: number }> {
+    const { hashes, lines } = frame;
+    const keeps = (at: number) =>
+      !repeated.has(first + at / SPOOL_HASH_WORDS) &&
+      this.#entitlements.hasHash(hashes, at) &&
+      this.#resources.hasHash(hashes, at + WORDS);
+    let kept = 0;
+    let checked = 0;
+    for (let at = 0; at < hashes.length; at += SPOOL_HASH_WORDS) {
+      if (repeated.has(first + at / SPOOL_HASH_WORDS)) continue;
+      checked++;
+      if (keeps(at)) {
+        kept++;
+        this.#digest.addGrantHash(hashes, at + SPOOL_DIGEST_AT);
+      }
+    }
+    if (kept === frame.grants) {
+      await this.#outChunks.append(lines);
+      return { kept, checked };
+    }
+    let start = 0;
+    for (let at = 0; at < hashes.length; at += SPOOL_HASH_WORDS) {
+      const end = lines.indexOf(NEWLINE, start) + 1;
+      if (keeps(at)) await this.#outChunks.append(lines.subarray(start, end));
+      start = end;
+    }
+    return { kept, checked };
+  }
+}
+
+const scratch = new Uint32Array(WORDS);
+
+/** The chunks a page's bytes filled, to write in order: the spool's, then the snapshot's. */
+interface FilledChunks {
+  spool: Buffer[];
+  out: Buffer[];
+}
+
+/** A resource type's hash with the used-slot bit clear, so XOR with it keeps an id's hash used. */
+function typeMask(type: string): Uint32Array {
+  const mask = new Uint32Array(WORDS);
+  hashId(type, mask, 0);
+  mask[0] = (mask[0] as number) & ~1;
+  return mask;
+}

@@ -1,0 +1,378 @@
+/**
+ * The rate controller's logic on a fake clock: a discrete simulation, one millisecond a step, of a
+ * client with endless work and an upstream with a sliding one-second limit (as the simulators
+ * enforce it), so every figure is exact and the same on every run.
+ */
+import { describe, expect, it } from "vitest";
+import { HEADROOM, parseRateLimitState, RateModel, type Ticket } from "../../lib/rate";
+
+interface Upstream {
+  /** Accepted per sliding second at time t (Infinity: no limit). */
+  limit: (t: number) => number;
+  /** Every request refused while this is true (a quota's block), without Retry-After. */
+  blocked?: (t: number) => boolean;
+  /** Send `RateLimit-Limit`, `-Remaining`, `-Reset` on every answer. */
+  headers?: boolean;
+  retryAfter?: boolean;
+}
+
+interface Run {
+  starts: number[];
+  accepted: number[];
+  refused: number[];
+  /** The most requests in flight at once while the upstream was blocking. */
+  peakInFlightWhileBlocked: number;
+}
+
+function simulate(
+  rate: RateModel,
+  upstream: Upstream,
+  options: { ms: number; concurrency?: number; latencyMs?: number },
+): Run {
+  const concurrency = options.concurrency ?? 8;
+  const latency = options.latencyMs ?? 40;
+  const window: number[] = [];
+  const run: Run = { starts: [], accepted: [], refused: [], peakInFlightWhileBlocked: 0 };
+  const inFlight: Array<{ ticket: Ticket; at: number; ok: boolean; headers: Headers }> = [];
+  for (let t = 0; t < options.ms; t++) {
+    for (const answer of inFlight.filter((a) => a.at === t)) {
+      inFlight.splice(inFlight.indexOf(answer), 1);
+      if (answer.ok) {
+        run.accepted.push(t);
+        rate.accepted(answer.ticket, t, answer.headers);
+      } else {
+        run.refused.push(t);
+        const retryAfter =
+          upstream.retryAfter === false || upstream.blocked?.(t) ? undefined : 1000;
+        rate.refused(answer.ticket, t, retryAfter, answer.headers);
+      }
+    }
+    while (inFlight.length < concurrency) {
+      const at = rate.nextStartAt(t);
+      if (at === undefined || at > t) break;
+      const ticket = rate.start(t);
+      run.starts.push(t);
+      while (window.length > 0 && (window[0] as number) <= t - 1000) window.shift();
+      const blocked = upstream.blocked?.(t) ?? false;
+      const limit = upstream.limit(t);
+      const ok = !blocked && window.length < limit;
+      if (ok) window.push(t);
+      const headers = new Headers();
+      if (upstream.headers) {
+        headers.set("ratelimit-limit", String(limit));
+        headers.set("ratelimit-remaining", String(Math.max(0, limit - window.length)));
+        headers.set("ratelimit-reset", "1");
+      }
+      inFlight.push({ ticket, at: t + latency, ok, headers });
+    }
+    if (upstream.blocked?.(t)) {
+      run.peakInFlightWhileBlocked = Math.max(run.peakInFlightWhileBlocked, inFlight.length);
+    }
+  }
+  return run;
+}
+
+const within = (times: number[], from: number, to: number) =>
+  times.filter((t) => t >= from && t < to).length;
+
+/** The most starts in any one-second window. */
+function busiestSecond(starts: number[]): number {
+  let most = 0;
+  for (let i = 0, j = 0; i < starts.length; i++) {
+    while ((starts[j] as number) <= (starts[i] as number) - 1000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
+describe("RateModel", () => {
+  it("converges just below an upstream's limit, with few 429s", () => {
+    // Prepare
+    const rate = new RateModel();
+
+    // Act
+    const run = simulate(rate, { limit: () => 50 }, { ms: 30_000 });
+
+    // Assess: from 20 per second to the limit in about a second, then 45 to 50 a second.
+    expect(within(run.accepted, 0, 2000)).toBeGreaterThanOrEqual(70);
+    expect(within(run.accepted, 10_000, 30_000)).toBeGreaterThanOrEqual(0.93 * 50 * 20);
+    expect(run.refused.length).toBeLessThanOrEqual(12);
+    expect(rate.maxRate).toBeGreaterThanOrEqual(45);
+    expect(rate.maxRate).toBeLessThanOrEqual(52);
+  });
+
+  it("never starts more than a configured rate in any second, and starts at it", () => {
+    const rate = new RateModel({ requestsPerSecond: 10 });
+
+    const run = simulate(rate, { limit: () => Number.POSITIVE_INFINITY }, { ms: 10_000 });
+
+    expect(busiestSecond(run.starts)).toBe(10);
+    expect(within(run.starts, 0, 1000)).toBe(10);
+    expect(run.starts.length).toBeGreaterThanOrEqual(95);
+  });
+
+  it("is not paced with 0 (no ceiling) until the upstream answers 429", () => {
+    const rate = new RateModel({ requestsPerSecond: 0 });
+
+    const run = simulate(rate, { limit: () => Number.POSITIVE_INFINITY }, { ms: 1000 });
+
+    // Eight in flight at 40 ms each: 200 a second, all the concurrency allows.
+    expect(run.starts.length).toBe(200);
+    expect(rate.rate).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it("learns the limit from RateLimit headers and stays below it without a single 429", () => {
+    const rate = new RateModel();
+
+    const run = simulate(rate, { limit: () => 30, headers: true }, { ms: 10_000 });
+
+    expect(run.refused).toEqual([]);
+    expect(rate.maxRate).toBe(30);
+    expect(within(run.accepted, 5000, 10_000)).toBeGreaterThanOrEqual(0.9 * 30 * 5);
+  });
+
+  it("after a 429 keeps just below the limit, then probes upward and finds a higher one", () => {
+    // Prepare: the limit doubles after 10 s.
+    const rate = new RateModel();
+    const upstream = { limit: (t: number) => (t < 10_000 ? 50 : 100) };
+
+    // Act
+    const run = simulate(rate, upstream, { ms: 45_000 });
+
+    // Assess: refused within the first two seconds, then close to 50 a second until the limit
+    // rose; probed past the old limit once the upstream allowed more: well above 50 at the end.
+    expect(run.refused[0]).toBeLessThan(2000);
+    expect(within(run.accepted, 3000, 10_000)).toBeGreaterThanOrEqual(0.93 * 50 * 7);
+    expect(within(run.accepted, 40_000, 45_000)).toBeGreaterThanOrEqual(5 * 75);
+    expect(rate.rate).toBeGreaterThan(75);
+  });
+
+  it("ignores a lone 429; a second within the window ends startup at HEADROOM of what was accepted", () => {
+    const rate = new RateModel({ requestsPerSecond: 0 });
+    const tickets = Array.from({ length: 61 }, (_, i) => rate.start(i * 25));
+    for (const [i, ticket] of tickets.slice(0, 59).entries()) rate.accepted(ticket, i * 25 + 10);
+
+    rate.refused(tickets[59] as Ticket, 59 * 25 + 10, 1000);
+    expect(rate.rate).toBe(Number.POSITIVE_INFINITY);
+    rate.refused(tickets[60] as Ticket, 60 * 25 + 10, 1000);
+
+    // 38 accepted within the last second: the pace is 38 x HEADROOM; sent at 40 a second over
+    // the half second before: the estimate.
+    expect(rate.rate).toBeCloseTo(38 * HEADROOM);
+    expect(rate.maxRate).toBe(40);
+  });
+
+  it("waits out a quota block with one probe at a time, ending soon after the block", () => {
+    // Prepare: everything refused, without Retry-After, from 3 s to 33 s.
+    const rate = new RateModel();
+    const upstream = {
+      limit: () => Number.POSITIVE_INFINITY,
+      blocked: (t: number) => t >= 3000 && t < 33_000,
+    };
+
+    // Act
+    const run = simulate(rate, upstream, { ms: 45_000 });
+
+    // Assess: in flight when it began, then probes one by one, 0.2 s apart, then a tenth of
+    // the block's age apart (10 in its first 2 s, 28 from 2 to 30 s).
+    const refusedInBlock = within(run.refused, 3000, 33_100);
+    expect(refusedInBlock).toBeLessThanOrEqual(8 + 10 + 30);
+    expect(run.peakInFlightWhileBlocked).toBeLessThanOrEqual(8);
+    const probesLate = run.starts.filter((t) => t >= 10_000 && t < 33_000).length;
+    // A tenth of its age apart from 7 s to 30 s of block: ln(30 / 7) / ln(1.1), 15 probes.
+    expect(probesLate).toBeLessThanOrEqual(16);
+    // The first request accepted after the block: at most 10% of its length (plus a probe's
+    // minimum spacing) after its end.
+    const firstAfter = run.accepted.find((t) => t >= 33_000) as number;
+    expect(firstAfter - 33_000).toBeLessThanOrEqual(0.1 * 30_000 + 2000);
+    expect(within(run.accepted, 40_000, 45_000)).toBeGreaterThan(100);
+  });
+
+  it("spends an hourly allowance at its own pace: a long window's Limit is not a rate", () => {
+    const rate = new RateModel();
+    const headers = new Headers({
+      "x-ratelimit-limit": "5000",
+      "x-ratelimit-remaining": "4000",
+      "x-ratelimit-reset": "1800",
+    });
+
+    rate.accepted(rate.start(0), 50, headers);
+
+    expect(rate.maxRate).toBe(Number.POSITIVE_INFINITY);
+    expect(rate.rate).toBeGreaterThanOrEqual(20);
+  });
+
+  it("holds every start until a far Reset when the headers say nothing remains", () => {
+    const rate = new RateModel();
+    const ticket = rate.start(0);
+    const headers = new Headers({
+      "x-ratelimit-limit": "1000",
+      "x-ratelimit-remaining": "0",
+      "x-ratelimit-reset": "60",
+    });
+
+    rate.accepted(ticket, 50, headers);
+
+    expect(rate.nextStartAt(100)).toBe(60_050);
+    rate.start(60_050);
+    // The first start after the hold is a probe: nothing else until it is answered.
+    expect(rate.nextStartAt(60_060)).toBeUndefined();
+  });
+});
+
+describe("RateModel at a fixed window's end", () => {
+  const retryAfter = (seconds: number) => new Headers({ "retry-after": String(seconds) });
+  /**
+   * A request at 0 answered at 40 (the window's start at the latest), three sent at 3,010, 3,060
+   * and 3,090, the first refused at 3,050.
+   */
+  function refusedForWindow(seconds: number) {
+    const rate = new RateModel();
+    rate.accepted(rate.start(0), 40);
+    const [first, second, third] = [3010, 3060, 3090].map((t) => rate.start(t)) as Ticket[];
+    const verdict = rate.refused(first as Ticket, 3050, seconds * 1000, retryAfter(seconds));
+    return { rate, verdict, second: second as Ticket, third: third as Ticket };
+  }
+
+  it("probes at a whole number of seconds from the first answer when that falls in Retry-After's last second", () => {
+    // Retry-After: 8 on a request sent at 3,010: the window ends after 10,010 and by 11,050.
+    const { rate, verdict } = refusedForWindow(8);
+
+    // 10 s after the first answer, 1,010 ms before the header's end.
+    expect(verdict).toEqual({ retryAt: 10_040, blocked: true });
+    expect(rate.nextStartAt(3100)).toBe(10_040);
+    const probe = rate.start(10_040);
+    expect(probe.probe).toBe(true);
+    expect(rate.nextStartAt(10_050)).toBeUndefined();
+    rate.accepted(probe, 10_080);
+    expect(rate.blocked).toBe(false);
+  });
+
+  it("waits out the header after a guess refused: one 429 is what a wrong guess costs", () => {
+    const { rate } = refusedForWindow(8);
+
+    rate.refused(rate.start(10_040), 10_080, 1000, retryAfter(1));
+
+    expect(rate.blocked).toBe(true);
+    expect(rate.nextStartAt(10_100)).toBe(11_050);
+  });
+
+  it("narrows the guess with each later 429 of the block, and makes none within 100 ms of the header's end", () => {
+    // A later 429 sent at 3,060 with Retry-After 6 says nothing new (it ends after 8,060); one
+    // sent at 3,090 with Retry-After 8 moves the window's end past 10,090: 10,040 is too soon.
+    const { rate, second, third } = refusedForWindow(8);
+    rate.refused(second, 3100, 6000, retryAfter(6));
+    expect(rate.nextStartAt(3100)).toBe(10_040);
+
+    rate.refused(third, 3130, 8000, retryAfter(8));
+
+    // 11,040 is within 100 ms of the header's end (11,050): no guess, the header stands.
+    expect(rate.nextStartAt(3130)).toBe(11_050);
+  });
+
+  it("guesses once a block: a 429 that comes after the guess was refused makes no other", () => {
+    const { rate, second } = refusedForWindow(8);
+    rate.refused(rate.start(10_040), 10_080, 1000, retryAfter(1));
+
+    rate.refused(second, 10_090, 2000, retryAfter(2));
+
+    expect(rate.nextStartAt(10_100)).toBe(11_050);
+  });
+
+  it("guesses the next block's end from the probe that ended the last one", () => {
+    const { rate } = refusedForWindow(8);
+    rate.accepted(rate.start(10_040), 10_080);
+
+    // Sent at 13,000, Retry-After 8: the window ends after 20,000; 10 s after the probe's answer.
+    rate.refused(rate.start(13_000), 13_040, 8000, retryAfter(8));
+
+    expect(rate.blocked).toBe(true);
+    expect(rate.nextStartAt(13_100)).toBe(20_080);
+  });
+
+  it("makes no guess from an HTTP date, whose second may be cut off: the window may end past it", () => {
+    const rate = new RateModel();
+    rate.accepted(rate.start(0), 40);
+    const date = new Headers({ "retry-after": new Date(11_000).toUTCString() });
+
+    rate.refused(rate.start(3010), 3050, 7950, date);
+
+    expect(rate.nextStartAt(3100)).toBe(11_000);
+  });
+});
+
+describe("RateModel with a cap on requests in flight", () => {
+  /**
+   * Startup, two in flight at a time, 12 pairs accepted within 0.6 s; then three in flight and
+   * the third refused: a cap of 2, the pace not cut. Returns the two still in flight.
+   */
+  function capped(rate: RateModel): { paceBefore: number; inFlight: Ticket[]; t: number } {
+    let t = 0;
+    for (let i = 0; i < 12; i++, t += 50) {
+      const a = rate.start(t);
+      const b = rate.start(t + 20);
+      rate.accepted(a, t + 40);
+      rate.accepted(b, t + 45);
+    }
+    const inFlight = [rate.start(t), rate.start(t + 10)];
+    const third = rate.start(t + 20);
+    const paceBefore = rate.rate;
+    rate.refused(third, t + 25, undefined);
+    expect(rate.concurrency).toBe(2);
+    expect(rate.rate).toBe(paceBefore);
+    return { paceBefore, inFlight, t: t + 25 };
+  }
+
+  it("holds starts while the cap is full, and its refusals over it cut nothing", () => {
+    const rate = new RateModel();
+    const { paceBefore, t } = capped(rate);
+
+    expect(rate.nextStartAt(t)).toBeUndefined();
+    expect(rate.maxRate).toBe(Number.POSITIVE_INFINITY);
+    expect(rate.rate).toBe(paceBefore);
+  });
+
+  it("drops the cap at a 429 under it: it was a rate's", () => {
+    const rate = new RateModel();
+    const { inFlight, t } = capped(rate);
+
+    rate.refused(inFlight[0] as Ticket, t + 10, undefined);
+
+    expect(rate.concurrency).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it("takes no cap from refusals at a level where requests were also accepted", () => {
+    const rate = new RateModel();
+    let t = 0;
+    // Four in flight at a time, accepted, for 0.5 s; then one at level 3 refused.
+    for (let i = 0; i < 10; i++, t += 50) {
+      const tickets = [0, 5, 10, 15].map((d) => rate.start(t + d));
+      for (const ticket of tickets) rate.accepted(ticket, t + 40);
+    }
+    const refused = [rate.start(t), rate.start(t + 1), rate.start(t + 2)];
+    rate.refused(refused[2] as Ticket, t + 40, undefined);
+
+    expect(rate.concurrency).toBe(Number.POSITIVE_INFINITY);
+  });
+});
+
+describe("parseRateLimitState", () => {
+  it("reads the draft's and the X- headers, Reset as seconds or as an epoch time", () => {
+    const now = Date.parse("2026-11-23T12:00:00Z");
+    expect(
+      parseRateLimitState(
+        new Headers({
+          "ratelimit-limit": "100, 100;w=60",
+          "ratelimit-remaining": "7",
+          "ratelimit-reset": "30",
+        }),
+        now,
+      ),
+    ).toEqual({ limit: 100, remaining: 7, resetMs: 30_000 });
+    expect(
+      parseRateLimitState(new Headers({ "x-ratelimit-reset": String(now / 1000 + 90) }), now),
+    ).toEqual({ resetMs: 90_000 });
+    expect(parseRateLimitState(new Headers({ "x-ratelimit-limit": "many" }), now)).toBeUndefined();
+    expect(parseRateLimitState(new Headers(), now)).toBeUndefined();
+  });
+});
