@@ -4,24 +4,16 @@
  * every row says whether it was measured or projected and how. Projections are linear in what
  * grows: jobs and shards per user and the functions' costs per job and per shard from the largest
  * run, finalize's time and memory fitted through the runs (a line through the two largest).
- *
- * List prices, us-east-1, as cited in docs/pending/cloudscale.md: S3 Standard PUT/LIST $0.005
- * and GET $0.0004 per 1,000 requests; DynamoDB on-demand $0.625 per million write request units
- * and $0.125 per million read request units (a transactional write costs 2); SQS $0.40 per
- * million requests (each 64 KiB a request) plus $0.10 per million on a fair queue; Lambda on Arm
- * $0.0000133334 per GB-second and $0.20 per million requests.
+ * The cost is the counted requests at the list prices of bench/awsPrices.ts.
  */
+import {
+  awsCost,
+  LAMBDA_ARM64_USD_PER_GB_SECOND,
+  LAMBDA_USD_PER_REQUEST,
+  s3RequestClasses,
+} from "./awsPrices";
 import type { ScaleRun } from "./cloudScale";
 
-const PRICE = {
-  s3Put: 0.005 / 1000,
-  s3Get: 0.0004 / 1000,
-  dynamoWrite: 0.625 / 1e6,
-  dynamoRead: 0.125 / 1e6,
-  sqs: (0.4 + 0.1) / 1e6,
-  lambdaGbSecond: 0.0000133334,
-  lambdaRequest: 0.2 / 1e6,
-};
 /** DynamoDB's documented ceiling for one partition: 1,000 write units a second. */
 const PARTITION_WRITE_UNITS_PER_SECOND = 1000;
 /**
@@ -48,19 +40,17 @@ export interface Row {
 
 /** What one run cost, per job, per shard and per user, from its counts. */
 function perUnit(run: ScaleRun) {
-  const ops = run.requests.byOperation;
-  const sum = (pattern: RegExp) =>
-    Object.entries(ops)
-      .filter(([name]) => pattern.test(name))
-      .reduce((total, [, count]) => total + count, 0);
-  const s3Put = sum(/^s3:(Put|List|Post|Copy)/);
-  const s3Get = sum(/^s3:(Get|Head)/);
-  const otherAws = sum(/^(dynamodb|sqs|secretsmanager):/);
-  const dynamoWriteUnits = run.requests.dynamoItemsWritten + run.requests.dynamoTransactionItems;
-  const dynamoReads = sum(/^dynamodb:(GetItem|Query|Scan|BatchGetItem|TransactGetItems)$/);
+  const counts = run.requests;
+  const sum = (byOperation: Record<string, number>) =>
+    Object.values(byOperation).reduce((total, n) => total + n, 0);
+  const s3 = s3RequestClasses(counts);
+  const s3Put = s3.put;
+  const s3Get = s3.get;
   // Lambda's poller on AWS: a receive and a delete a batch, for the worker's and finalize's queues.
-  const sqs =
-    run.requests.sqsBilledRequests + 2 * (run.worker.invocations + run.finalize.invocations);
+  const pollerRequests = 2 * (run.worker.invocations + run.finalize.invocations);
+  const otherAws =
+    sum(counts.dynamodb) + sum(counts.sqs) - (counts.sqs.billed ?? 0) + sum(counts.other);
+  const sqs = (counts.sqs.billed ?? 0) + pollerRequests;
   // A job's wall on AWS: its CPU and its round trips (S3 GETs are finalize's).
   const jobMs =
     (run.worker.cpuMs +
@@ -72,13 +62,15 @@ function perUnit(run: ScaleRun) {
   const gbSeconds =
     ((jobMs * run.jobs) / 1000) * (run.worker.memoryMb / 1024) +
     (finalizeMs / 1000) * (run.finalize.memoryMb / 1024);
+  const requests = awsCost(counts, pollerRequests);
   const usd = {
-    s3: s3Put * PRICE.s3Put + s3Get * PRICE.s3Get,
-    dynamodb: dynamoWriteUnits * PRICE.dynamoWrite + dynamoReads * PRICE.dynamoRead,
-    sqs: sqs * PRICE.sqs,
+    s3: requests.s3,
+    dynamodb: requests.dynamodb,
+    sqs: requests.sqs,
+    secrets: requests.secrets,
     lambda:
-      gbSeconds * PRICE.lambdaGbSecond +
-      (run.worker.invocations + run.finalize.invocations) * PRICE.lambdaRequest,
+      gbSeconds * LAMBDA_ARM64_USD_PER_GB_SECOND +
+      (run.worker.invocations + run.finalize.invocations) * LAMBDA_USD_PER_REQUEST,
   };
   return {
     jobMs,
@@ -86,20 +78,20 @@ function perUnit(run: ScaleRun) {
     s3Gets: s3Get,
     perUser: {
       s3: (s3Put + s3Get) / run.users,
-      dynamoWriteUnits: dynamoWriteUnits / run.users,
+      dynamoRequests: sum(counts.dynamodb) / run.users,
+      dynamoWriteUnits: counts.dynamodbUnits.write / run.users,
+      dynamoReadUnits: counts.dynamodbUnits.read / run.users,
       sqs: sqs / run.users,
-      usd: {
-        s3: usd.s3 / run.users,
-        dynamodb: usd.dynamodb / run.users,
-        sqs: usd.sqs / run.users,
-        lambda: usd.lambda / run.users,
-      },
+      usd: Object.fromEntries(
+        Object.entries(usd).map(([service, value]) => [service, value / run.users]),
+      ) as typeof usd,
     },
   };
 }
 
-const total = (usd: { s3: number; dynamodb: number; sqs: number; lambda: number }) =>
-  usd.s3 + usd.dynamodb + usd.sqs + usd.lambda;
+/** The AWS requests' cost (without Lambda's, which the cost row says apart). */
+const requestsUsd = (usd: { s3: number; dynamodb: number; sqs: number; secrets: number }) =>
+  usd.s3 + usd.dynamodb + usd.sqs + usd.secrets;
 
 /** A line through the two last points, or through the origin and the one point there is. */
 function lineThrough(points: [number, number][]) {
@@ -118,6 +110,16 @@ const n = (value: number, digits = 0) =>
       })
     : "-";
 const usd = (value: number) => `$${value.toFixed(value < 0.01 ? 4 : 3)}`;
+
+type PerUser = ReturnType<typeof perUnit>["perUser"];
+const perUserRequests = (p: PerUser) =>
+  `${n(p.s3, 4)} / ${n(p.dynamoRequests, 3)}, ${n(p.dynamoWriteUnits, 3)} / ${n(p.sqs, 4)}`;
+
+/** A sync's cost for `users`: the requests' parts and sum, then Lambda's apart. */
+function syncCost(c: PerUser["usd"], users: number): string {
+  const requests = `${usd(c.s3 * users)} + ${usd(c.dynamodb * users)} + ${usd(c.sqs * users)} + ${usd(c.secrets * users)} = ${usd(requestsUsd(c) * users)}`;
+  return `${requests}; Lambda ${usd(c.lambda * users)}; in all ${usd((requestsUsd(c) + c.lambda) * users)}`;
+}
 
 export function capacityRows(measured: readonly ScaleRun[]): { sizes: string[]; rows: Row[] } {
   const runs = [...measured].sort((a, b) => a.users - b.users);
@@ -138,7 +140,7 @@ export function capacityRows(measured: readonly ScaleRun[]): { sizes: string[]; 
   const getsPerShard = lastUnit.s3Gets / last.shards;
   const finalizeAwsMs = (shards: number) =>
     finalizeCpu(shards) + (shards * getsPerShard * S3_MS) / SHARD_READS_IN_FLIGHT;
-  const hottestPerJob = (last.requests.hottestKey?.writes ?? 0) / last.jobs;
+  const hottestPerJob = last.requests.dynamodbMostWritesPerKey / last.jobs;
 
   const at = (measuredValue: (r: ScaleRun) => string, projected: (users: number) => string) => [
     ...runs.map(measuredValue),
@@ -229,24 +231,18 @@ export function capacityRows(measured: readonly ScaleRun[]): { sizes: string[]; 
       how: "its TMPDIR polled every 100 ms; projected on a line through the runs",
     },
     {
-      figure: "S3 requests / DynamoDB write units / SQS requests, per user",
+      figure: "per user: S3 requests / DynamoDB requests, write units / SQS requests",
       values: at(
-        (r) => {
-          const p = perUnit(r).perUser;
-          return `${n(p.s3, 3)} / ${n(p.dynamoWriteUnits, 3)} / ${n(p.sqs, 3)}`;
-        },
-        () => {
-          const p = lastUnit.perUser;
-          return `${n(p.s3, 3)} / ${n(p.dynamoWriteUnits, 3)} / ${n(p.sqs, 3)}`;
-        },
+        (r) => perUserRequests(perUnit(r).perUser),
+        () => perUserRequests(lastUnit.perUser),
       ),
       limit: "",
-      how: "counted at the wire (bench/delayingProxy.ts); SQS adds Lambda's poller, a receive and a delete a batch",
+      how: "counted at the wire (test/aws/harness/awsRequests.ts); SQS: billed requests (64 KiB each) and Lambda's poller, a receive and a delete a batch",
     },
     {
       figure: "writes a second on the run's partition key",
       values: at(
-        (r) => `${n(r.requests.hottestKey?.mostInOneSecond ?? 0)} most in 1 s here`,
+        (r) => `${n(r.requests.dynamodbMostWritesPerKeyInOneSecond)} most in 1 s here`,
         () =>
           `${n(((WORKERS_AT_ONCE * 1000) / lastUnit.jobMs) * hottestPerJob)} at 10 workers on AWS`,
       ),
@@ -254,19 +250,13 @@ export function capacityRows(measured: readonly ScaleRun[]): { sizes: string[]; 
       how: "the most-written key's writes per job times the jobs 10 workers finish a second on AWS",
     },
     {
-      figure: "cost of one sync: S3 + DynamoDB + SQS + Lambda = USD",
+      figure: "cost of one sync: requests (S3 + DynamoDB + SQS + Secrets Manager); Lambda, USD",
       values: at(
-        (r) => {
-          const c = perUnit(r).perUser.usd;
-          return `${usd(c.s3 * r.users)} + ${usd(c.dynamodb * r.users)} + ${usd(c.sqs * r.users)} + ${usd(c.lambda * r.users)} = ${usd(total(c) * r.users)}`;
-        },
-        (u) => {
-          const c = lastUnit.perUser.usd;
-          return `${usd(c.s3 * u)} + ${usd(c.dynamodb * u)} + ${usd(c.sqs * u)} + ${usd(c.lambda * u)} = ${usd(total(c) * u)}`;
-        },
+        (r) => syncCost(perUnit(r).perUser.usd, r.users),
+        (u) => syncCost(lastUnit.perUser.usd, u),
       ),
       limit: "target: $0.10 at 1M",
-      how: "counted requests at list prices; Lambda GB-seconds from the wall on AWS (bench/capacity.ts)",
+      how: "counted requests at list prices (bench/awsPrices.ts); Lambda GB-seconds from the wall on AWS",
     },
   ];
   return { sizes, rows };

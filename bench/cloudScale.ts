@@ -3,23 +3,22 @@
  * Each size is one BlackLine sync through the packaged stack on moto_server (issue 37's shape: a
  * team per 50 users, 50 roles, pages of 1,000, the upstream at 40 ms and no rate limit), with the
  * harness's workers (each mapping's maximum concurrency at once, warm containers), and every AWS
- * request of the functions through bench/delayingProxy.ts: S3 GETs held 40 ms (S3's first byte),
- * each request counted by service and operation. It measures per job and per shard what
+ * request of the functions through the harness's counting proxy (test/aws/harness/awsRequests.ts):
+ * S3 GETs held 40 ms (S3's first byte), each request counted by what AWS bills. It measures per
+ * job and per shard what
  * bench/capacity.ts projects; the job model is lib/cloud's, whatever it is, since the counts are
  * taken at the wire.
  */
 import { mkdir, readdir, stat } from "node:fs/promises";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { DescribeTableCommand, DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import { RunStore } from "../lib/cloud";
 import { startPlatformSimulator } from "../lib/simulators/platform";
-import { awsClientConfig, runOperator, startStackOnMoto } from "../test/aws/harness";
+import { type AwsRequestCounts, runOperator, startStackOnMoto } from "../test/aws/harness";
 import type { BenchPaths } from "./cliSync";
 import { driveToEnd } from "./cloudDrive";
 import { S3_FIRST_BYTE_MS } from "./cloudFinalize";
 import { ownCpuSeconds, processCpuSeconds } from "./cloudSync";
-import { proxyEndpoints, type RequestCounts, startDelayingProxy } from "./delayingProxy";
 import { sameRecords } from "./exactness";
 import { startHostedSimulator } from "./processes";
 import type { SimulatorSpec } from "./scenarios";
@@ -61,7 +60,7 @@ export interface ScaleRun {
   worker: FunctionCost;
   finalize: FunctionCost;
   /** The functions' AWS requests (the harness's own polling not among them). */
-  requests: RequestCounts;
+  requests: AwsRequestCounts;
   /** The emulator's and this process's CPU seconds over the run (the load does not change them). */
   cpuSeconds: { emulator: number; harness: number };
   /** The machine's 1-minute load average when the run ended (2 cores). */
@@ -81,14 +80,13 @@ export async function runCloudScale(
   sizes: readonly number[],
   options: { exact: boolean },
 ): Promise<ScaleRun[]> {
-  const { moto, stack } = await startStackOnMoto({ stage: "bench" });
+  const { moto, stack } = await startStackOnMoto({
+    stage: "bench",
+    countAwsRequests: { getDelayMs: S3_FIRST_BYTE_MS },
+  });
   const closers: (() => Promise<unknown>)[] = [() => moto.stop(), () => stack.close()];
+  const counter = stack.awsRequests as NonNullable<typeof stack.awsRequests>;
   try {
-    const proxy = await startDelayingProxy(moto.endpoint, {
-      getDelayMs: S3_FIRST_BYTE_MS,
-      hashKeys: await hashKeys(moto.endpoint),
-    });
-    closers.push(() => proxy.close());
     const platform = await startPlatformSimulator();
     closers.push(() => platform.close());
     const tmp = {
@@ -97,9 +95,8 @@ export async function runCloudScale(
     };
     for (const [key, dir] of Object.entries(tmp)) {
       await mkdir(dir, { recursive: true });
-      await stack.updateEnvironment(key, { ...proxyEndpoints(proxy.endpoint), TMPDIR: dir });
+      await stack.updateEnvironment(key, { TMPDIR: dir });
     }
-    await stack.updateEnvironment("scheduler", proxyEndpoints(proxy.endpoint));
     const runs = new RunStore(stack.outputs.RunsTableName as string);
 
     const measured: ScaleRun[] = [];
@@ -111,7 +108,7 @@ export async function runCloudScale(
         const env = { ...upstream.ready.env, ...platform.env() };
         const put = await runOperator(stack, ["put-instance", id, "blackline", "--no-sync"], env);
         if (put.code !== 0) throw new Error(`put-instance: ${put.stderr.trim()}`);
-        proxy.takeCounts();
+        counter.take();
         const cpuBefore = { emulator: await processCpuSeconds(moto.pid), harness: ownCpuSeconds() };
         const peaks = Object.fromEntries(
           Object.entries(tmp).map(([key, dir]) => [key, watchPeak(dir)]),
@@ -129,7 +126,7 @@ export async function runCloudScale(
           `${users} users`,
         );
         const syncSeconds = (performance.now() - started) / 1000;
-        const requests = proxy.takeCounts();
+        const requests = counter.take();
         const cpuSeconds = {
           emulator: (await processCpuSeconds(moto.pid)) - cpuBefore.emulator,
           harness: ownCpuSeconds() - cpuBefore.harness,
@@ -181,23 +178,6 @@ export async function runCloudScale(
     return measured;
   } finally {
     for (const close of closers.reverse()) await close().catch(() => {});
-  }
-}
-
-/** Each table's hash key attribute, by table name (DescribeTable). */
-async function hashKeys(endpoint: string): Promise<Record<string, string>> {
-  const client = new DynamoDBClient(awsClientConfig(endpoint));
-  try {
-    const { TableNames = [] } = await client.send(new ListTablesCommand({}));
-    const keys: Record<string, string> = {};
-    for (const name of TableNames) {
-      const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
-      const hash = Table?.KeySchema?.find((k) => k.KeyType === "HASH")?.AttributeName;
-      if (hash) keys[name] = hash;
-    }
-    return keys;
-  } finally {
-    client.destroy();
   }
 }
 

@@ -4,7 +4,7 @@
  * invoked, and the packaged worker and finalize handlers fed from the real queues the way Lambda
  * feeds them (moto cannot run Lambda code): up to each mapping's maximum concurrency of
  * invocations at once (10 workers), warm containers reused. The functions' AWS requests pass
- * bench/delayingProxy.ts, which holds S3 GETs 40 ms (S3's first byte). The upstream simulator
+ * the harness's counting proxy, which holds S3 GETs 40 ms (S3's first byte). The upstream simulator
  * runs in a process of its own; the upload is compared with a command-line sync of the same
  * tenant (bench/exactness.ts).
  */
@@ -17,19 +17,21 @@ import {
   type Stack,
   startStackOnMoto,
 } from "../test/aws/harness";
-import { type AwsCost, awsCost } from "./awsPrices";
+import {
+  type AwsCost,
+  awsCost,
+  LAMBDA_ARM64_USD_PER_GB_SECOND,
+  LAMBDA_USD_PER_REQUEST,
+} from "./awsPrices";
 import type { BenchPaths } from "./cliSync";
 import { driveToEnd } from "./cloudDrive";
 import { S3_FIRST_BYTE_MS } from "./cloudFinalize";
-import { proxyEndpoints, startDelayingProxy } from "./delayingProxy";
 import { sameRecords } from "./exactness";
 import { startHostedSimulator } from "./processes";
 import type { Scenario } from "./scenarios";
 import type { MinimumRequests, SimulatorStats } from "./simulatorHost";
 
 /** Lambda on arm64 (us-east-1): per GB-second of handler time, and per request. */
-export const LAMBDA_ARM64_USD_PER_GB_SECOND = 0.0000133334;
-export const LAMBDA_USD_PER_REQUEST = 0.0000002;
 
 export interface CloudRun {
   ok: boolean;
@@ -64,16 +66,14 @@ export interface CloudRun {
 }
 
 export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promise<CloudRun> {
-  const { moto, stack } = await startStackOnMoto({ stage: "bench", countAwsRequests: true });
+  const { moto, stack } = await startStackOnMoto({
+    stage: "bench",
+    countAwsRequests: { getDelayMs: S3_FIRST_BYTE_MS },
+  });
   const closers: (() => Promise<unknown>)[] = [() => moto.stop(), () => stack.close()];
   try {
     const platform = await startPlatformSimulator();
     closers.push(() => platform.close());
-    const proxy = await startDelayingProxy(moto.endpoint, { getDelayMs: S3_FIRST_BYTE_MS });
-    closers.push(() => proxy.close());
-    for (const key of ["scheduler", "syncWorker", "finalize"]) {
-      await stack.updateEnvironment(key, proxyEndpoints(proxy.endpoint));
-    }
     const upstream = await startHostedSimulator(paths.simulatorHost, scenario.simulator);
     let server: SimulatorStats | undefined;
     closers.push(async () => {
