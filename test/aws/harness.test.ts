@@ -3,6 +3,8 @@
 // whose behaviour each message's body chooses, so these tests do not depend on the real handlers.
 // The deployed stack's own cases (deploy.ts) run first, on the same stack.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer, get } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from "@aws-sdk/client-sqs";
@@ -15,6 +17,7 @@ import {
   LambdaInvocationError,
   type Moto,
   type Stack,
+  startAwsRequestCounter,
   startMoto,
 } from "./harness";
 
@@ -303,5 +306,40 @@ describe("drainQueue", () => {
       ]);
     }
     expect(await queueCount(stack.outputs.SyncJobsQueueUrl)).toBe(0);
+  });
+});
+
+describe("the AWS request counter", () => {
+  it("passes held GETs on and counts the most in flight", async () => {
+    // The target answers no GET until three have arrived, so three are in flight at once.
+    const waiting: (() => void)[] = [];
+    const target = createServer((_request, answer) => {
+      waiting.push(() => answer.end("ok"));
+      if (waiting.length === 3) for (const release of waiting) release();
+    });
+    await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+    const counter = await startAwsRequestCounter(
+      `http://127.0.0.1:${(target.address() as AddressInfo).port}`,
+      { getDelayMs: 20 },
+    );
+    try {
+      const read = (key: string) =>
+        new Promise<string>((resolve, reject) =>
+          get(`${counter.endpoint}/${key}`, (answer) => {
+            let body = "";
+            answer.on("data", (chunk: Buffer) => {
+              body += chunk;
+            });
+            answer.on("end", () => resolve(body));
+          }).on("error", reject),
+        );
+      expect(await Promise.all(["a", "b", "c"].map(read))).toEqual(["ok", "ok", "ok"]);
+      const counts = counter.take();
+      expect(counts.mostGetsInFlight).toBe(3);
+      expect(counts.other["unknown:GET"]).toBe(3);
+    } finally {
+      await counter.close();
+      target.close();
+    }
   });
 });
