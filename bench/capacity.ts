@@ -43,9 +43,7 @@ function perUnit(run: ScaleRun) {
   const counts = run.requests;
   const sum = (byOperation: Record<string, number>) =>
     Object.values(byOperation).reduce((total, n) => total + n, 0);
-  const s3 = s3RequestClasses(counts);
-  const s3Put = s3.put;
-  const s3Get = s3.get;
+  const { put: s3Put, get: s3Get } = s3RequestClasses(counts);
   // Lambda's poller on AWS: a receive and a delete a batch, for the worker's and finalize's queues.
   const pollerRequests = 2 * (run.worker.invocations + run.finalize.invocations);
   const otherAws =
@@ -80,7 +78,6 @@ function perUnit(run: ScaleRun) {
       s3: (s3Put + s3Get) / run.users,
       dynamoRequests: sum(counts.dynamodb) / run.users,
       dynamoWriteUnits: counts.dynamodbUnits.write / run.users,
-      dynamoReadUnits: counts.dynamodbUnits.read / run.users,
       sqs: sqs / run.users,
       usd: Object.fromEntries(
         Object.entries(usd).map(([service, value]) => [service, value / run.users]),
