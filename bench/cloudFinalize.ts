@@ -1,17 +1,23 @@
 /**
  * `npm run bench -- --cloud-finalize [--users 10000,20000]`: the finalize function of the
  * packaged stack on moto_server, its shard GETs slowed to S3's time to first byte (40 ms, by
- * bench/delayingProxy.ts), at a few tenant sizes. Each size is one BlackLine sync (the shape of
+ * the harness's counting proxy, test/aws/harness/awsRequests.ts), at a few tenant sizes. Each size is one BlackLine sync (the shape of
  * issue 37: a team per 50 users, pages of 1,000, no rate limit) run by the harness's worker, then
  * finalize alone through the proxy. Prints one JSON line a size; measures, asserts nothing.
  */
-import { mkdir, readdir, stat } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { RunStore } from "../lib/cloud";
 import { startPlatformSimulator } from "../lib/simulators/platform";
-import { awsEnv, deployStack, runOperator, startMoto } from "../test/aws/harness";
+import {
+  awsEnv,
+  deployStack,
+  runOperator,
+  startAwsRequestCounter,
+  startMoto,
+} from "../test/aws/harness";
 import type { BenchPaths } from "./cliSync";
-import { startDelayingProxy } from "./delayingProxy";
+import { watchPeak } from "./cloudScale";
 import { startHostedSimulator } from "./processes";
 
 export const S3_FIRST_BYTE_MS = 40;
@@ -43,7 +49,7 @@ export async function runFinalizeBench(
   const moto = await startMoto();
   const closers: (() => Promise<unknown>)[] = [() => moto.stop()];
   try {
-    const proxy = await startDelayingProxy(moto.endpoint, { getDelayMs: S3_FIRST_BYTE_MS });
+    const proxy = await startAwsRequestCounter(moto.endpoint, { getDelayMs: S3_FIRST_BYTE_MS });
     closers.push(() => proxy.close());
     const stack = await deployStack(moto, { stage: "bench" });
     closers.push(() => stack.close());
@@ -74,13 +80,13 @@ export async function runFinalizeBench(
         };
         if (!syncId) throw new Error(`cloud sync: ${sync.stderr.trim() || sync.stdout.trim()}`);
         await stack.drainQueue("syncWorker");
-        proxy.takeGets();
-        const peak = watchPeak(tmp);
+        proxy.take();
+        const peak = watchPeak(tmp, 20);
         const cpu = process.cpuUsage();
         const finalize = await stack.drainQueue("finalize");
         const { user, system } = process.cpuUsage(cpu);
         const tmpPeakBytes = await peak.stop();
-        const { gets, mostInFlight } = proxy.takeGets();
+        const { s3, mostGetsInFlight } = proxy.take();
         const run = await runs.get(syncId);
         const text = platform.uploads.get(syncId)?.text ?? "";
         const measure: FinalizeMeasure = {
@@ -88,8 +94,8 @@ export async function runFinalizeBench(
           shards: (await runs.markers(syncId)).filter((m) => m.shardKey).length,
           records: text.split("\n").filter((line) => line.length > 0).length - 2,
           finalizeMs: Math.round(finalize.handlerMs),
-          gets,
-          mostGetsInFlight: mostInFlight,
+          gets: s3.GET ?? 0,
+          mostGetsInFlight,
           cpuMs: Math.round((user + system) / 1000),
           tmpPeakBytes,
           status: run?.status ?? "missing",
@@ -104,36 +110,4 @@ export async function runFinalizeBench(
   } finally {
     for (const close of closers.reverse()) await close().catch(() => {});
   }
-}
-
-/** Polls the bytes under `dir` until stopped; resolves with the most seen. */
-function watchPeak(dir: string) {
-  let peak = 0;
-  let stopped = false;
-  const poll = (async () => {
-    while (!stopped) {
-      peak = Math.max(peak, await bytesUnder(dir));
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await poll;
-      return peak;
-    },
-  };
-}
-
-async function bytesUnder(dir: string): Promise<number> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  let total = 0;
-  for (const entry of entries) {
-    if (!entry.isFile()) continue;
-    total += await stat(join(entry.parentPath, entry.name)).then(
-      (s) => s.size,
-      () => 0,
-    );
-  }
-  return total;
 }

@@ -3,7 +3,10 @@
  * packaged stack deployed, the instance registered with the operator command, the scheduler
  * invoked, and the packaged worker and finalize handlers fed from the real queues the way Lambda
  * feeds them (moto cannot run Lambda code): up to each mapping's maximum concurrency of
- * invocations at once (10 workers), warm containers reused. The upstream simulator runs in a process of its own.
+ * invocations at once (10 workers), warm containers reused. The functions' AWS requests pass
+ * the harness's counting proxy, which holds S3 GETs 40 ms (S3's first byte). The upstream simulator
+ * runs in a process of its own; the upload is compared with a command-line sync of the same
+ * tenant (bench/exactness.ts).
  */
 import { readFile } from "node:fs/promises";
 import { RunStore } from "../lib/cloud";
@@ -14,15 +17,21 @@ import {
   type Stack,
   startStackOnMoto,
 } from "../test/aws/harness";
-import { type AwsCost, awsCost } from "./awsPrices";
+import {
+  type AwsCost,
+  awsCost,
+  LAMBDA_ARM64_USD_PER_GB_SECOND,
+  LAMBDA_USD_PER_REQUEST,
+} from "./awsPrices";
 import type { BenchPaths } from "./cliSync";
+import { driveToEnd } from "./cloudDrive";
+import { S3_FIRST_BYTE_MS } from "./cloudFinalize";
+import { sameRecords } from "./exactness";
 import { startHostedSimulator } from "./processes";
 import type { Scenario } from "./scenarios";
 import type { MinimumRequests, SimulatorStats } from "./simulatorHost";
 
 /** Lambda on arm64 (us-east-1): per GB-second of handler time, and per request. */
-export const LAMBDA_ARM64_USD_PER_GB_SECOND = 0.0000133334;
-export const LAMBDA_USD_PER_REQUEST = 0.0000002;
 
 export interface CloudRun {
   ok: boolean;
@@ -32,6 +41,8 @@ export interface CloudRun {
   server: SimulatorStats;
   minimum: MinimumRequests;
   records: number;
+  /** The upload has exactly the records of a command-line sync of the same tenant. */
+  exact: boolean;
   jobs: number;
   messages: number;
   shards: number;
@@ -54,11 +65,11 @@ export interface CloudRun {
   error?: string;
 }
 
-/** A bench run drains until the run is done: no cap on invocations, an hour at most. */
-export const UNBOUNDED_DRAIN = { maxInvocations: Number.POSITIVE_INFINITY, timeoutMs: 3_600_000 };
-
 export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promise<CloudRun> {
-  const { moto, stack } = await startStackOnMoto({ stage: "bench", countAwsRequests: true });
+  const { moto, stack } = await startStackOnMoto({
+    stage: "bench",
+    countAwsRequests: { getDelayMs: S3_FIRST_BYTE_MS },
+  });
   const closers: (() => Promise<unknown>)[] = [() => moto.stop(), () => stack.close()];
   try {
     const platform = await startPlatformSimulator();
@@ -86,8 +97,8 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       syncId?: string;
     };
     if (!syncId) throw new Error(`cloud sync: ${sync.stderr.trim() || sync.stdout.trim()}`);
-    const worker = await stack.drainQueue("syncWorker", UNBOUNDED_DRAIN);
-    const finalize = await stack.drainQueue("finalize", UNBOUNDED_DRAIN);
+    const runs = new RunStore(stack.outputs.RunsTableName as string);
+    const { worker, finalize } = await driveToEnd(stack, runs, () => [syncId], scenario.name);
     const syncMs = performance.now() - started;
     const cpuSeconds = {
       emulator: (await processCpuSeconds(moto.pid)) - cpuBefore.emulator,
@@ -96,7 +107,6 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
     server = await upstream.stop();
     const aws = stack.awsRequests?.take() as AwsRequestCounts;
 
-    const runs = new RunStore(stack.outputs.RunsTableName as string);
     const run = await runs.get(syncId);
     const shards = (await runs.markers(syncId)).filter((m) => m.shardKey).length;
     const text = platform.uploads.get(syncId)?.text ?? "";
@@ -117,7 +127,10 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       0,
     );
     const invocationCount = invocations.scheduler + invocations.syncWorker + invocations.finalize;
-    const ok = run?.status === "complete" && records > 0;
+    const exact =
+      run?.status === "complete" &&
+      (await sameRecords(paths, scenario.simulator, text, scenario.name));
+    const ok = exact && records > 0;
     return {
       ok,
       syncMs,
@@ -125,6 +138,7 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       server,
       minimum: upstream.ready.minimum,
       records,
+      exact,
       jobs: run?.jobsDone ?? 0,
       messages: worker.messages,
       shards,
@@ -142,7 +156,7 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
       ...(ok
         ? {}
         : {
-            error: `run ${run?.status ?? "missing"}: ${[...worker.errors, ...finalize.errors].slice(0, 3).join(" | ")}`,
+            error: `run ${run?.status ?? "missing"}${exact ? "" : ", not exact"}: ${[...worker.errors, ...finalize.errors].slice(0, 3).join(" | ")}`,
           }),
     };
   } finally {

@@ -5,12 +5,14 @@
  * concurrency). Each instance has its own upstream simulator, in a process of its own. Measures;
  * asserts nothing.
  */
+import { loadavg } from "node:os";
 import { RunStore } from "../lib/cloud";
 import type { TenantSize } from "../lib/simulators/blackline";
 import { startPlatformSimulator } from "../lib/simulators/platform";
 import { runOperator, startStackOnMoto } from "../test/aws/harness";
 import type { BenchPaths } from "./cliSync";
-import { ownCpuSeconds, processCpuSeconds, UNBOUNDED_DRAIN } from "./cloudSync";
+import { driveToEnd, runEnded } from "./cloudDrive";
+import { ownCpuSeconds, processCpuSeconds } from "./cloudSync";
 import { startHostedSimulator } from "./processes";
 
 export interface TenantsRun {
@@ -21,11 +23,17 @@ export interface TenantsRun {
   invocations: number;
   peakConcurrency: number;
   cpuSeconds: { emulator: number; harness: number };
+  /** The machine's 1-minute load average at the start of the small run alone and at the end (2 cores). */
+  loadAverage: { alone: number; end: number };
 }
 
 const LATENCY_MS = 40;
-/** The small run starts once the large one has this many jobs outstanding. */
-const BACKLOG = 500;
+/**
+ * The small run starts once the large one has this many jobs outstanding: twice the 10 workers,
+ * so jobs wait on the queue. With coarse jobs a 50,000-user run has only ~35 jobs in all, so a
+ * larger mark would be reached never, and the small run would start after the large one ended.
+ */
+const BACKLOG = 20;
 
 export async function runCloudTenants(
   paths: BenchPaths,
@@ -60,36 +68,26 @@ export async function runCloudTenants(
       if (!syncId) throw new Error(`cloud sync ${connectorId}: ${stderr.trim()}`);
       return syncId;
     };
-    const ended = async (syncId: string) => {
-      const status = (await runs.get(syncId))?.status;
-      return status !== "running" && status !== "finalizing";
-    };
-    /** Runs both queues at once until every run named has ended. */
-    const drainUntilEnded = (syncIds: string[]) => {
-      const until = async () => (await Promise.all(syncIds.map(ended))).every(Boolean);
-      return Promise.all([
-        stack.drainQueue("syncWorker", { ...UNBOUNDED_DRAIN, until }),
-        stack.drainQueue("finalize", { ...UNBOUNDED_DRAIN, until }),
-      ]);
-    };
+    const ended = (syncId: string) => runEnded(runs, syncId);
     const timeToEnd = async (syncId: string, startedMs: number) => {
       while (!(await ended(syncId))) await new Promise((r) => setTimeout(r, 200));
       return (performance.now() - startedMs) / 1000;
     };
 
     // Alone (its containers warm afterwards, as they are beside the large run).
+    const loadAlone = loadavg()[0] ?? 0;
     const aloneStarted = performance.now();
     const aloneId = await sync("small");
-    await drainUntilEnded([aloneId]);
+    await driveToEnd(stack, runs, () => [aloneId], "small alone");
     const aloneSeconds = (performance.now() - aloneStarted) / 1000;
 
     // Together: the small run starts once the large run's backlog is on the queue.
     const cpuBefore = { emulator: await processCpuSeconds(moto.pid), harness: ownCpuSeconds() };
     const largeStarted = performance.now();
     const largeId = await sync("large");
-    // The drains end once every run watched has ended; the small run is watched once started.
-    const watched = [largeId];
-    const draining = drainUntilEnded(watched);
+    // Until the small run is started, the drains go on even if the large one has ended.
+    let watched: string[] | undefined;
+    const draining = driveToEnd(stack, runs, () => watched, "large, then small beside it");
     let backlog = 0;
     while (backlog < BACKLOG && !(await ended(largeId))) {
       backlog = (await runs.get(largeId))?.outstanding ?? 0;
@@ -97,9 +95,12 @@ export async function runCloudTenants(
     }
     const smallStarted = performance.now();
     const smallId = await sync("small");
-    watched.push(smallId);
+    watched = [largeId, smallId];
     const togetherSeconds = await timeToEnd(smallId, smallStarted);
-    const [worker] = await draining;
+    process.stderr.write(
+      `bench: the small run ended ${togetherSeconds.toFixed(1)} s after its start\n`,
+    );
+    const { worker } = await draining;
     const largeSeconds = (performance.now() - largeStarted) / 1000;
     const [large, small] = [await runs.get(largeId), await runs.get(smallId)];
     return {
@@ -122,6 +123,7 @@ export async function runCloudTenants(
         emulator: (await processCpuSeconds(moto.pid)) - cpuBefore.emulator,
         harness: ownCpuSeconds() - cpuBefore.harness,
       },
+      loadAverage: { alone: loadAlone, end: loadavg()[0] ?? 0 },
     };
   } finally {
     for (const close of closers.reverse()) await close().catch(() => {});

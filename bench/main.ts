@@ -13,16 +13,22 @@
  * instead. `-- --cloud-finalize [--users 10000,20000]` measures the cloud finalize's
  * shard reads in process (bench/shardReads.ts), then the finalize function alone
  * (bench/cloudFinalize.ts), and prints their JSON lines; `-- --cloud-sweep [--instances 10000]` the
- * scheduler's sweep of that many due instances (bench/cloudSweep.ts). It measures and asserts
- * nothing.
+ * scheduler's sweep of that many due instances (bench/cloudSweep.ts). `-- --cloud-scale
+ * [--users 10000,20000]` runs a BlackLine sync of each size through the packaged stack
+ * (bench/cloudScale.ts) and prints the capacity model carried to 1,000,000 and 10,000,000 users
+ * and to 1,000 and 10,000 tenants (bench/capacity.ts); `--no-exact` skips comparing each upload
+ * with a command-line sync of the same tenant. `-- --tenants [--large 50000 --small 500]`
+ * sets the two tenants' users. It measures and asserts nothing.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type Artifacts, measureArtifacts } from "./artifacts";
+import { renderCapacity } from "./capacity";
 import { type BenchPaths, runCliSync } from "./cliSync";
 import { runFinalizeBench } from "./cloudFinalize";
+import { runCloudScale } from "./cloudScale";
 import { runSweepBench } from "./cloudSweep";
 import { runCloudSync } from "./cloudSync";
 import { runCloudTenants } from "./cloudTenants";
@@ -38,7 +44,7 @@ import {
   settingsText,
   toldResult,
 } from "./results";
-import { SCENARIOS, type Scenario, TENANTS_LARGE, TENANTS_SMALL } from "./scenarios";
+import { SCENARIOS, type Scenario, TENANTS_LARGE, TENANTS_SMALL, tenantOf } from "./scenarios";
 import { runServiceSync } from "./serviceSync";
 import { measureShardReads } from "./shardReads";
 import { measureTransactions } from "./transactBench";
@@ -55,6 +61,10 @@ const { values } = parseArgs({
     instances: { type: "string", default: "10000" },
     explore: { type: "boolean", default: false },
     tenants: { type: "boolean", default: false },
+    large: { type: "string" },
+    small: { type: "string" },
+    "cloud-scale": { type: "boolean", default: false },
+    "no-exact": { type: "boolean", default: false },
     transactions: { type: "boolean", default: false },
     only: { type: "string" },
     root: { type: "string" },
@@ -79,7 +89,10 @@ if (values.tenants) {
   const simulatorHost = join(root, "dist", "bench", "simulatorHost.mjs");
   const run = await runCloudTenants(
     { root, simulatorHost, processProbe: "", work },
-    { large: TENANTS_LARGE, small: TENANTS_SMALL },
+    {
+      large: values.large ? tenantOf(Number(values.large)) : TENANTS_LARGE,
+      small: values.small ? tenantOf(Number(values.small)) : TENANTS_SMALL,
+    },
   );
   process.stdout.write(`${JSON.stringify({ tenants: run })}\n`);
   await rm(work, { recursive: true, force: true });
@@ -122,6 +135,17 @@ const paths: BenchPaths = {
 if (values.export) {
   try {
     await benchExport(paths);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+if (values["cloud-scale"]) {
+  try {
+    const runs = await runCloudScale(paths, values.users.split(",").map(Number), {
+      exact: !values["no-exact"],
+    });
+    process.stdout.write(`\n${renderCapacity(runs)}`);
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -70,6 +70,13 @@ export const TENANTS_LARGE: TenantSize = {
   maxTeamsPerUser: 6,
 };
 export const TENANTS_SMALL: TenantSize = { users: 500, teams: 20, roles: 10, maxTeamsPerUser: 6 };
+/** A tenant of `users` in the large tenant's shape (a team per 50 users), for `--large`/`--small`. */
+export const tenantOf = (users: number): TenantSize => ({
+  users,
+  teams: Math.max(1, Math.ceil(users / 50)),
+  roles: Math.min(50, Math.max(1, Math.ceil(users / 50))),
+  maxTeamsPerUser: 6,
+});
 
 export const SCENARIOS: Scenario[] = [
   {

@@ -1,6 +1,6 @@
 /**
  * Finalize's snapshot writer (`writeRunSnapshot`) in this process over shards served by HTTP on
- * 127.0.0.1 with a 40 ms first byte (bench/delayingProxy.ts in front of a static server), once
+ * 127.0.0.1 with a 40 ms first byte (the harness's counting proxy in front of a static server), once
  * with the reads one after another (each opened when the previous one ended: how finalize read
  * before) and once as finalize reads now. Where moto (one request at a time) is not in the GET
  * path, so the two differ by the waiting alone. Part of `-- --cloud-finalize`.
@@ -11,8 +11,8 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { finished } from "node:stream/promises";
 import { SHARD_READS_IN_FLIGHT, writeRunSnapshot } from "../lib/cloud/runSnapshot";
+import { startAwsRequestCounter } from "../test/aws/harness";
 import { S3_FIRST_BYTE_MS } from "./cloudFinalize";
-import { startDelayingProxy } from "./delayingProxy";
 
 export interface ShardReadsMeasure {
   shards: number;
@@ -36,7 +36,7 @@ export async function measureShardReads(
   const server = createServer((request, answer) => answer.end(body(request.url ?? "/")));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  const proxy = await startDelayingProxy(`http://127.0.0.1:${port}`, {
+  const proxy = await startAwsRequestCounter(`http://127.0.0.1:${port}`, {
     getDelayMs: S3_FIRST_BYTE_MS,
   });
   const open = (key: string) =>

@@ -3,6 +3,8 @@
 // whose behaviour each message's body chooses, so these tests do not depend on the real handlers.
 // The deployed stack's own cases (deploy.ts) run first, on the same stack.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer, get } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from "@aws-sdk/client-sqs";
@@ -15,6 +17,7 @@ import {
   LambdaInvocationError,
   type Moto,
   type Stack,
+  startAwsRequestCounter,
   startMoto,
 } from "./harness";
 
@@ -37,7 +40,8 @@ interface Seen {
 }
 
 // Body of a fixture message: `failUntil`/`throwUntil` fail the record (or throw) while its
-// ApproximateReceiveCount is at most that; `sleepMs` delays the invocation.
+// ApproximateReceiveCount is at most that; `sleepMs` delays the invocation; `holdMb` holds a
+// buffer of that many MiB through it.
 const FIXTURE = (log: string) => `
 import { appendFileSync } from "node:fs";
 import { threadId } from "node:worker_threads";
@@ -57,7 +61,9 @@ export const handler = async (event, context) => {
   const bodies = event.Records.map((r) => JSON.parse(r.body));
   for (const r of event.Records) note("start", r, context);
   const sleepMs = Math.max(0, ...bodies.map((b) => b.sleepMs ?? 0));
+  const held = Buffer.alloc(Math.max(0, ...bodies.map((b) => b.holdMb ?? 0)) * 1048576, 1);
   if (sleepMs) await sleep(sleepMs);
+  held.fill(2);
   const batchItemFailures = [];
   for (const [i, r] of event.Records.entries()) {
     const n = Number(r.attributes.ApproximateReceiveCount);
@@ -233,6 +239,21 @@ describe("drainQueue", () => {
     for (const thread of secondThreads) expect(threads).toContain(thread);
   });
 
+  it("reports each invocation's cost: the most memory a container held, its thread's CPU", async () => {
+    await send([{ id: "small" }]);
+    const small = await stack.drainQueue("syncWorker");
+    await send([{ id: "large", holdMb: 64 }]);
+    const large = await stack.drainQueue("syncWorker");
+
+    // The 64 MiB buffer is external memory of the container's isolate while the handler runs.
+    expect(large.peakMemoryBytes - small.peakMemoryBytes).toBeGreaterThanOrEqual(60 * 1048576);
+    for (const stats of [small, large]) {
+      expect(stats.handlerCpuMs).toBeGreaterThanOrEqual(0);
+      expect(stats.longestMs).toBeGreaterThan(0);
+      expect(stats.longestMs).toBeLessThanOrEqual(stats.handlerMs);
+    }
+  });
+
   it("keeps the whole batch when the handler throws", async () => {
     await send([{ id: "a" }, { id: "b", throwUntil: 1 }, { id: "c" }]);
     const stats = await stack.drainQueue("syncWorker");
@@ -285,5 +306,40 @@ describe("drainQueue", () => {
       ]);
     }
     expect(await queueCount(stack.outputs.SyncJobsQueueUrl)).toBe(0);
+  });
+});
+
+describe("the AWS request counter", () => {
+  it("passes held GETs on and counts the most in flight", async () => {
+    // The target answers no GET until three have arrived, so three are in flight at once.
+    const waiting: (() => void)[] = [];
+    const target = createServer((_request, answer) => {
+      waiting.push(() => answer.end("ok"));
+      if (waiting.length === 3) for (const release of waiting) release();
+    });
+    await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+    const counter = await startAwsRequestCounter(
+      `http://127.0.0.1:${(target.address() as AddressInfo).port}`,
+      { getDelayMs: 20 },
+    );
+    try {
+      const read = (key: string) =>
+        new Promise<string>((resolve, reject) =>
+          get(`${counter.endpoint}/${key}`, (answer) => {
+            let body = "";
+            answer.on("data", (chunk: Buffer) => {
+              body += chunk;
+            });
+            answer.on("end", () => resolve(body));
+          }).on("error", reject),
+        );
+      expect(await Promise.all(["a", "b", "c"].map(read))).toEqual(["ok", "ok", "ok"]);
+      const counts = counter.take();
+      expect(counts.mostGetsInFlight).toBe(3);
+      expect(counts.other["unknown:GET"]).toBe(3);
+    } finally {
+      await counter.close();
+      target.close();
+    }
   });
 });

@@ -1,7 +1,9 @@
 // Counts the AWS requests the functions make, by what AWS bills: an HTTP proxy on 127.0.0.1 in
 // front of moto_server that the deployed functions reach through `AWS_ENDPOINT_URL` (deploy with
 // `countAwsRequests`), so the test process's own requests (operator commands, the harness's queue
-// polling) are not counted. A bench turns the counts into a cost with list prices.
+// polling) are not counted. It can hold each GET (S3's only: the other services POST) for
+// `getDelayMs`, S3's time to first byte where moto answers in a few ms. Counts, not times, so
+// they hold on a loaded machine; bench/awsPrices.ts turns them into a cost at list prices.
 import { Agent, createServer, type IncomingMessage, request } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -9,6 +11,8 @@ import type { AddressInfo } from "node:net";
 export interface AwsRequestCounts {
   /** S3 requests by kind: PUT, GET, LIST, HEAD, DELETE, POST. */
   s3: Record<string, number>;
+  /** The most GETs in flight at once (from arrival, held or not, to answered). */
+  mostGetsInFlight: number;
   /** DynamoDB requests by operation (PutItem, TransactWriteItems, ...). */
   dynamodb: Record<string, number>;
   /**
@@ -22,10 +26,12 @@ export interface AwsRequestCounts {
   dynamodbItemsWritten: number;
   /**
    * Items written by what their partition key names (the `pk` before its `#`: `run`, `rate`,
-   * `instance`...), and the most items written to one partition key: where the writes land.
+   * `instance`...), and the most items written to one partition key (a table's `pk` value), in
+   * all and in one second: where the writes land.
    */
   dynamodbWritesByKind: Record<string, number>;
   dynamodbMostWritesPerKey: number;
+  dynamodbMostWritesPerKeyInOneSecond: number;
   /** SQS requests by action; `billed` counts each 64 KB of a request's payload as one. */
   sqs: Record<string, number>;
   /** Every other service's requests, `service:operation`. */
@@ -44,11 +50,13 @@ const SQS_BILLING_CHUNK = 64 * KB;
 
 const emptyCounts = (): AwsRequestCounts => ({
   s3: {},
+  mostGetsInFlight: 0,
   dynamodb: {},
   dynamodbUnits: { write: 0, read: 0 },
   dynamodbItemsWritten: 0,
   dynamodbWritesByKind: {},
   dynamodbMostWritesPerKey: 0,
+  dynamodbMostWritesPerKeyInOneSecond: 0,
   sqs: {},
   other: {},
 });
@@ -119,35 +127,57 @@ function partitionKey(op: Record<string, unknown>): string {
   return key.pk?.S ?? "";
 }
 
+/** One partition key's writes: in all, and in the current and busiest second. */
+interface KeyWrites {
+  writes: number;
+  second: number;
+  inSecond: number;
+  mostInOneSecond: number;
+}
+
+function noteKeyWrite(counts: AwsRequestCounts, perKey: Map<string, KeyWrites>, key: string) {
+  const second = Math.floor(performance.now() / 1000);
+  const w = perKey.get(key) ?? { writes: 0, second, inSecond: 0, mostInOneSecond: 0 };
+  w.writes++;
+  if (w.second !== second) Object.assign(w, { second, inSecond: 0 });
+  w.inSecond++;
+  w.mostInOneSecond = Math.max(w.mostInOneSecond, w.inSecond);
+  perKey.set(key, w);
+  counts.dynamodbMostWritesPerKey = Math.max(counts.dynamodbMostWritesPerKey, w.writes);
+  counts.dynamodbMostWritesPerKeyInOneSecond = Math.max(
+    counts.dynamodbMostWritesPerKeyInOneSecond,
+    w.mostInOneSecond,
+  );
+}
+
 function countDynamo(
   counts: AwsRequestCounts,
-  perKey: Map<string, number>,
+  perKey: Map<string, KeyWrites>,
   operation: string,
   body: string,
   answer: string,
 ) {
   add(counts.dynamodb, operation);
   const request = JSON.parse(body || "{}") as Record<string, unknown>;
-  const write = (op: Record<string, unknown>, factor: number) => {
+  const write = (op: Record<string, unknown>, factor: number, table: unknown) => {
     counts.dynamodbUnits.write += factor * units(writtenBytes(op), KB);
     counts.dynamodbItemsWritten++;
     const pk = partitionKey(op);
     add(counts.dynamodbWritesByKind, pk.split("#")[0] || "other");
-    const written = (perKey.get(pk) ?? 0) + 1;
-    perKey.set(pk, written);
-    counts.dynamodbMostWritesPerKey = Math.max(counts.dynamodbMostWritesPerKey, written);
+    noteKeyWrite(counts, perKey, `${String(table ?? "")}/${pk}`);
   };
   switch (operation) {
     case "PutItem":
     case "UpdateItem":
     case "DeleteItem":
-      write(request, 1);
+      write(request, 1, request.TableName);
       return;
     case "BatchWriteItem":
-      for (const requests of Object.values(request.RequestItems ?? {}) as unknown[][]) {
-        for (const r of requests as Record<string, Record<string, unknown>>[]) {
-          write(r.PutRequest ?? r.DeleteRequest ?? {}, 1);
-        }
+      for (const [table, requests] of Object.entries(request.RequestItems ?? {}) as [
+        string,
+        Record<string, Record<string, unknown>>[],
+      ][]) {
+        for (const r of requests) write(r.PutRequest ?? r.DeleteRequest ?? {}, 1, table);
       }
       return;
     case "TransactWriteItems":
@@ -156,7 +186,7 @@ function countDynamo(
           string,
           unknown
         >;
-        write(op, 2);
+        write(op, 2, op.TableName);
       }
       return;
     case "GetItem":
@@ -173,7 +203,7 @@ function countDynamo(
 
 function countRequest(
   counts: AwsRequestCounts,
-  perKey: Map<string, number>,
+  perKey: Map<string, KeyWrites>,
   incoming: IncomingMessage,
   body: string,
   answer: string,
@@ -191,45 +221,64 @@ function countRequest(
   } else add(counts.other, `${service}:${operation || method}`);
 }
 
+export interface AwsRequestCounterOptions {
+  /** Each GET is held this long before it is passed on (S3's first byte on AWS: 20-50 ms). */
+  getDelayMs?: number;
+}
+
 /** Starts the counting proxy in front of `target` (moto_server's endpoint). */
-export async function startAwsRequestCounter(target: string): Promise<AwsRequestCounter> {
+export async function startAwsRequestCounter(
+  target: string,
+  options: AwsRequestCounterOptions = {},
+): Promise<AwsRequestCounter> {
   const to = new URL(target);
   const agent = new Agent({ keepAlive: true });
   let counts = emptyCounts();
-  let perKey = new Map<string, number>();
+  let perKey = new Map<string, KeyWrites>();
+  let getsInFlight = 0;
   const server = createServer((incoming, answer) => {
     const service = serviceOf(incoming);
+    const isGet = incoming.method === "GET";
+    if (isGet) {
+      getsInFlight++;
+      counts.mostGetsInFlight = Math.max(counts.mostGetsInFlight, getsInFlight);
+      answer.on("close", () => getsInFlight--);
+    }
     // S3 bodies (shards) stream through; the small JSON requests are read to be counted.
     const buffered = service === "dynamodb" || service === "sqs";
     const chunks: Buffer[] = [];
     const answerChunks: Buffer[] = [];
-    const outgoing = request(
-      {
-        host: to.hostname,
-        port: to.port,
-        method: incoming.method,
-        path: incoming.url,
-        headers: incoming.headers,
-        agent,
-      },
-      (upstream) => {
-        answer.writeHead(upstream.statusCode ?? 502, upstream.headers);
-        if (buffered) upstream.on("data", (chunk: Buffer) => answerChunks.push(chunk));
-        upstream.on("end", () =>
-          countRequest(
-            counts,
-            perKey,
-            incoming,
-            Buffer.concat(chunks).toString(),
-            Buffer.concat(answerChunks).toString(),
-          ),
-        );
-        upstream.pipe(answer);
-      },
-    );
-    outgoing.on("error", (error) => answer.destroy(error));
     if (buffered) incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
-    incoming.pipe(outgoing);
+    const pass = () => {
+      const outgoing = request(
+        {
+          host: to.hostname,
+          port: to.port,
+          method: incoming.method,
+          path: incoming.url,
+          headers: incoming.headers,
+          agent,
+        },
+        (upstream) => {
+          answer.writeHead(upstream.statusCode ?? 502, upstream.headers);
+          if (buffered) upstream.on("data", (chunk: Buffer) => answerChunks.push(chunk));
+          upstream.on("end", () =>
+            countRequest(
+              counts,
+              perKey,
+              incoming,
+              Buffer.concat(chunks).toString(),
+              Buffer.concat(answerChunks).toString(),
+            ),
+          );
+          upstream.pipe(answer);
+        },
+      );
+      outgoing.on("error", (error) => answer.destroy(error));
+      incoming.pipe(outgoing);
+    };
+    if (isGet && options.getDelayMs) setTimeout(pass, options.getDelayMs);
+    else pass();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
@@ -238,6 +287,7 @@ export async function startAwsRequestCounter(target: string): Promise<AwsRequest
     take() {
       const taken = counts;
       counts = emptyCounts();
+      counts.mostGetsInFlight = getsInFlight;
       perKey = new Map();
       return taken;
     },

@@ -2,6 +2,7 @@
 // packaged handlers run the way Lambda runs them. See stack.ts, lambda.ts and sqs.ts.
 export {
   type AwsRequestCounter,
+  type AwsRequestCounterOptions,
   type AwsRequestCounts,
   startAwsRequestCounter,
 } from "./awsRequests";

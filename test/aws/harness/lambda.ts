@@ -48,9 +48,18 @@ export interface InvokeOptions {
   identity?: unknown;
 }
 
-export interface InvocationResult<T = unknown> {
-  result: T;
+/** What one invocation cost, as its container measured it. */
+export interface InvocationCost {
+  /** Wall time of the handler, ms. */
   ms: number;
+  /** CPU time of the container's thread during it, ms (NaN off Linux; libuv's thread pool not counted). */
+  cpuMs: number;
+  /** The most V8 heap in use plus external memory seen during it (sampled every 20 ms), bytes. */
+  peakMemoryBytes: number;
+}
+
+export interface InvocationResult<T = unknown> extends InvocationCost {
+  result: T;
   awsRequestId: string;
 }
 
@@ -121,7 +130,7 @@ async function resolveHandler(codeDir: string, handler: string) {
 }
 
 interface Pending {
-  resolve(value: { payload: string; ms: number }): void;
+  resolve(value: { payload: string } & InvocationCost): void;
   reject(error: Error): void;
 }
 
@@ -170,8 +179,10 @@ class Container {
           const pending = this.pending;
           this.pending = undefined;
           if (!pending) return;
-          if (message.ok) pending.resolve({ payload: message.payload, ms: message.ms });
-          else {
+          if (message.ok) {
+            const { payload, ms, cpuMs, peakMemoryBytes } = message;
+            pending.resolve({ payload, ms, cpuMs, peakMemoryBytes });
+          } else {
             const e = message.error;
             pending.reject(new LambdaInvocationError(fn.key, e.errorType, e.errorMessage, e.stack));
           }
@@ -207,7 +218,7 @@ class Container {
     pending?.reject(error);
   }
 
-  async invoke(message: unknown): Promise<{ payload: string; ms: number }> {
+  async invoke(message: unknown): Promise<{ payload: string } & InvocationCost> {
     await this.ready;
     if (this.dead) throw new Error("container is dead");
     this.worker.ref();
@@ -346,9 +357,9 @@ export class FunctionRuntime {
         const ms = options.killAfterMs;
         timers.push(setTimeout(() => void container.kill(new LambdaKilledError(fn.key, ms)), ms));
       }
-      const { payload, ms } = await running;
+      const { payload, ...cost } = await running;
       this.idle.push(container);
-      return { result: JSON.parse(payload) as T, ms, awsRequestId };
+      return { result: JSON.parse(payload) as T, ...cost, awsRequestId };
     } catch (error) {
       // A failed invocation leaves a usable container unless it crashed or was killed.
       if (!container.dead) this.idle.push(container);

@@ -84,6 +84,12 @@ export interface DrainStats {
   messages: number;
   /** Summed duration of the invocations as the handler saw it, ms. */
   handlerMs: number;
+  /** The longest invocation, ms. */
+  longestMs: number;
+  /** Summed CPU time of the containers' threads over the invocations that answered, ms. */
+  handlerCpuMs: number;
+  /** The most memory one container held during an invocation that answered (InvocationCost), bytes. */
+  peakMemoryBytes: number;
   /** Records kept for another try: reported failures and records of failed invocations. */
   failedRecords: number;
   /** Messages deleted after success. */
@@ -198,6 +204,9 @@ export async function drainQueue(
     invocations: 0,
     messages: 0,
     handlerMs: 0,
+    longestMs: 0,
+    handlerCpuMs: 0,
+    peakMemoryBytes: 0,
     failedRecords: 0,
     deleted: 0,
     kills: 0,
@@ -275,11 +284,18 @@ export async function drainQueue(
     let kept: SQSRecord[];
     const t0 = performance.now();
     try {
-      const { result, ms }: InvocationResult = await runtime.invoke(event, invokeOptions);
+      const { result, ms, cpuMs, peakMemoryBytes }: InvocationResult = await runtime.invoke(
+        event,
+        invokeOptions,
+      );
       stats.handlerMs += ms;
+      stats.longestMs = Math.max(stats.longestMs, ms);
+      stats.handlerCpuMs += cpuMs;
+      stats.peakMemoryBytes = Math.max(stats.peakMemoryBytes, peakMemoryBytes);
       kept = keptRecords(records, result, reportsFailures);
     } catch (error) {
       stats.handlerMs += performance.now() - t0;
+      stats.longestMs = Math.max(stats.longestMs, performance.now() - t0);
       if (!(error instanceof LambdaInvocationError)) throw error;
       if (error.errorType === "Harness.Killed") stats.kills++;
       else stats.errors.push(`${error.errorType}: ${error.message}`);

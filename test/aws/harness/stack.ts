@@ -23,7 +23,11 @@ import {
 } from "@aws-sdk/client-lambda";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { type AwsRequestCounter, startAwsRequestCounter } from "./awsRequests";
+import {
+  type AwsRequestCounter,
+  type AwsRequestCounterOptions,
+  startAwsRequestCounter,
+} from "./awsRequests";
 import { type FunctionConfig, FunctionRuntime, type InvokeOptions, type LogLine } from "./lambda";
 import { awsClientConfig, awsEnv, type Moto, startMoto } from "./moto";
 import { ensurePackaged } from "./package";
@@ -78,9 +82,10 @@ export interface DeployOptions {
   stage?: string;
   /**
    * The functions reach moto through a proxy that counts their requests by what AWS bills
-   * (`Stack.awsRequests`, awsRequests.ts); the test process's own requests go to moto directly.
+   * (`Stack.awsRequests`, awsRequests.ts; its options hold S3 GETs); the test process's own
+   * requests go to moto directly.
    */
-  countAwsRequests?: boolean;
+  countAwsRequests?: boolean | AwsRequestCounterOptions;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -248,7 +253,10 @@ export async function deployStack(moto: Moto, options: DeployOptions = {}): Prom
     if (echo) process.stderr.write(`[${line.functionKey}] ${line.line}\n`);
   };
   const awsRequests = options.countAwsRequests
-    ? await startAwsRequestCounter(moto.endpoint)
+    ? await startAwsRequestCounter(
+        moto.endpoint,
+        options.countAwsRequests === true ? {} : options.countAwsRequests,
+      )
     : undefined;
   const environment = awsEnv(awsRequests?.endpoint ?? moto.endpoint, region);
   const runtimes = new Map<string, FunctionRuntime>();
