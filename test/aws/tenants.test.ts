@@ -105,16 +105,16 @@ async function receiveRecords(count: number): Promise<SQSRecord[]> {
 
 describe("two tenants at once", () => {
   it("a small instance's jobs are received before a large instance's backlog", async () => {
-    // Prepare: a large tenant whose first pages of 2,000 teams fan out into 120 membership jobs
-    // (groups of 50 teams, docs/cloud.md "Jobs") within its first two jobs, behind an upstream
-    // that takes 20 ms an answer (a group's 50 requests hold a worker a second or more), and a
-    // small one of a handful of jobs.
+    // Prepare: a large tenant whose first pages of 2,000 teams fan out into 88 membership jobs
+    // (groups of 50 teams, docs/cloud.md "Jobs") within its first three jobs, behind an upstream
+    // that takes 10 ms an answer (a worker's batch of 10 groups holds it 5 s or more, so 48 jobs
+    // still wait while the small run starts), and a small one of a handful of jobs.
     const large = await instance(
       "large",
-      { seed: 21, size: { users: 6_000, teams: 6_000, roles: 4 } },
+      { seed: 21, size: { users: 4_400, teams: 4_400, roles: 4 } },
       { CONNECTOR_ACCOUNTING_PAGE_SIZE: "2000" },
     );
-    large.upstream.faults = { latencyMs: 20 };
+    large.upstream.faults = { latencyMs: 10 };
     const small = await instance("small", { seed: 22, size: { users: 50, teams: 5, roles: 2 } });
     const largeId = await startSync("large");
 
