@@ -1,5 +1,4 @@
 import { fold } from "./foldText";
-import type { SnapshotIndex } from "./SnapshotIndex";
 
 /**
  * A folded text's sort key: each run of digits padded to one width so `u9` sorts before `u10`.
@@ -116,11 +115,22 @@ export function accountOrders(
  * (thousands) computed at start. Accounts are positions in `index.accounts`; entitlements their
  * numbers.
  */
+/** What the orders are computed from (a `SnapshotIndex`, named by shape to keep imports one-way). */
+interface SortedIndex {
+  readonly accountOrders: Record<AccountSort, Int32Array>;
+  readonly entitlements: readonly {
+    displayName: string;
+    id: string;
+    resource: { type: string };
+  }[];
+  readonly holderCount: Int32Array;
+}
+
 export class SortOrders {
   readonly accounts: Record<AccountSort, Int32Array>;
   readonly entitlements: Record<EntitlementSort, Int32Array>;
 
-  constructor(index: SnapshotIndex) {
+  constructor(index: SortedIndex) {
     this.accounts = index.accountOrders;
     const m = index.entitlements.length;
     const eName = ranks(index.entitlements.map((e) => fold(e.displayName)));
