@@ -2,7 +2,7 @@
 // one object a job, its children claimed in the commit's transaction, and a second delivery,
 // whatever pages it read, changing nothing. The functions' requests are counted as the cloud
 // benches count them (test/aws/harness/awsRequests.ts).
-import { CreateTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import {
   type AwsRequestCounter,
   awsClientConfig,
   awsEnv,
+  createPkSkTable,
   type Moto,
   startAwsRequestCounter,
   startMoto,
@@ -31,20 +32,7 @@ beforeAll(async () => {
   counter = await startAwsRequestCounter(moto.endpoint);
   const clientConfig = awsClientConfig(moto.endpoint);
   const dynamo = new DynamoDBClient(clientConfig);
-  await dynamo.send(
-    new CreateTableCommand({
-      TableName: "runs",
-      BillingMode: "PAY_PER_REQUEST",
-      AttributeDefinitions: [
-        { AttributeName: "pk", AttributeType: "S" },
-        { AttributeName: "sk", AttributeType: "S" },
-      ],
-      KeySchema: [
-        { AttributeName: "pk", KeyType: "HASH" },
-        { AttributeName: "sk", KeyType: "RANGE" },
-      ],
-    }),
-  );
+  await createPkSkTable(dynamo, "runs");
   dynamo.destroy();
   s3 = new S3Client({ ...clientConfig, forcePathStyle: true });
   await s3.send(new CreateBucketCommand({ Bucket: "shards" }));
