@@ -102,8 +102,13 @@ describe("bin/access-connectors.js allocation-site pretenuring", () => {
     return Number(/pretenured (\d+) of 1000/.exec(run.stderr)?.[1]);
   };
 
+  // A site V8 pretenures puts every fresh object in the old generation (1,000 of 1,000); a full
+  // collection that falls inside the probe's loop moves the one object alive at that moment there
+  // too (1 of 1,000 seen in CI, at load), so "pretenured" means most of them.
+  const MOST = 500;
+
   it("is off in the executable's process", () => {
-    expect(pretenured("bin/access-connectors.js", ["--version"])).toBe(0);
+    expect(pretenured("bin/access-connectors.js", ["--version"])).toBeLessThan(MOST);
     // The control: the same probe in a plain Node process. V8 11 (Node 20) pretenures the site
     // there, though not every time (none in 1 of 12 runs on an idle machine, all 1,000 in the 11
     // others, 485 once with two test suites at once: V8's heap sizing goes by time), so it has
@@ -112,11 +117,11 @@ describe("bin/access-connectors.js allocation-site pretenuring", () => {
     // full collections instead of 35 at 100,000 users with the flag).
     const control = () => pretenured(process.execPath, ["-e", "0"]);
     if (process.versions.v8.startsWith("11.")) {
-      let best = control();
-      for (let tries = 1; tries < 3 && best === 0; tries++) best = control();
-      expect(best).toBeGreaterThan(0);
+      let most = control();
+      for (let tries = 1; tries < 3 && most < MOST; tries++) most = Math.max(most, control());
+      expect(most).toBeGreaterThanOrEqual(MOST);
     } else {
-      expect(control()).toBe(0);
+      expect(control()).toBeLessThan(MOST);
     }
   });
 });
