@@ -35,6 +35,7 @@ import { runCloudTenants } from "./cloudTenants";
 import { writeDiffSection } from "./diffBench";
 import { benchExplore } from "./exploreBench";
 import { benchExport } from "./exportBench";
+import { measureFinalizeMemory } from "./finalizeMemory";
 import { renderReport, thisMachine } from "./report";
 import {
   checkTargets,
@@ -56,6 +57,7 @@ const { values } = parseArgs({
     diff: { type: "boolean", default: false },
     export: { type: "boolean", default: false },
     "cloud-finalize": { type: "boolean", default: false },
+    "finalize-memory": { type: "boolean", default: false },
     users: { type: "string", default: "10000,20000" },
     "cloud-sweep": { type: "boolean", default: false },
     instances: { type: "string", default: "10000" },
@@ -146,6 +148,14 @@ if (values["cloud-scale"]) {
       exact: !values["no-exact"],
     });
     process.stdout.write(`\n${renderCapacity(runs)}`);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+if (values["finalize-memory"]) {
+  try {
+    await measureFinalizeMemory(paths, values.users.split(",").map(Number));
   } finally {
     await rm(work, { recursive: true, force: true });
   }
