@@ -142,14 +142,15 @@ export function capacityRows(measured: readonly ScaleRun[]): { sizes: string[]; 
   const lastUnit = perUnit(last);
   const jobsPerUser = last.jobs / last.users;
   const shardsPerUser = last.shards / last.users;
-  const finalizeCpu = lineThrough(runs.map((r) => [r.shards, r.finalizeProcess.cpuMs]));
+  // By users, not shards: a finalize's CPU is its records', and shards' size changes with the jobs.
+  const finalizeCpu = lineThrough(runs.map((r) => [r.users, r.finalizeProcess.cpuMs]));
   const finalizeRss = lineThrough(runs.map((r) => [r.users, r.finalizeProcess.peakRssMiB]));
   const finalizeLive = lineThrough(runs.map((r) => [r.users, r.finalizeProcess.livePeakMiB]));
   const tmpBytes = lineThrough(runs.map((r) => [r.users, r.finalize.tmpPeakBytes]));
   const getsPerShard = lastUnit.s3Gets / last.shards;
-  const finalizeAwsMs = (shards: number) =>
-    onAwsCpu(finalizeCpu(shards), last.finalize.memoryMb) +
-    (shards * getsPerShard * S3_MS) / SHARD_READS_IN_FLIGHT;
+  const finalizeAwsMs = (users: number) =>
+    onAwsCpu(finalizeCpu(users), last.finalize.memoryMb) +
+    (users * shardsPerUser * getsPerShard * S3_MS) / SHARD_READS_IN_FLIGHT;
   const hottestPerJob = last.requests.dynamodbMostWritesPerKey / last.jobs;
 
   const at = (measuredValue: (r: ScaleRun) => string, projected: (users: number) => string) => [
@@ -217,10 +218,10 @@ export function capacityRows(measured: readonly ScaleRun[]): { sizes: string[]; 
         (r) =>
           `${n(r.finalize.handlerMs / 1000, 1)} / ${n(r.finalizeProcess.cpuMs / 1000, 1)} / ${n(perUnit(r).finalizeMs / 1000, 1)}`,
         (u) =>
-          `- / ${n(finalizeCpu(u * shardsPerUser) / 1000, 0)} / ${n(finalizeAwsMs(u * shardsPerUser) / 1000, 0)}`,
+          `- / ${n(finalizeCpu(u) / 1000, 0)} / ${n(finalizeAwsMs(u) / 1000, 0)}`,
       ),
       limit: `${last.finalize.timeoutSeconds} s timeout (a quarter: 225 s)`,
-      how: `CPU of finalize's work alone in a process (gzip's threads in it), on a line through the two largest runs by shards; on AWS: that CPU over the vCPU share of its memory (1 at ${n(ONE_VCPU_MB)} MB) + one 40 ms GET a shard, ${SHARD_READS_IN_FLIGHT} in flight`,
+      how: `CPU of finalize's work alone in a process (gzip's threads in it), on a line through the two largest runs by users; on AWS: that CPU over the vCPU share of its memory (1 at ${n(ONE_VCPU_MB)} MB) + one 40 ms GET a shard, ${SHARD_READS_IN_FLIGHT} in flight`,
     },
     {
       figure: "finalize: peak RSS / live peak, MiB",
