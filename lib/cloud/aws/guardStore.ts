@@ -52,7 +52,8 @@ export class S3GuardStore implements GuardStore {
     const dir = await mkdtemp(join(tmpdir(), "guard-"));
     try {
       const path = join(dir, "published.digest");
-      const downloaded = await this.#download(`${this.#prefix}published.digest`, path, {
+      const key = `${this.#prefix}published.digest`;
+      const downloaded = await this.#download(key, path, {
         what: "the last published snapshot's digest",
         elsewhere: FINALIZE_ELSEWHERE,
         outcome: "nothing was uploaded",
@@ -63,7 +64,8 @@ export class S3GuardStore implements GuardStore {
           throw error;
         },
       );
-      return downloaded ? await countRemovalsFromDigestFile(path, next) : undefined;
+      if (!downloaded) return undefined;
+      return await countRemovalsFromDigestFile(path, next, `s3://${this.#bucket}/${key}`);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -140,7 +142,7 @@ export class S3GuardStore implements GuardStore {
       new PutObjectCommand({
         Bucket: this.#bucket,
         Key: `${this.#prefix}${name}`,
-        Body: Readable.from(parts),
+        Body: Readable.from(parts, { objectMode: false }),
         ContentLength: parts.reduce((bytes, part) => bytes + part.length, 0),
       }),
     );
