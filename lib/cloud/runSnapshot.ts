@@ -90,21 +90,23 @@ export async function writeRunSnapshot(
  * to `SHARD_READS_IN_FLIGHT`, and as many as shards of the largest size seen fit in
  * `SHARD_BYTES_AHEAD`. Memory holds about that many bytes and the shard in hand, whatever the
  * run's size. A read that fails fails the snapshot when its turn comes; reads still in flight when
- * the snapshot stops early are left to finish unheard (their rejections are handled, never unheard).
+ * the snapshot stops early are left to finish unheard (their rejections are handled, never
+ * unheard), and start no other: they stay in the window, which only the snapshot empties.
  */
-async function* shardsInOrder(records: RunRecords): AsyncGenerator<Buffer[]> {
-  const ahead: Promise<Buffer[]>[] = [];
+async function* shardsInOrder(records: RunRecords): AsyncGenerator<(Buffer | string)[]> {
+  const ahead: Promise<(Buffer | string)[]>[] = [];
   let next = 0;
   let largest = 0;
   const window = () =>
     largest === 0
       ? 1
       : Math.max(2, Math.min(SHARD_READS_IN_FLIGHT, Math.floor(SHARD_BYTES_AHEAD / largest)));
+  // Called as each read ends too, so the window widens once the first shard's size is known.
   const readAhead = () => {
     while (next < records.shardKeys.length && ahead.length < window()) {
       const key = records.shardKeys[next++] as string;
       const read = records.openShard(key).then(async (stream) => {
-        const chunks = (await stream.toArray()) as Buffer[];
+        const chunks = (await stream.toArray()) as (Buffer | string)[];
         largest = Math.max(largest, byteLength(chunks));
         return chunks;
       });
@@ -120,5 +122,5 @@ async function* shardsInOrder(records: RunRecords): AsyncGenerator<Buffer[]> {
   }
 }
 
-const byteLength = (chunks: readonly Buffer[]) =>
-  chunks.reduce((bytes, chunk) => bytes + chunk.length, 0);
+const byteLength = (chunks: readonly (Buffer | string)[]) =>
+  chunks.reduce((bytes, chunk) => bytes + Buffer.byteLength(chunk), 0);

@@ -40,8 +40,10 @@ function heldShards(failing?: string, shardBytes = 0) {
   const name = (key: string) => key.padEnd(shardBytes / 2, "x");
   const waiting: { key: string; answer: () => void }[] = [];
   let mostWaiting = 0;
+  let opened = 0;
   return {
     openShard(key: string): Promise<Readable> {
+      opened++;
       return new Promise((resolve, reject) => {
         waiting.push({
           key,
@@ -58,6 +60,9 @@ function heldShards(failing?: string, shardBytes = 0) {
     },
     get mostWaiting() {
       return mostWaiting;
+    },
+    get opened() {
+      return opened;
     },
   };
 }
@@ -105,12 +110,12 @@ describe("finalize's shard reads", () => {
 
     const written = writeRunSnapshot(join(dir, "s1.jsonl.gz"), run, {
       resourceTypes: [userType],
-      shardKeys: keys.slice(0, 6),
+      shardKeys: keys.slice(0, 4),
       openShard: (key) => store.openShard(key),
     });
     await answerUntil(store, written);
 
-    expect((await written).counts.resource).toBe(12);
+    expect((await written).counts.resource).toBe(8);
     // Four fit (a shard is a little over a quarter): three ahead, the floor of the window is 2.
     expect(store.mostWaiting).toBeGreaterThanOrEqual(2);
     expect(store.mostWaiting).toBeLessThanOrEqual(3);
@@ -129,5 +134,13 @@ describe("finalize's shard reads", () => {
 
     await expect(written).rejects.toThrow("s3://shards/shard-040: read failed");
     expect(await readdir(dir)).toEqual([]);
+    // The reads still in flight end, and start no other.
+    const opened = store.opened;
+    for (let round = 0; round < 3; round++) {
+      store.answerNewestFirst();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(store.opened).toBe(opened);
+    expect(opened).toBeLessThan(keys.length);
   });
 });
