@@ -230,7 +230,7 @@ export function capacityRows(measured: readonly ScaleRun[]): { sizes: string[]; 
         (u) => `${n(finalizeRss(u))} / ${n(finalizeLive(u))}`,
       ),
       limit: `${last.finalize.memoryMb} MB`,
-      how: "finalize's work on the run's shards again, alone in a process (bench/finalizeProcess.ts), judged against the run's digest: VmHWM (Lambda's memory used; Node's own ~120 MiB in it) and V8 heap + external after a full collection each second; projected on a line through the two largest runs, by users",
+      how: "finalize's work on the run's shards again, alone in a process (bench/finalizeProcess.ts), judged against the run's digest: VmHWM (Lambda's memory used; Node's own ~120 MiB in it) and V8 heap + external after a full collection each second (which can miss the peak); projected on a line through the two largest runs, by users, which below 1,000,000 users mostly measures noise over Node's own: --finalize-memory carries it further",
     },
     {
       figure: "finalize: /tmp, MB",
