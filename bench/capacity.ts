@@ -217,8 +217,7 @@ export function capacityRows(measured: readonly ScaleRun[]): { sizes: string[]; 
       values: at(
         (r) =>
           `${n(r.finalize.handlerMs / 1000, 1)} / ${n(r.finalizeProcess.cpuMs / 1000, 1)} / ${n(perUnit(r).finalizeMs / 1000, 1)}`,
-        (u) =>
-          `- / ${n(finalizeCpu(u) / 1000, 0)} / ${n(finalizeAwsMs(u) / 1000, 0)}`,
+        (u) => `- / ${n(finalizeCpu(u) / 1000, 0)} / ${n(finalizeAwsMs(u) / 1000, 0)}`,
       ),
       limit: `${last.finalize.timeoutSeconds} s timeout (a quarter: 225 s)`,
       how: `CPU of finalize's work alone in a process (gzip's threads in it), on a line through the two largest runs by users; on AWS: that CPU over the vCPU share of its memory (1 at ${n(ONE_VCPU_MB)} MB) + one 40 ms GET a shard, ${SHARD_READS_IN_FLIGHT} in flight`,
