@@ -20,6 +20,7 @@ import { driveToEnd } from "./cloudDrive";
 import { S3_FIRST_BYTE_MS } from "./cloudFinalize";
 import { ownCpuSeconds, processCpuSeconds } from "./cloudSync";
 import { sameRecords } from "./exactness";
+import { finalizeInProcess } from "./finalizeMemory";
 import { startHostedSimulator } from "./processes";
 import type { SimulatorSpec } from "./scenarios";
 
@@ -35,7 +36,10 @@ export interface FunctionCost {
   /** Summed CPU time of the containers' threads, ms (libuv's pool, e.g. gzip, not in it). */
   cpuMs: number;
   longestMs: number;
-  /** V8 heap in use plus external memory, the most one container held, MiB. */
+  /**
+   * V8 heap in use plus external memory, the most one container held (sampled every 20 ms,
+   * garbage included), MiB.
+   */
   peakMemoryMiB: number;
   /** Its temporary directory at its largest (polled every 100 ms), bytes. */
   tmpPeakBytes: number;
@@ -59,6 +63,13 @@ export interface ScaleRun {
   syncSeconds: number;
   worker: FunctionCost;
   finalize: FunctionCost;
+  /**
+   * Finalize's work on this run's shards again, alone in a process (bench/finalizeProcess.ts),
+   * judged by the guard against the digest the run published: its peak RSS (VmHWM, what Lambda
+   * reports as memory used) and the most memory live after a full collection, MiB; its CPU, ms
+   * (gzip's threads in it, the harness's process not).
+   */
+  finalizeProcess: { peakRssMiB: number; livePeakMiB: number; cpuMs: number };
   /** The functions' AWS requests (the harness's own polling not among them). */
   requests: AwsRequestCounts;
   /** The emulator's and this process's CPU seconds over the run (the load does not change them). */
@@ -137,6 +148,18 @@ export async function runCloudScale(
         };
         const run = await runs.get(syncId);
         const text = platform.uploads.get(syncId)?.text ?? "";
+        const markers = await runs.markers(syncId);
+        const shardKeys = markers.flatMap((m) => (m.shardKey ? [m.shardKey] : []));
+        const alone = await finalizeInProcess(paths, moto.endpoint, {
+          bucket: stack.outputs.ShardsBucketName as string,
+          connectorId: id,
+          syncId: `${syncId}-again`,
+          shardKeys,
+          resourceTypes: text
+            .split("\n")
+            .filter((line) => line.includes('"kind":"resource_type"'))
+            .map((line) => JSON.parse(line)),
+        });
         const cost = (key: "syncWorker" | "finalize", d: typeof worker): FunctionCost => ({
           invocations: d.invocations,
           messages: d.messages,
@@ -158,10 +181,15 @@ export async function runCloudScale(
           records: text.split("\n").filter((line) => line.length > 0).length - 2,
           jobs: run?.jobsDone ?? 0,
           upstreamRequests: run?.requests ?? 0,
-          shards: (await runs.markers(syncId)).filter((m) => m.shardKey).length,
+          shards: shardKeys.length,
           syncSeconds: Math.round(syncSeconds),
           worker: cost("syncWorker", worker),
           finalize: cost("finalize", finalize),
+          finalizeProcess: {
+            peakRssMiB: alone.peakRssMiB,
+            livePeakMiB: alone.livePeakMiB,
+            cpuMs: alone.cpuMs,
+          },
           requests,
           cpuSeconds: {
             emulator: Math.round(cpuSeconds.emulator),

@@ -12,7 +12,9 @@
  * characters: `--only 'limiter-bucket-*'`); each of them writes .build/BENCHMARKS.partial.md
  * instead. `-- --cloud-finalize [--users 10000,20000]` measures the cloud finalize's
  * shard reads in process (bench/shardReads.ts), then the finalize function alone
- * (bench/cloudFinalize.ts), and prints their JSON lines; `-- --cloud-sweep [--instances 10000]` the
+ * (bench/cloudFinalize.ts), and prints their JSON lines; `-- --finalize-memory [--users
+ * 10000,100000]` finalize's work alone in a process a run, its peak RSS and live memory
+ * (bench/finalizeMemory.ts); `-- --cloud-sweep [--instances 10000]` the
  * scheduler's sweep of that many due instances (bench/cloudSweep.ts). `-- --cloud-scale
  * [--users 10000,20000]` runs a BlackLine sync of each size through the packaged stack
  * (bench/cloudScale.ts) and prints the capacity model carried to 1,000,000 and 10,000,000 users
@@ -35,6 +37,7 @@ import { runCloudTenants } from "./cloudTenants";
 import { writeDiffSection } from "./diffBench";
 import { benchExplore } from "./exploreBench";
 import { benchExport } from "./exportBench";
+import { measureFinalizeMemory } from "./finalizeMemory";
 import { renderReport, thisMachine } from "./report";
 import {
   checkTargets,
@@ -56,6 +59,7 @@ const { values } = parseArgs({
     diff: { type: "boolean", default: false },
     export: { type: "boolean", default: false },
     "cloud-finalize": { type: "boolean", default: false },
+    "finalize-memory": { type: "boolean", default: false },
     users: { type: "string", default: "10000,20000" },
     "cloud-sweep": { type: "boolean", default: false },
     instances: { type: "string", default: "10000" },
@@ -146,6 +150,14 @@ if (values["cloud-scale"]) {
       exact: !values["no-exact"],
     });
     process.stdout.write(`\n${renderCapacity(runs)}`);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+if (values["finalize-memory"]) {
+  try {
+    await measureFinalizeMemory(paths, values.users.split(",").map(Number));
   } finally {
     await rm(work, { recursive: true, force: true });
   }

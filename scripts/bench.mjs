@@ -24,7 +24,11 @@ const keepModuleUrls = {
 
 await import(pathToFileURL(join(root, "scripts", "build.mjs")).href);
 await build({
-  entryPoints: { main: "bench/main.ts", simulatorHost: "bench/simulatorHost.ts" },
+  entryPoints: {
+    main: "bench/main.ts",
+    simulatorHost: "bench/simulatorHost.ts",
+    finalizeProcess: "bench/finalizeProcess.ts",
+  },
   outdir: join(root, "dist", "bench"),
   outExtension: { ".js": ".mjs" },
   bundle: true,

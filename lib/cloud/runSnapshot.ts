@@ -14,12 +14,21 @@ const FINALIZE_ELSEWHERE =
   "give the finalize function more ephemeral storage for /tmp (ephemeralStorageSize in serverless.yml; Lambda's default is 512 MB)";
 
 /**
- * Shard reads in flight while the snapshot is written. One after another, finalize waits S3's
- * time to first byte (20-50 ms) once per shard: 21,000 shards of a 1,000,000-user tenant were
+ * Shard reads in flight while the snapshot is written, at most. One after another, finalize waits
+ * S3's time to first byte (20-50 ms) once per shard: 21,000 shards of a 1,000,000-user tenant were
  * 7 to 18 minutes of waiting against Lambda's 15. The window stays below the AWS SDK's default of
  * 50 sockets per client (`awsClients` sets none), so no read queues for a socket while in flight.
  */
 export const SHARD_READS_IN_FLIGHT = 32;
+
+/**
+ * Bytes of shards read ahead of the one being written, about: the window is as many reads as
+ * shards of the largest size seen so far fit in it (one before any is known, two at least). A
+ * coarse job's shard is about 1.4 MB (7,200 records), so 32 of them held 45 MB, the largest part
+ * of finalize's live memory at 100,000 users; 11 of them take about a second to write, far longer
+ * than the 40 ms their reads wait for a first byte.
+ */
+export const SHARD_BYTES_AHEAD = 16 * 1024 * 1024;
 
 /** Where the records of a run's snapshot come from: the resource types, then each shard's lines. */
 export interface RunRecords {
@@ -77,20 +86,31 @@ export async function writeRunSnapshot(
 }
 
 /**
- * Each shard's chunks, in the order of `shardKeys`, with up to `SHARD_READS_IN_FLIGHT` reads ahead
- * of the one being written. Memory holds at most that many shards and the one in hand (a shard is
- * one job's page, so its size is bounded by the connector's page size), whatever the run's size.
- * A read that fails fails the snapshot when its turn comes; reads still in flight when the
- * snapshot stops early are left to finish unheard (their rejections are handled, never unheard).
+ * Each shard's chunks, in the order of `shardKeys`, with reads ahead of the one being written: up
+ * to `SHARD_READS_IN_FLIGHT`, and as many as shards of the largest size seen fit in
+ * `SHARD_BYTES_AHEAD`. Memory holds about that many bytes and the shard in hand, whatever the
+ * run's size. A read that fails fails the snapshot when its turn comes; reads still in flight when
+ * the snapshot stops early are left to finish unheard (their rejections are handled, never
+ * unheard), and start no other: they stay in the window, which only the snapshot empties.
  */
-async function* shardsInOrder(records: RunRecords): AsyncGenerator<unknown[]> {
-  const ahead: Promise<unknown[]>[] = [];
+async function* shardsInOrder(records: RunRecords): AsyncGenerator<(Buffer | string)[]> {
+  const ahead: Promise<(Buffer | string)[]>[] = [];
   let next = 0;
+  let largest = 0;
+  const window = () =>
+    largest === 0
+      ? 1
+      : Math.max(2, Math.min(SHARD_READS_IN_FLIGHT, Math.floor(SHARD_BYTES_AHEAD / largest)));
+  // Called as each read ends too, so the window widens once the first shard's size is known.
   const readAhead = () => {
-    while (next < records.shardKeys.length && ahead.length < SHARD_READS_IN_FLIGHT) {
+    while (next < records.shardKeys.length && ahead.length < window()) {
       const key = records.shardKeys[next++] as string;
-      const read = records.openShard(key).then((stream) => stream.toArray());
-      read.catch(() => {});
+      const read = records.openShard(key).then(async (stream) => {
+        const chunks = (await stream.toArray()) as (Buffer | string)[];
+        largest = Math.max(largest, byteLength(chunks));
+        return chunks;
+      });
+      read.then(readAhead, () => {});
       ahead.push(read);
     }
   };
@@ -101,3 +121,6 @@ async function* shardsInOrder(records: RunRecords): AsyncGenerator<unknown[]> {
     yield shard;
   }
 }
+
+const byteLength = (chunks: readonly (Buffer | string)[]) =>
+  chunks.reduce((bytes, chunk) => bytes + Buffer.byteLength(chunk), 0);

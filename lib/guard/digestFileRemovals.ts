@@ -11,11 +11,13 @@ const READ_BYTES = 256 * 1024;
  * What the new snapshot (by its digest `next`) removes from the one whose digest file (as
  * `encodeDigest` writes it) is at `path`, counted as the file is read (`RemovalCounter`), so its
  * hashes are never all in memory; undefined when there is no file. A file that is not a digest
- * throws as `decodeDigest` does, with the same message.
+ * throws as `decodeDigest` does, with the same message, naming `source` (a copy downloaded names
+ * where it came from).
  */
 export async function countRemovalsFromDigestFile(
   path: string,
   next: SnapshotDigest,
+  source = path,
 ): Promise<PreviousRemovals | undefined> {
   const file = await open(path, "r").catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return undefined;
@@ -26,7 +28,7 @@ export async function countRemovalsFromDigestFile(
     const { size } = await file.stat();
     const buffer = Buffer.allocUnsafeSlow(READ_BYTES);
     let filled = await readFull(file, buffer, 0);
-    const { header, bodyAt } = decodeDigestHeader(buffer.subarray(0, filled), size, path);
+    const { header, bodyAt } = decodeDigestHeader(buffer.subarray(0, filled), size, source);
     // A digest file holds each hash once (`encodeDigest` of a finished `HashList`).
     const counter = new RemovalCounter(next, { distinct: true });
     const words = new Uint32Array(2);

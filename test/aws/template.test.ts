@@ -135,7 +135,7 @@ describe("packaged template", () => {
   });
 
   it("gives finalize the ephemeral storage a 10,000,000-user snapshot needs in /tmp", () => {
-    // About 0.72 MB per 1,000 users (bench/cloudFinalize.ts): 7.2 GB at 10,000,000.
+    // About 0.85 MB per 1,000 users (bench/finalizeMemory.ts): 8.5 GB at 10,000,000.
     expect(props(template.Resources.FinalizeLambdaFunction).EphemeralStorage).toEqual({
       Size: 10240,
     });
