@@ -1,7 +1,7 @@
 import { ConnectorError } from "../errors";
 import { DuplicateCheck } from "./DuplicateCheck";
 import { duplicateRecord, SnapshotInputError } from "./errors";
-import { readLines } from "./jsonLines";
+import { lineBatches } from "./lineBatches";
 import { openSnapshot, readCompleteSnapshot, type SnapshotEnds } from "./readSnapshot";
 import { type BodyLine, type RecordKind, recordIdentity, type SyncStartLine } from "./records";
 
@@ -62,26 +62,27 @@ export async function duplicateRecordError(
   const found: number[] = [];
   await readWith(path, async (lines) => {
     let n = 0;
-    for await (const text of lines) {
-      n++;
-      let line: BodyLine;
-      try {
-        line = JSON.parse(text) as BodyLine;
-      } catch {
-        continue;
+    for await (const batch of lines)
+      for (const text of batch) {
+        n++;
+        let line: BodyLine;
+        try {
+          line = JSON.parse(text) as BodyLine;
+        } catch {
+          continue;
+        }
+        if (line?.kind !== kind || recordIdentity(line).key !== key) continue;
+        found.push(n);
+        if (found.length === 2) return;
       }
-      if (line?.kind !== kind || recordIdentity(line).key !== key) continue;
-      found.push(n);
-      if (found.length === 2) return;
-    }
   });
   return SnapshotInputError.notComplete(path, duplicateRecord(kind, key, found));
 }
 
-/** Opens `path` and hands its lines to `read`; the file's own failures as `SnapshotInputError`. */
+/** Opens `path` and hands its lines (`lineBatches`) to `read`; the file's own failures as `SnapshotInputError`. */
 async function readWith<T>(
   path: string,
-  read: (lines: AsyncIterable<string>) => Promise<T>,
+  read: (lines: AsyncIterable<string[]>) => Promise<T>,
 ): Promise<T> {
   let input: Awaited<ReturnType<typeof openSnapshot>>;
   try {
@@ -90,7 +91,7 @@ async function readWith<T>(
     throw SnapshotInputError.unreadable(path, error);
   }
   try {
-    return await read(readLines(input));
+    return await read(lineBatches(input));
   } catch (error) {
     if (ConnectorError.is(error)) throw error;
     const errno = (error as NodeJS.ErrnoException).code;
