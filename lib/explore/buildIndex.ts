@@ -135,7 +135,9 @@ async function readAndPlace(
 async function readRecords(snapshot: string, writer: IndexFileWriter, search: boolean) {
   const text = search ? await writer.sideFile() : undefined;
   const read = new RecordsRead(writer, text);
-  const { start, end } = await readSnapshotFile(snapshot, (line) => read.visit(line));
+  const { start, end } = await readSnapshotFile(snapshot, (line, _, text) =>
+    read.visit(line, text),
+  );
   await read.records.flush();
   writer.mark("records", 0);
   if (read.repeated)
@@ -281,7 +283,8 @@ class RecordsRead {
     this.accountTextStarts.push(0);
   }
 
-  visit(line: BodyLine): Promise<void> | undefined {
+  /** `text`: the line when it is the record's own JSON (the reader's `Visitor`), kept as read. */
+  visit(line: BodyLine, text?: string): Promise<void> | undefined {
     if (line.kind === "grant") {
       const e = this.entitlementAt.get(line.entitlement);
       const p = this.keys.get(resourceKey(line.principal.type, line.principal.id));
@@ -290,7 +293,7 @@ class RecordsRead {
         this.grantEntitlement.push(e);
         this.grantPrincipal.push(p);
       }
-    } else if (line.kind === "resource") return this.#resource(line);
+    } else if (line.kind === "resource") return this.#resource(line, text);
     else if (line.kind === "entitlement") {
       if (this.entitlementAt.has(line.id)) this.#twice("entitlement", line.id);
       else {
@@ -306,7 +309,7 @@ class RecordsRead {
     return undefined;
   }
 
-  #resource(line: ResourceLine): Promise<void> | undefined {
+  #resource(line: ResourceLine, text?: string): Promise<void> | undefined {
     const key = resourceKey(line.type, line.id);
     const n = this.keys.add(key);
     if (n === undefined) {
@@ -324,14 +327,17 @@ class RecordsRead {
     hashId(fields.join("\u0000"), scratch, 0);
     this.fingerprints.push(scratch[0] as number);
     this.fingerprints.push(scratch[1] as number);
-    let text: Promise<void> | undefined;
+    let searched: Promise<void> | undefined;
     if (line.user) {
       this.accounts.push(n);
       const entry = SearchText.entry([line.displayName, line.user.login, line.id, ...emails]);
-      text = this.accountText?.append(entry, this.#textPlaced);
+      searched = this.accountText?.append(entry, this.#textPlaced);
     }
-    const record = this.records.append(`${JSON.stringify(line)}\n`, this.#recordPlaced);
-    return text && record ? Promise.all([text, record]).then(() => undefined) : (text ?? record);
+    const json = `${text ?? JSON.stringify(line)}\n`;
+    const record = this.records.append(json, this.#recordPlaced);
+    return searched && record
+      ? Promise.all([searched, record]).then(() => undefined)
+      : (searched ?? record);
   }
 
   #typeOf(id: string): number {

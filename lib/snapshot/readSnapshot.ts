@@ -21,6 +21,13 @@ export interface SnapshotEnds {
   counts: Record<RecordKind, number>;
 }
 
+/**
+ * Sees each record: the record as checked, its line's number and, when that line is the record's
+ * own JSON (`JSON.parse` gives it back exactly: the writer's lines, taken by the fast paths), the
+ * line's text, for a visitor that keeps records as JSON without `JSON.stringify`.
+ */
+export type Visitor = (line: BodyLine, lineNumber: number, text?: string) => void | Promise<void>;
+
 /** A snapshot's ends, or why the file is not a complete snapshot. */
 export type SnapshotRead = SnapshotEnds | { notSnapshot: string };
 
@@ -38,7 +45,7 @@ export type SnapshotRead = SnapshotEnds | { notSnapshot: string };
  */
 export async function readCompleteSnapshot(
   lines: AsyncIterable<string | readonly string[]>,
-  visit: (line: BodyLine, lineNumber: number) => void | Promise<void>,
+  visit: Visitor,
   start?: (line: SyncStartLine) => void,
 ): Promise<SnapshotRead> {
   const read = new LinesRead(visit, start);
@@ -76,7 +83,7 @@ class LinesRead {
   #n = 0;
 
   constructor(
-    private readonly visit: (line: BodyLine, lineNumber: number) => void | Promise<void>,
+    private readonly visit: Visitor,
     private readonly start?: (line: SyncStartLine) => void,
   ) {}
 
@@ -84,7 +91,10 @@ class LinesRead {
   line(text: string): void | Promise<void> {
     const n = ++this.#n;
     if (this.#end) throw new NotSnapshot(`line ${n} follows sync_end`);
-    const parsed = grantLine(text) ?? parsedLine(text, n);
+    const grant = grantLine(text);
+    const json = grant ? undefined : parsedJson(text, n);
+    const canonical = grant ?? canonicalLine(json);
+    const parsed = canonical ?? checkedLine(json, n);
     if (n === 1 && parsed.kind !== "sync_start")
       throw new NotSnapshot("it does not start with sync_start");
     switch (parsed.kind) {
@@ -98,7 +108,7 @@ class LinesRead {
         return undefined;
       default:
         this.#counts[parsed.kind]++;
-        return this.visit(parsed, n);
+        return this.visit(parsed, n, canonical && text);
     }
   }
 
@@ -118,16 +128,17 @@ class LinesRead {
   }
 }
 
-/** Line `n` as JSON that zod accepts, else a NotSnapshot naming the line and its first problem. */
-function parsedLine(text: string, n: number): SnapshotLine {
-  let json: unknown;
+/** Line `n` as JSON, else a NotSnapshot. */
+function parsedJson(text: string, n: number): unknown {
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
     throw new NotSnapshot(`line ${n} is not a snapshot record (not JSON)`);
   }
-  const canonical = canonicalLine(json);
-  if (canonical) return canonical;
+}
+
+/** A line zod accepts, else a NotSnapshot naming the line and its first problem. */
+function checkedLine(json: unknown, n: number): SnapshotLine {
   const checked = snapshotLine.safeParse(json);
   if (checked.success) return checked.data;
   throw new NotSnapshot(`line ${n} is not a snapshot record (${firstIssue(json, checked.error)})`);

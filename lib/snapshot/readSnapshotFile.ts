@@ -2,7 +2,12 @@ import { ConnectorError } from "../errors";
 import { DuplicateCheck } from "./DuplicateCheck";
 import { duplicateRecord, SnapshotInputError } from "./errors";
 import { lineBatches } from "./lineBatches";
-import { openSnapshot, readCompleteSnapshot, type SnapshotEnds } from "./readSnapshot";
+import {
+  openSnapshot,
+  readCompleteSnapshot,
+  type SnapshotEnds,
+  type Visitor,
+} from "./readSnapshot";
 import { type BodyLine, type RecordKind, recordIdentity, type SyncStartLine } from "./records";
 
 export interface ReadSnapshotFileOptions {
@@ -27,14 +32,14 @@ export interface ReadSnapshotFileOptions {
  */
 export async function readSnapshotFile(
   path: string,
-  visit: (line: BodyLine, lineNumber: number) => void | Promise<void>,
+  visit: Visitor,
   options: ReadSnapshotFileOptions = {},
 ): Promise<SnapshotEnds> {
   const check = options.checkDuplicates ? new DuplicateCheck(path) : undefined;
   const visitChecked = check
-    ? (line: BodyLine, n: number) => {
+    ? (line: BodyLine, n: number, text?: string) => {
         const stored = check.add(line);
-        return stored ? stored.then(() => visit(line, n)) : visit(line, n);
+        return stored ? stored.then(() => visit(line, n, text)) : visit(line, n, text);
       }
     : visit;
   try {

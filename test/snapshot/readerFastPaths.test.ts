@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalLine, grantLine } from "../../lib/snapshot/canonicalLine";
 import { lineBatches } from "../../lib/snapshot/lineBatches";
+import { readCompleteSnapshot } from "../../lib/snapshot/readSnapshot";
 import { grant, snapshotLine } from "../../lib/snapshot/records";
 
 /**
@@ -211,5 +212,39 @@ describe("canonicalLine", () => {
     }
     // Many variants are still records (a string for a string, an optional field removed).
     expect(taken).toBeGreaterThan(40);
+  });
+});
+
+describe("readCompleteSnapshot's visitor", () => {
+  it("gets a line's text only when JSON.parse gives the record back exactly", async () => {
+    const resource = WRITTEN[1] as Record<string, unknown>;
+    const body = [
+      JSON.stringify(resource),
+      JSON.stringify(Object.fromEntries(Object.entries(resource).reverse())),
+      JSON.stringify({ ...resource, id: "2", extra: 1 }),
+      JSON.stringify(grant("team:7:member", { type: "user", id: "1" })),
+      ' {"kind":"grant","id":"g","entitlement":"e","principal":{"type":"user","id":"2"}}',
+      '{"kind":"grant","id":"h","entitlement":"e","principal":{"id":"3","type":"user"}}',
+    ];
+    const start = { kind: "sync_start", syncId: "s", connector: "c", startedAt: "t", version: 1 };
+    const counts = { resource_type: 0, resource: 3, entitlement: 0, grant: 3 };
+    const end = { kind: "sync_end", syncId: "s", status: "complete", finishedAt: "t", counts };
+    const lines = [
+      JSON.stringify(start),
+      ...body,
+      JSON.stringify({ ...end, skipped: { dangling_grant: 0 } }),
+    ];
+    const seen: (string | undefined)[] = [];
+    const read = await readCompleteSnapshot(
+      (async function* () {
+        yield lines;
+      })(),
+      (line, _, text) => {
+        seen.push(text);
+        if (text !== undefined) expect(JSON.parse(text)).toStrictEqual(line);
+      },
+    );
+    expect(read).toHaveProperty("end");
+    expect(seen).toEqual([body[0], undefined, undefined, body[3], body[4], undefined]);
   });
 });
