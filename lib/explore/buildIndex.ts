@@ -154,6 +154,11 @@ async function writeGrants(
   r: RecordsRead,
   rules: PrivilegedEntitlements,
 ) {
+  // Written and let go first: these are not needed here, and the grants' lists are built next.
+  for (const [name, list] of Object.entries(r.writtenAsRead)) {
+    await writer.array(name, list.view());
+    list.drop();
+  }
   const resources = r.keys.finish();
   for (const g of r.pending) {
     const e = r.entitlementAt.get(g.entitlement);
@@ -192,10 +197,7 @@ async function writeGrants(
   const flags = Uint8Array.from(r.resourceFlags.view());
   const textStarts = r.accountTextStarts.view();
   const arrays: Record<string, ArrayBufferView> = {
-    recordStarts: r.recordStarts.view(),
-    resourceType: r.resourceType.view(),
     resourceFlags: flags,
-    fingerprints: r.fingerprints.view(),
     keyBytes: resources.bytes,
     keyStarts: resources.starts,
     keySlots: resources.slots,
@@ -264,6 +266,12 @@ class RecordsRead {
   readonly fingerprints = new IntList();
   readonly grantEntitlement = new IntList();
   readonly grantPrincipal = new IntList();
+  /** The lists only written (not used to place the grants). */
+  readonly writtenAsRead = {
+    recordStarts: this.recordStarts,
+    resourceType: this.resourceType,
+    fingerprints: this.fingerprints,
+  };
   /** Grants read before their entitlement or principal (the writers put those first). */
   pending: GrantLine[] = [];
   readonly accounts = new IntList();

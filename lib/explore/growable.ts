@@ -22,6 +22,12 @@ class NumberList<T extends Numbers> {
     this.#items[this.#length++] = value;
   }
 
+  /** Lets the storage go (push nothing after). */
+  drop(): void {
+    this.#items = this.make(0);
+    this.#length = 0;
+  }
+
   /** The items pushed (a view of the list's storage: valid until the next push). */
   view(): T {
     return this.#items.subarray(0, this.#length) as T;
