@@ -7,9 +7,10 @@
  * memory settings apply; through `node` they would not), the first start building the index
  * beside the snapshot and the second reading it back, each timed from spawn to the printed address
  * (wall, and the CPU the process had used by then), then searched and paged over HTTP as the page
- * does, then stopped; peak RSS and CPU from bench/processProbe.mjs. The same with `--diff` against a second name (a hard link) of the same
- * snapshot: two indexes built and compared, no change found (the cost of comparing is there, its
- * result empty). Prints one JSON line a run. It measures and asserts nothing.
+ * does, then stopped; peak RSS and CPU from bench/processProbe.mjs (the process's, both threads).
+ * The same with `--diff` against a second name (a hard link) of the same snapshot: two indexes
+ * built at once (the older one in a worker thread, without its search) and compared, no change
+ * found (the cost of comparing is there, its result empty). Prints one JSON line a run. It measures and asserts nothing.
  */
 import { existsSync } from "node:fs";
 import { link, mkdir, readFile, rm, stat } from "node:fs/promises";

@@ -25,7 +25,8 @@ const onlyBundled = {
 };
 
 const cli = await build({
-  entryPoints: { cli: "lib/cli/index.ts" },
+  // explore's index worker (lib/explore/buildApart.ts) loads its own entry, beside cli.js.
+  entryPoints: { cli: "lib/cli/index.ts", "explore-index-worker": "lib/explore/indexWorker.ts" },
   outdir: "dist",
   bundle: true,
   platform: "node",

@@ -43,7 +43,7 @@ export class KeyTable {
 export class KeyTableBuilder {
   #bytes = Buffer.allocUnsafe(1 << 16);
   readonly #starts = new IntList();
-  #hashes = new IntList();
+  readonly #hashes = new IntList();
   #slots = new Int32Array(1 << 12);
 
   constructor() {
@@ -82,7 +82,10 @@ export class KeyTableBuilder {
   /** The table as built (views of the builder's storage; add nothing after). */
   finish(): KeyTable {
     const starts = this.#starts.view();
-    return new KeyTable(this.#bytes.subarray(0, starts[this.size]), starts, this.#slots);
+    const table = new KeyTable(this.#bytes.subarray(0, starts[this.size]), starts, this.#slots);
+    // Only a growing table needs the keys' hashes again (the builder's size is theirs: 0 now).
+    this.#hashes.drop();
+    return table;
   }
 
   #grow(): void {

@@ -7,20 +7,21 @@ import type {
   SyncEndLine,
   SyncStartLine,
 } from "../snapshot/records";
+import { buildApart, canBuildApart } from "./buildApart";
 import {
   ACCOUNT,
   buildIndexFile,
   DISABLED,
   HAS_EMAIL,
   type IndexAbout,
-  type IndexKey,
   indexAbout,
-  snapshotKey,
+  SEARCH_REGIONS,
 } from "./buildIndex";
 import { Adjacency, GrantGraph, type Holder, type Holding } from "./GrantGraph";
 import { type IndexFile, readIndexFile } from "./indexFile";
 import { KeyTable } from "./KeyTable";
 import { PIECE, SearchText } from "./SearchText";
+import { type IndexKey, snapshotKey } from "./snapshotKey";
 import { ACCOUNT_SORTS, type AccountSort } from "./sortOrders";
 
 export { resourceKey } from "./GrantGraph";
@@ -138,19 +139,23 @@ export class SnapshotIndex {
 
   /**
    * The snapshot's index, ready to read: the file beside it when that was built from this
-   * snapshot as it is now, else built anew (a UsageError when the snapshot is not a complete one,
-   * or the index cannot be written). Nothing of it is in memory yet (`load`).
+   * snapshot as it is now (and holds the search when `search` is asked for), else built anew (a
+   * UsageError when the snapshot is not a complete one, or the index cannot be written); with
+   * `apart`, in a worker thread (`buildApart`), stopped when `apart` aborts. Nothing of it is in
+   * memory yet (`load`).
    */
   static async prepare(
     snapshot: string,
     privilegedFor: (connector: string) => PrivilegedEntitlements,
+    { search, apart }: { search: boolean; apart?: AbortSignal },
   ): Promise<PreparedIndex> {
     const path = indexPathOf(snapshot);
     const key = await snapshotKey(snapshot, privilegedFor);
-    const kept = key && usable(readIndexFile(path, { verify: true }), key);
+    const kept = key && usable(readIndexFile(path, { verify: true }), search, key);
     if (kept) return { file: kept, reused: true };
     try {
-      await buildIndexFile(snapshot, path, privilegedFor);
+      if (apart && canBuildApart()) await buildApart({ snapshot, path, search }, apart);
+      else await buildIndexFile(snapshot, path, privilegedFor, { search });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (ConnectorError.is(error) || typeof code !== "string") throw error;
@@ -159,7 +164,7 @@ export class SnapshotIndex {
       );
     }
     // Just written whole (its hash computed as it was written): not read through again.
-    const built = usable(readIndexFile(path, { verify: false }));
+    const built = usable(readIndexFile(path, { verify: false }), search);
     if (!built) throw new Error(`the index just written to ${path} does not read back whole`);
     return { file: built, reused: false };
   }
@@ -181,7 +186,7 @@ export class SnapshotIndex {
     snapshot: string,
     privilegedFor: (connector: string) => PrivilegedEntitlements,
   ): Promise<SnapshotIndex> {
-    const prepared = await SnapshotIndex.prepare(snapshot, privilegedFor);
+    const prepared = await SnapshotIndex.prepare(snapshot, privilegedFor, { search: true });
     return SnapshotIndex.load(prepared, privilegedFor, { search: true });
   }
 
@@ -293,8 +298,8 @@ export class SnapshotIndex {
   }
 }
 
-/** Every region a load reads (one without search leaves out the last six). */
-const REGIONS = [
+/** Every region a load reads: one without search leaves out SEARCH_REGIONS. */
+const BASE_REGIONS = [
   "recordStarts",
   "resourceType",
   "resourceFlags",
@@ -312,17 +317,18 @@ const REGIONS = [
   "holdingCount",
   "privilegedCount",
   "holderCount",
-  "accountText",
-  "accountTextStarts",
-  ...ACCOUNT_SORTS.map((sort) => `order.${sort}`),
 ];
 
 /**
- * The file when it holds an index this build reads (its trailer's facts, and every region, the
- * resources' agreeing in length) and, given `key`, of the snapshot as it is now; else undefined
- * (closed), and the caller rebuilds it.
+ * The file when it holds an index this build reads (its trailer's facts, and every region a load
+ * with or without `search` reads, the resources' agreeing in length) and, given `key`, of the
+ * snapshot as it is now; else undefined (closed), and the caller rebuilds it.
  */
-function usable(file: IndexFile | undefined, key?: IndexKey): IndexFile | undefined {
+function usable(
+  file: IndexFile | undefined,
+  search: boolean,
+  key?: IndexKey,
+): IndexFile | undefined {
   if (!file) return undefined;
   // Checked, then used as read (the parse would reorder the records' fields).
   const about = file.about as IndexAbout;
@@ -330,7 +336,9 @@ function usable(file: IndexFile | undefined, key?: IndexKey): IndexFile | undefi
   const whole =
     indexAbout.safeParse(about).success &&
     (!key || JSON.stringify(about.key) === JSON.stringify(key)) &&
-    REGIONS.every((name) => file.size(name) !== undefined) &&
+    (search ? [...BASE_REGIONS, ...SEARCH_REGIONS] : BASE_REGIONS).every(
+      (name) => file.size(name) !== undefined,
+    ) &&
     file.size("recordStarts") === (resources + 1) * 8 &&
     file.size("resourceFlags") === resources;
   if (whole) return file;

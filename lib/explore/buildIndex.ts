@@ -3,8 +3,6 @@ import * as z from "zod";
 import { isPrivileged, type PrivilegedEntitlements } from "../connectors";
 import { SnapshotInputError } from "../snapshot/errors";
 import { hashId, WORDS } from "../snapshot/HashedIdSet";
-import { readLines } from "../snapshot/jsonLines";
-import { openSnapshot } from "../snapshot/readSnapshot";
 import { duplicateRecordError, readSnapshotFile } from "../snapshot/readSnapshotFile";
 import {
   type BodyLine,
@@ -18,49 +16,12 @@ import {
   snapshotLine,
 } from "../snapshot/records";
 import { GrantGraph, resourceKey } from "./GrantGraph";
-import { ByteList, IntList, OffsetList } from "./growable";
-import { IndexFileWriter } from "./indexFile";
+import { ChunkedBytes, IntList, OffsetList } from "./growable";
+import { IndexFileWriter, type SideFile } from "./indexFile";
 import { KeyTableBuilder } from "./KeyTable";
-import { SearchText } from "./SearchText";
-import { accountOrders } from "./sortOrders";
-
-/** What an index was built from: it is rebuilt when any of these differs. */
-export interface IndexKey {
-  size: number;
-  mtimeMs: number;
-  syncId: string;
-  /** The connector's privileged rules (the privileged counts are computed with them). */
-  rules: string;
-}
-
-/** The snapshot's key now, or undefined when its first line is not a sync_start (a build says why). */
-export async function snapshotKey(
-  snapshot: string,
-  privilegedFor: (connector: string) => PrivilegedEntitlements,
-): Promise<IndexKey | undefined> {
-  let size: number;
-  let mtimeMs: number;
-  let input: Awaited<ReturnType<typeof openSnapshot>>;
-  try {
-    ({ size, mtimeMs } = await stat(snapshot));
-    input = await openSnapshot(snapshot);
-  } catch {
-    return undefined;
-  }
-  try {
-    for await (const text of readLines(input)) {
-      const first = snapshotLine.safeParse(JSON.parse(text));
-      if (!first.success || first.data.kind !== "sync_start") return undefined;
-      const rules = JSON.stringify(privilegedFor(first.data.connector));
-      return { size, mtimeMs, syncId: first.data.syncId, rules };
-    }
-  } catch {
-    return undefined;
-  } finally {
-    input.destroy();
-  }
-  return undefined;
-}
+import { PIECE, SearchText } from "./SearchText";
+import type { IndexKey } from "./snapshotKey";
+import { ACCOUNT_SORTS, accountOrders } from "./sortOrders";
 
 /** What the index file's trailer holds besides its regions: small, read whole at start. */
 export interface IndexAbout {
@@ -97,13 +58,15 @@ export const HAS_EMAIL = 4;
  * Reads the snapshot once and writes its index file at `path` (the snapshot reader's refusals as
  * `readSnapshotFile` gives them, and a record twice found here, in flat memory): each resource's
  * record as JSON (read back one at a time by number), its key, type, flags and fingerprint; the
- * grants as numbers and their lists; counts; each account's folded search text; every sort order.
- * Entitlements and resource types go whole into the trailer (thousands, not millions).
+ * grants as numbers and their lists; counts; with `search`, each account's folded search text and
+ * every sort order (SEARCH_REGIONS: an index without them serves only as the older side of
+ * `--diff`). Entitlements and resource types go whole into the trailer (thousands, not millions).
  */
 export async function buildIndexFile(
   snapshot: string,
   path: string,
   privilegedFor: (connector: string) => PrivilegedEntitlements,
+  { search }: { search: boolean },
 ): Promise<void> {
   // Taken before reading: a snapshot replaced while it is read gets a new key, so a new index.
   let taken: { size: number; mtimeMs: number };
@@ -114,7 +77,8 @@ export async function buildIndexFile(
   }
   const writer = await IndexFileWriter.create(path);
   try {
-    await build(snapshot, writer, { size: taken.size, mtimeMs: taken.mtimeMs }, privilegedFor);
+    const { size, mtimeMs } = taken;
+    await build(snapshot, writer, { size, mtimeMs }, privilegedFor, search);
   } catch (error) {
     await writer.abandon();
     throw error;
@@ -129,18 +93,15 @@ export async function buildIndexFile(
 async function build(
   snapshot: string,
   writer: IndexFileWriter,
-  { size, mtimeMs }: { size: number; mtimeMs: number },
+  taken: { size: number; mtimeMs: number },
   privilegedFor: (connector: string) => PrivilegedEntitlements,
+  search: boolean,
 ) {
-  const { about, accounts, flags, holdingCount, textStarts } = await readAndPlace(
-    snapshot,
-    writer,
-    { size, mtimeMs },
-    privilegedFor,
-  );
-  const text = await writer.readBack("accountText");
+  const placed = await readAndPlace(snapshot, writer, taken, privilegedFor, search);
+  const { about, accounts, flags, holdingCount, textStarts } = placed;
+  if (!search) return writer.finish(about);
   const orders = accountOrders(
-    (field) => accountColumn(text, textStarts, field),
+    (field) => accountColumn(writer, textStarts, field),
     (p) => ((flags[accounts[p] as number] as number) & DISABLED) !== 0,
     (p) => holdingCount[accounts[p] as number] as number,
   );
@@ -154,8 +115,9 @@ async function readAndPlace(
   writer: IndexFileWriter,
   taken: { size: number; mtimeMs: number },
   privilegedFor: (connector: string) => PrivilegedEntitlements,
+  search: boolean,
 ) {
-  const { start, end, read } = await readRecords(snapshot, writer);
+  const { start, end, read } = await readRecords(snapshot, writer, search);
   const rules = privilegedFor(start.connector);
   const kept = await writeGrants(snapshot, writer, read, rules);
   const about: IndexAbout = {
@@ -170,15 +132,18 @@ async function readAndPlace(
 }
 
 /** Reads the snapshot, writing each resource's record as read and then every account's search text. */
-async function readRecords(snapshot: string, writer: IndexFileWriter) {
-  const read = new RecordsRead(writer);
-  const { start, end } = await readSnapshotFile(snapshot, (line) => read.visit(line));
-  await read.flush();
+async function readRecords(snapshot: string, writer: IndexFileWriter, search: boolean) {
+  const text = search ? await writer.sideFile() : undefined;
+  const read = new RecordsRead(writer, text);
+  const { start, end } = await readSnapshotFile(snapshot, (line, _, text) =>
+    read.visit(line, text),
+  );
+  await read.records.flush();
   writer.mark("records", 0);
   if (read.repeated)
     throw await duplicateRecordError(snapshot, read.repeated.kind, read.repeated.key);
-  await writer.array("accountText", read.accountText.blocks());
-  read.accountText = new ByteList();
+  await read.accountText?.flush();
+  if (text) await writer.array("accountText", text.pieces());
   return { start, end, read };
 }
 
@@ -189,6 +154,11 @@ async function writeGrants(
   r: RecordsRead,
   rules: PrivilegedEntitlements,
 ) {
+  // Written and let go first: these are not needed here, and the grants' lists are built next.
+  for (const [name, list] of Object.entries(r.writtenAsRead)) {
+    await writer.array(name, list.view());
+    list.drop();
+  }
   const resources = r.keys.finish();
   for (const g of r.pending) {
     const e = r.entitlementAt.get(g.entitlement);
@@ -227,10 +197,7 @@ async function writeGrants(
   const flags = Uint8Array.from(r.resourceFlags.view());
   const textStarts = r.accountTextStarts.view();
   const arrays: Record<string, ArrayBufferView> = {
-    recordStarts: r.recordStarts.view(),
-    resourceType: r.resourceType.view(),
     resourceFlags: flags,
-    fingerprints: r.fingerprints.view(),
     keyBytes: resources.bytes,
     keyStarts: resources.starts,
     keySlots: resources.slots,
@@ -244,21 +211,31 @@ async function writeGrants(
     holdingCount,
     privilegedCount,
     holderCount,
-    accountTextStarts: textStarts,
   };
+  if (r.accountText) arrays.accountTextStarts = textStarts;
   for (const [name, values] of Object.entries(arrays)) await writer.array(name, values);
   return { accounts, flags, holdingCount, textStarts };
 }
 
-/** One field (0 name, 1 login, 2 id) of every account's folded search text. */
-function accountColumn(text: Buffer, starts: Int32Array, field: number): string[] {
+/**
+ * One field (0 name, 1 login, 2 id) of every account's folded search text, read back from the
+ * file a piece of whole entries at a time (the text is not held whole).
+ */
+function accountColumn(writer: IndexFileWriter, starts: Int32Array, field: number): string[] {
   const out: string[] = new Array(starts.length - 1);
-  for (let p = 0; p < out.length; p++) {
-    let from = starts[p] as number;
-    const end = (starts[p + 1] as number) - 1;
-    for (let k = 0; k < field; k++) from = text.indexOf(FIELD_BYTE, from) + 1;
-    const to = text.indexOf(FIELD_BYTE, from);
-    out[p] = text.toString("utf8", from, to === -1 || to > end ? end : to);
+  const piece = Buffer.allocUnsafe(PIECE);
+  for (let p = 0; p < out.length; ) {
+    const base = starts[p] as number;
+    let last = p + 1;
+    while (last < out.length && (starts[last + 1] as number) - base <= PIECE) last++;
+    const text = writer.readBack("accountText", base, (starts[last] as number) - base, piece);
+    for (; p < last; p++) {
+      let from = (starts[p] as number) - base;
+      const end = (starts[p + 1] as number) - base - 1;
+      for (let k = 0; k < field; k++) from = text.indexOf(FIELD_BYTE, from) + 1;
+      const to = text.indexOf(FIELD_BYTE, from);
+      out[p] = text.toString("utf8", from, to === -1 || to > end ? end : to);
+    }
   }
   return out;
 }
@@ -289,22 +266,33 @@ class RecordsRead {
   readonly fingerprints = new IntList();
   readonly grantEntitlement = new IntList();
   readonly grantPrincipal = new IntList();
+  /** The lists only written (not used to place the grants). */
+  readonly writtenAsRead = {
+    recordStarts: this.recordStarts,
+    resourceType: this.resourceType,
+    fingerprints: this.fingerprints,
+  };
   /** Grants read before their entitlement or principal (the writers put those first). */
   pending: GrantLine[] = [];
   readonly accounts = new IntList();
-  accountText = new ByteList();
+  /** Each resource's record as JSON, into the index file as read. */
+  readonly records: ChunkedBytes;
+  /** Each account's search text, with `search`: into a side file (copied in after the records). */
+  readonly accountText: ChunkedBytes | undefined;
   readonly accountTextStarts = new IntList();
   repeated: { kind: RecordKind; key: string } | undefined;
-  #chunk = Buffer.allocUnsafe(1 << 20);
-  #used = 0;
-  #recordBytes = 0;
+  readonly #recordPlaced = (length: number) => this.recordStarts.push(length);
+  readonly #textPlaced = (length: number) => this.accountTextStarts.push(length);
 
-  constructor(private readonly writer: IndexFileWriter) {
+  constructor(writer: IndexFileWriter, text: SideFile | undefined) {
+    this.records = new ChunkedBytes((bytes) => writer.write(bytes));
+    this.accountText = text && new ChunkedBytes((bytes) => text.write(bytes));
     this.recordStarts.push(0);
     this.accountTextStarts.push(0);
   }
 
-  visit(line: BodyLine): Promise<void> | undefined {
+  /** `text`: the line when it is the record's own JSON (the reader's `Visitor`), kept as read. */
+  visit(line: BodyLine, text?: string): Promise<void> | undefined {
     if (line.kind === "grant") {
       const e = this.entitlementAt.get(line.entitlement);
       const p = this.keys.get(resourceKey(line.principal.type, line.principal.id));
@@ -313,7 +301,7 @@ class RecordsRead {
         this.grantEntitlement.push(e);
         this.grantPrincipal.push(p);
       }
-    } else if (line.kind === "resource") return this.#resource(line);
+    } else if (line.kind === "resource") return this.#resource(line, text);
     else if (line.kind === "entitlement") {
       if (this.entitlementAt.has(line.id)) this.#twice("entitlement", line.id);
       else {
@@ -329,7 +317,7 @@ class RecordsRead {
     return undefined;
   }
 
-  #resource(line: ResourceLine): Promise<void> | undefined {
+  #resource(line: ResourceLine, text?: string): Promise<void> | undefined {
     const key = resourceKey(line.type, line.id);
     const n = this.keys.add(key);
     if (n === undefined) {
@@ -347,36 +335,17 @@ class RecordsRead {
     hashId(fields.join("\u0000"), scratch, 0);
     this.fingerprints.push(scratch[0] as number);
     this.fingerprints.push(scratch[1] as number);
+    let searched: Promise<void> | undefined;
     if (line.user) {
       this.accounts.push(n);
-      this.accountText.append(
-        SearchText.entry([line.displayName, line.user.login, line.id, ...emails]),
-      );
-      this.accountTextStarts.push(this.accountText.length);
+      const entry = SearchText.entry([line.displayName, line.user.login, line.id, ...emails]);
+      searched = this.accountText?.append(entry, this.#textPlaced);
     }
-    const json = `${JSON.stringify(line)}\n`;
-    // A UTF-16 unit is at most 3 bytes of UTF-8: when the record might not fit, flush first.
-    const most = json.length * 3;
-    if (this.#used + most <= this.#chunk.length) return this.#put(json);
-    return this.flush().then(() => {
-      if (most > this.#chunk.length) this.#chunk = Buffer.allocUnsafe(most);
-      this.#put(json);
-    });
-  }
-
-  /** Puts a record's JSON line in the chunk: written straight as UTF-8, no copy of it between. */
-  #put(json: string): undefined {
-    const bytes = this.#chunk.write(json, this.#used);
-    this.#used += bytes;
-    this.#recordBytes += bytes;
-    this.recordStarts.push(this.#recordBytes);
-    return undefined;
-  }
-
-  /** Writes the records put since the last flush (the chunk is reused once written). */
-  async flush(): Promise<void> {
-    await this.writer.write(this.#chunk.subarray(0, this.#used));
-    this.#used = 0;
+    const json = `${text ?? JSON.stringify(line)}\n`;
+    const record = this.records.append(json, this.#recordPlaced);
+    return searched && record
+      ? Promise.all([searched, record]).then(() => undefined)
+      : (searched ?? record);
   }
 
   #typeOf(id: string): number {
@@ -395,4 +364,11 @@ class RecordsRead {
 }
 
 const FIELD_BYTE = 0x01;
+
+/** The regions of an index that only its own page reads (its search and sort orders). */
+export const SEARCH_REGIONS = [
+  "accountText",
+  "accountTextStarts",
+  ...ACCOUNT_SORTS.map((sort) => `order.${sort}`),
+];
 const scratch = new Uint32Array(WORDS);

@@ -22,6 +22,12 @@ class NumberList<T extends Numbers> {
     this.#items[this.#length++] = value;
   }
 
+  /** Lets the storage go (push nothing after). */
+  drop(): void {
+    this.#items = this.make(0);
+    this.#length = 0;
+  }
+
   /** The items pushed (a view of the list's storage: valid until the next push). */
   view(): T {
     return this.#items.subarray(0, this.#length) as T;
@@ -41,33 +47,44 @@ export class OffsetList extends NumberList<Float64Array> {
   }
 }
 
-/** Bytes appended in order, kept in blocks (no copy of all when it grows); read whole at the end. */
-export class ByteList {
-  readonly #blocks: Buffer[] = [];
-  #current = Buffer.allocUnsafe(BLOCK);
+/**
+ * Text written out as UTF-8 through one chunk (written straight into it, no copy between): a long
+ * run of small appends costs one `out` a chunk, and only the chunk is held.
+ */
+export class ChunkedBytes {
+  #chunk = Buffer.allocUnsafe(1 << 20);
   #used = 0;
-  #length = 0;
+  /** Bytes appended so far. */
+  length = 0;
 
-  get length(): number {
-    return this.#length;
+  /** `out` writes a chunk and is done with it when its promise settles (the chunk is reused). */
+  constructor(private readonly out: (bytes: Buffer) => Promise<void>) {}
+
+  /**
+   * Appends `text`, then tells `placed` the length so far; a promise when the chunk had to be
+   * written out first (awaited before the next append).
+   */
+  append(text: string, placed?: (length: number) => void): Promise<void> | undefined {
+    // A UTF-16 unit is at most 3 bytes of UTF-8: when the text might not fit, write out first.
+    const most = text.length * 3;
+    if (this.#used + most <= this.#chunk.length) return this.#put(text, placed);
+    return this.flush().then(() => {
+      if (most > this.#chunk.length) this.#chunk = Buffer.allocUnsafe(most);
+      this.#put(text, placed);
+    });
   }
 
-  append(text: string): void {
-    const size = Buffer.byteLength(text);
-    if (this.#used + size > this.#current.length) {
-      this.#blocks.push(this.#current.subarray(0, this.#used));
-      this.#current = Buffer.allocUnsafe(Math.max(BLOCK, size));
-      this.#used = 0;
-    }
-    this.#current.write(text, this.#used);
-    this.#used += size;
-    this.#length += size;
+  #put(text: string, placed?: (length: number) => void): undefined {
+    const bytes = this.#chunk.write(text, this.#used);
+    this.#used += bytes;
+    this.length += bytes;
+    placed?.(this.length);
+    return undefined;
   }
 
-  /** The blocks in order (the last one partly filled): write them out without joining them. */
-  blocks(): Buffer[] {
-    return [...this.#blocks, this.#current.subarray(0, this.#used)];
+  /** Writes out what was appended since the last time. */
+  async flush(): Promise<void> {
+    if (this.#used > 0) await this.out(this.#chunk.subarray(0, this.#used));
+    this.#used = 0;
   }
 }
-
-const BLOCK = 1 << 20;

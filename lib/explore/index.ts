@@ -1,7 +1,7 @@
-import { basename } from "node:path";
-import { CONNECTORS } from "../connectors";
+import { basename, resolve } from "node:path";
 import { UsageError } from "../errors";
 import type { IndexAbout } from "./buildIndex";
+import { connectorOf, privilegedFor } from "./connectorOf";
 import { ReviewStore } from "./ReviewStore";
 import { apiRoutes } from "./routes";
 import type { Explore } from "./rows";
@@ -12,15 +12,6 @@ import { SortOrders } from "./sortOrders";
 export { type ExploreServer, loadAssets, startExploreServer } from "./server";
 export { indexPathOf };
 
-const connectorOf = (name: string) => {
-  const connector = CONNECTORS.find((c) => c.name === name);
-  if (!connector)
-    throw new UsageError(
-      `the snapshot is of connector "${name}", which this version does not know (${CONNECTORS.map((c) => c.name).join(", ")})`,
-    );
-  return connector;
-};
-
 /** Where a snapshot's review decisions are kept: beside it. */
 export const reviewPathOf = (snapshot: string) => `${snapshot}.review.json`;
 
@@ -28,12 +19,33 @@ export const reviewPathOf = (snapshot: string) => `${snapshot}.review.json`;
  * Everything the page serves, built once: the snapshot's index, its sort orders, with `old` the
  * older snapshot's index (without its search, which only the shown one needs) and the changes, and
  * the review kept beside the snapshot. Both index files are built (or found) before either is
- * read, so memory peaks at the larger build or at the two read, not at one read and one build.
+ * read, the older one in a worker thread at the same time as the shown one (two cores; memory
+ * peaks at the two builds, the older one's without search, or at the two read).
  */
 export async function openExplore(snapshot: string, old?: string) {
-  const privilegedFor = (name: string) => connectorOf(name).privileged;
-  const shown = await SnapshotIndex.prepare(snapshot, privilegedFor);
-  const before = old === undefined ? undefined : await SnapshotIndex.prepare(old, privilegedFor);
+  const prepareOld = (apart?: AbortSignal) =>
+    old === undefined
+      ? Promise.resolve(undefined)
+      : SnapshotIndex.prepare(
+          old,
+          privilegedFor,
+          apart ? { search: false, apart } : { search: false },
+        );
+  // Two names of one index file are built one after the other (the second finds the first's).
+  const together =
+    old !== undefined && resolve(indexPathOf(old)) !== resolve(indexPathOf(snapshot));
+  const stop = new AbortController();
+  const preparing = together ? prepareOld(stop.signal) : undefined;
+  preparing?.catch(() => undefined); // awaited below: a failure before then is not unhandled
+  let shown: PreparedIndex;
+  try {
+    shown = await SnapshotIndex.prepare(snapshot, privilegedFor, { search: true });
+  } catch (error) {
+    stop.abort();
+    await preparing?.catch(() => undefined);
+    throw error;
+  }
+  const before = await (preparing ?? prepareOld());
   const kind = (prepared: PreparedIndex) => (prepared.file.about as IndexAbout).start.connector;
   if (before && kind(before) !== kind(shown))
     throw new UsageError(

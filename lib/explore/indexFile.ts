@@ -18,6 +18,7 @@ export class IndexFileWriter {
   #offset = 0;
   readonly #hash: Hash = createHash("sha256");
   readonly #regions: Record<string, Region> = {};
+  #side: SideFile | undefined;
 
   private constructor(
     private readonly file: FileHandle,
@@ -26,7 +27,7 @@ export class IndexFileWriter {
   ) {}
 
   static async create(path: string): Promise<IndexFileWriter> {
-    const temp = `${path}.${process.pid}.tmp`;
+    const temp = tempPathOf(path);
     await rm(temp, { force: true });
     // Registered before it exists: a signal between its creation and the open's answer removes it.
     registerTempFile(temp);
@@ -58,30 +59,45 @@ export class IndexFileWriter {
     this.#regions[name] = { offset: from, length: this.#offset - from };
   }
 
-  /** Writes a typed array as a region of its own, at an 8-byte boundary. */
-  async array(name: string, values: ArrayBufferView | readonly Uint8Array[]): Promise<void> {
+  /** Writes a typed array, or bytes in parts, as a region of its own, at an 8-byte boundary. */
+  async array(name: string, values: ArrayBufferView | AsyncIterable<Uint8Array>): Promise<void> {
     const pad = (8 - (this.#offset % 8)) % 8;
     if (pad) await this.write(new Uint8Array(pad));
     const from = this.#offset;
-    const parts = Array.isArray(values) ? values : [values as ArrayBufferView];
-    for (const part of parts)
+    const parts = Symbol.asyncIterator in values ? values : [values];
+    for await (const part of parts)
       await this.write(new Uint8Array(part.buffer, part.byteOffset, part.byteLength));
     this.mark(name, from);
   }
 
-  /** Reads back a region already written (the file is open for reading too). */
-  async readBack(name: string): Promise<Buffer> {
+  /**
+   * A file beside the temporary one (registered alike, removed with it) for bytes written while
+   * the region before them is still being written; `array(name, side.pieces())` copies them in.
+   */
+  async sideFile(): Promise<SideFile> {
+    const path = tempPathsOf(this.path)[1] as string;
+    registerTempFile(path);
+    this.#side = new SideFile(await open(path, "w+", 0o600), path);
+    return this.#side;
+  }
+
+  /**
+   * Reads back `length` bytes at `offset` of a region already written (the file is open for
+   * reading too), into `into` when they fit.
+   */
+  readBack(name: string, offset: number, length: number, into: Buffer): Buffer {
     const region = this.#regions[name] as Region;
-    const bytes = Buffer.allocUnsafeSlow(region.length);
-    for (let done = 0; done < region.length; ) {
-      const { bytesRead } = await this.file.read(
+    const bytes = length <= into.length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
+    for (let done = 0; done < length; ) {
+      const read = readSync(
+        this.file.fd,
         bytes,
         done,
-        region.length - done,
-        region.offset + done,
+        length - done,
+        region.offset + offset + done,
       );
-      if (bytesRead === 0) throw new Error(`the index being written ends inside ${name}`);
-      done += bytesRead;
+      if (read === 0) throw new Error(`the index being written ends inside ${name}`);
+      done += read;
     }
     return bytes;
   }
@@ -101,6 +117,7 @@ export class IndexFileWriter {
     await this.file.close();
     await rename(this.temp, this.path);
     unregisterTempFile(this.temp);
+    await this.#side?.remove();
   }
 
   /** Closes and removes the temporary file (a build that failed leaves nothing behind). */
@@ -108,8 +125,60 @@ export class IndexFileWriter {
     await this.file.close().catch(() => undefined);
     await rm(this.temp, { force: true });
     unregisterTempFile(this.temp);
+    await this.#side?.remove();
   }
 }
+
+/** Bytes appended to a file of their own, then read back in pieces (`IndexFileWriter.sideFile`). */
+export class SideFile {
+  #length = 0;
+
+  constructor(
+    private readonly file: FileHandle,
+    private readonly path: string,
+  ) {}
+
+  async write(bytes: Uint8Array): Promise<void> {
+    for (let done = 0; done < bytes.length; ) {
+      const { bytesWritten } = await this.file.write(
+        bytes,
+        done,
+        bytes.length - done,
+        this.#length,
+      );
+      done += bytesWritten;
+      this.#length += bytesWritten;
+    }
+  }
+
+  /** Everything written, in pieces of 4 MiB (one buffer, reused: each piece valid until the next). */
+  async *pieces(): AsyncGenerator<Uint8Array> {
+    const piece = Buffer.allocUnsafe(1 << 22);
+    for (let at = 0; at < this.#length; ) {
+      const { bytesRead } = await this.file.read(
+        piece,
+        0,
+        Math.min(piece.length, this.#length - at),
+        at,
+      );
+      if (bytesRead === 0) throw new Error("the index's side file ends early");
+      yield piece.subarray(0, bytesRead);
+      at += bytesRead;
+    }
+  }
+
+  async remove(): Promise<void> {
+    await this.file.close().catch(() => undefined);
+    await rm(this.path, { force: true });
+    unregisterTempFile(this.path);
+  }
+}
+
+/** Where the index for `path` is written until it is whole: this process's own name. */
+export const tempPathOf = (path: string) => `${path}.${process.pid}.tmp`;
+
+/** The files a build of the index for `path` may leave while it runs: the temporary one and its side file. */
+export const tempPathsOf = (path: string) => [tempPathOf(path), `${tempPathOf(path)}.side`];
 
 interface Region {
   offset: number;

@@ -1,7 +1,7 @@
 import { once } from "node:events";
-import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { finished } from "node:stream/promises";
+import { lineBatches } from "./lineBatches";
 
 /**
  * The one JSON Lines encoding of the project: snapshots, shards and spools. One JSON value a
@@ -74,11 +74,9 @@ export function writeJsonLine(stream: Writable, value: unknown): Promise<void> {
   return writeChunk(stream, jsonLine(value));
 }
 
-/** The lines of a JSON Lines stream as raw text, blank lines skipped. */
+/** The lines of a JSON Lines stream as raw text, blank lines skipped (`lineBatches`, one at a time). */
 export async function* readLines(input: Readable): AsyncGenerator<string> {
-  for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
-    if (line.length > 0) yield line;
-  }
+  for await (const lines of lineBatches(input)) yield* lines;
 }
 
 /**

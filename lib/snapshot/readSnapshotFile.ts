@@ -1,8 +1,13 @@
 import { ConnectorError } from "../errors";
 import { DuplicateCheck } from "./DuplicateCheck";
 import { duplicateRecord, SnapshotInputError } from "./errors";
-import { readLines } from "./jsonLines";
-import { openSnapshot, readCompleteSnapshot, type SnapshotEnds } from "./readSnapshot";
+import { lineBatches } from "./lineBatches";
+import {
+  openSnapshot,
+  readCompleteSnapshot,
+  type SnapshotEnds,
+  type Visitor,
+} from "./readSnapshot";
 import { type BodyLine, type RecordKind, recordIdentity, type SyncStartLine } from "./records";
 
 export interface ReadSnapshotFileOptions {
@@ -27,14 +32,14 @@ export interface ReadSnapshotFileOptions {
  */
 export async function readSnapshotFile(
   path: string,
-  visit: (line: BodyLine, lineNumber: number) => void | Promise<void>,
+  visit: Visitor,
   options: ReadSnapshotFileOptions = {},
 ): Promise<SnapshotEnds> {
   const check = options.checkDuplicates ? new DuplicateCheck(path) : undefined;
   const visitChecked = check
-    ? (line: BodyLine, n: number) => {
+    ? (line: BodyLine, n: number, text?: string) => {
         const stored = check.add(line);
-        return stored ? stored.then(() => visit(line, n)) : visit(line, n);
+        return stored ? stored.then(() => visit(line, n, text)) : visit(line, n, text);
       }
     : visit;
   try {
@@ -62,26 +67,27 @@ export async function duplicateRecordError(
   const found: number[] = [];
   await readWith(path, async (lines) => {
     let n = 0;
-    for await (const text of lines) {
-      n++;
-      let line: BodyLine;
-      try {
-        line = JSON.parse(text) as BodyLine;
-      } catch {
-        continue;
+    for await (const batch of lines)
+      for (const text of batch) {
+        n++;
+        let line: BodyLine;
+        try {
+          line = JSON.parse(text) as BodyLine;
+        } catch {
+          continue;
+        }
+        if (line?.kind !== kind || recordIdentity(line).key !== key) continue;
+        found.push(n);
+        if (found.length === 2) return;
       }
-      if (line?.kind !== kind || recordIdentity(line).key !== key) continue;
-      found.push(n);
-      if (found.length === 2) return;
-    }
   });
   return SnapshotInputError.notComplete(path, duplicateRecord(kind, key, found));
 }
 
-/** Opens `path` and hands its lines to `read`; the file's own failures as `SnapshotInputError`. */
+/** Opens `path` and hands its lines (`lineBatches`) to `read`; the file's own failures as `SnapshotInputError`. */
 async function readWith<T>(
   path: string,
-  read: (lines: AsyncIterable<string>) => Promise<T>,
+  read: (lines: AsyncIterable<string[]>) => Promise<T>,
 ): Promise<T> {
   let input: Awaited<ReturnType<typeof openSnapshot>>;
   try {
@@ -90,7 +96,7 @@ async function readWith<T>(
     throw SnapshotInputError.unreadable(path, error);
   }
   try {
-    return await read(readLines(input));
+    return await read(lineBatches(input));
   } catch (error) {
     if (ConnectorError.is(error)) throw error;
     const errno = (error as NodeJS.ErrnoException).code;
