@@ -189,8 +189,10 @@ export function refused(
       return verdict(true);
     }
   } else if (
+    // Rule 6: after a cut, a refusal cuts once the rate since it is measured (a window's count
+    // still holds a bucket's burst: cut by it, the pace came down in steps, each refused).
     !byCap &&
-    (ticket.startedAt >= orNever(s.cutAt) ? s.sinceCut.length > 0 || s.startup : saturated(s))
+    (ticket.startedAt >= orNever(s.cutAt) ? measured(s) || s.startup : saturated(s))
   ) {
     // Rule 7: a lone refusal (none in the window before), not probing, is noise: a stall, a
     // request that arrived early. A limit refuses again.
@@ -204,17 +206,19 @@ export function refused(
 /** Above the estimate itself (the plateau's headroom spent): a refusal now is the probe's. */
 const probing = (s: RateState): boolean => orInfinity(s.pace) > orInfinity(s.estimate);
 
+/** The rate since the cut is measured (`ESTIMATE_ANSWERS` accepted since). */
+const measured = (s: RateState): boolean => rateSinceCut(s, ESTIMATE_ANSWERS) !== undefined;
+
 /** Rule 8: a refusal of a request sent before the cut still cuts if less is accepted than the pace. */
-function saturated(s: RateState): boolean {
-  const rate = rateSinceCut(s, ESTIMATE_ANSWERS);
-  return rate !== undefined && rate < HEADROOM * orInfinity(s.pace);
-}
+const saturated = (s: RateState): boolean =>
+  (rateSinceCut(s, ESTIMATE_ANSWERS) ?? Number.POSITIVE_INFINITY) < HEADROOM * orInfinity(s.pace);
 
 /** Rules 5, 6 and 9: a refusal that cuts (in startup, its exit; probing, back under the estimate). */
 function cutToEstimate(s: RateState, now: number, tail: boolean): void {
-  // Rule 7: at or under the share of refusals learned as noise, refusals measure nothing.
+  // Rule 7: at or under the share of refusals learned as noise (this one aside: a window's share
+  // is known to one answer), refusals measure nothing.
   const recent = refusedShare(s, now - WINDOW_MS);
-  if (!s.startup && recent.share <= s.noiseShare) return;
+  if (!s.startup && recent.share - 1 / recent.answers < s.noiseShare) return;
   const estimate = orInfinity(s.estimate);
   if (probing(s)) {
     // Rule 9: the estimate rises halfway to what the last second accepted if that is more (a
@@ -236,14 +240,16 @@ function cutToEstimate(s: RateState, now: number, tail: boolean): void {
   // Rule 6: the lower of the rate since the cut and what the last second accepted; in a block's
   // tail the last second is mostly the block's, and only a rate since the cut under the pace tells.
   if (tail && !saturated(s)) return;
-  // Rule 7: refusals that cuts of LARGE_CUT or more did not make half as frequent (under half the
-  // answers) are noise: the estimate before the cuts comes back, and no share as high cuts again.
+  // Rule 7: refusals that cuts of LARGE_CUT or more made neither half nor twice as frequent (under
+  // half the answers) are noise: the estimate before the cuts comes back, and no share as high
+  // cuts again. A limit's refusals grow more frequent while the pace is still above it.
   if (s.judgedFrom !== null) {
     const since = refusedShare(s, s.judgedFrom);
     if (since.answers >= ESTIMATE_ANSWERS) {
       const large = orInfinity(s.estimate) <= (1 - LARGE_CUT) * orInfinity(s.estimateBefore);
+      const steady = since.share >= s.shareBefore / 2 && since.share <= 2 * s.shareBefore;
       s.judgedFrom = null;
-      if (large && since.share >= s.shareBefore / 2 && since.share < 0.5) {
+      if (large && steady && since.share < 0.5) {
         s.noiseShare = Math.max(since.share, recent.share);
         s.estimate = s.estimateBefore;
         return;
