@@ -1,7 +1,6 @@
 /**
- * The rate model in one process: its state held here, each call one transition of `model.ts`
- * (docs/rate-model.md). A caller that shares the state elsewhere (a store between workers) calls
- * the transitions itself on the state it reads.
+ * The rate model in one process (docs/rate-model.md): its state held here, each call one
+ * transition of `model.ts`; a caller sharing the state elsewhere calls the transitions itself.
  */
 import * as model from "./model";
 import { type HeaderSource, signalOf } from "./signal";

@@ -1,7 +1,6 @@
 /**
- * What holds starts besides the pace (docs/rate-model.md, rules 12 to 14): the cap on requests in
- * flight learned from refusals, a block and its probes, and a `RateLimit-*` header's limit.
- * Functions of a state being changed by a transition (`model.ts`).
+ * What holds starts besides the pace (docs/rate-model.md, rules 12 to 14): a cap in flight, a block
+ * and its probes, a `RateLimit-*` header's limit; on a state a transition (`model.ts`) is changing.
  */
 import {
   BLOCKING_MS,
@@ -24,12 +23,8 @@ import {
 } from "./state";
 
 /**
- * Rule 13, bookkeeping of an answer; for a refusal, whether the cap in flight explains it. A cap:
- * refused at this level or above and never accepted there (one answer on its way back aside),
- * with `ESTIMATE_ANSWERS` accepted below and none refused there; in startup one refusal at a level
- * of `STARTUP_CAP_LEVEL` or less will do (above, every limit refuses startup's overshoot at the
- * run's highest levels).
- * A refusal under the cap drops it: it was a rate's.
+ * Rule 13: an answer's bookkeeping; for a refusal, whether a cap in flight explains it (learned
+ * here; a refusal under the cap drops it: it was a rate's).
  */
 export function answered(s: RateState, ticket: Ticket, refused: boolean): boolean {
   s.inFlight--;
@@ -67,12 +62,7 @@ export function answered(s: RateState, ticket: Ticket, refused: boolean): boolea
   return false;
 }
 
-/**
- * Rule 14: `RateLimit-Limit` per window of `HEADER_WINDOW_MAX_MS` or less, once `Remaining` fell
- * to half of it (it counts these requests) and no more were accepted within its window (a
- * bucket's `Limit` is its burst), is the estimate, and bounds starts within its window. `Remaining:
- * 0` with a `Reset` of `BLOCKING_MS` or more is a block until then.
- */
+/** Rule 14: a `RateLimit-Limit` counting these requests is the estimate; `Remaining: 0` blocks. */
 export function learnFromHeaders(s: RateState, signal: Signal, now: number): void {
   const { limit, remaining, resetMs } = signal.limit ?? {};
   if (
@@ -117,10 +107,9 @@ export function beginBlock(s: RateState, now: number, ms: number): void {
 }
 
 /**
- * Rule 12: a `Retry-After` in whole seconds is rounded up, so the window ends after its last
- * second begins (the latest such time of the block's refusals). A fixed window that opened at a
- * first request ends a whole number of seconds after `windowFrom`: the first such time after that
- * is the probe's, unless within `FIRST_PROBE_MS` of the block's end (then the end stands).
+ * Rule 12: a whole-second `Retry-After` is rounded up, so the window ends after its last second
+ * begins; the first whole second from `windowFrom` after that is the probe's, unless within
+ * `FIRST_PROBE_MS` of the block's end.
  */
 export function guessWindowEnd(s: RateState, ticket: Ticket, signal: Signal): void {
   const retryAfterMs = signal.retryAfterMs;

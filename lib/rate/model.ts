@@ -1,11 +1,6 @@
 /**
  * The rate model's transitions: pure functions of a state (`state.ts`), the clock passed in, each
- * returning a new state and never changing the one given (docs/rate-model.md, "Rules"; the rule
- * numbers below are the page's). The model: the accepted rate since the last cut estimates the
- * limit; the pace holds just under it and probes above it on a schedule; a cap bounds the
- * requests in flight when refusals follow them; a block holds every start on a long `Retry-After`
- * or a window spent.
- *
+ * returning a new state and never changing the one given; rule numbers are docs/rate-model.md's.
  * Invariants: the pace never exceeds the ceiling; while blocked only one probe is out at a time;
  * no request starts while the learned cap is full.
  */
@@ -48,10 +43,7 @@ export interface Verdict {
   blocked: boolean;
 }
 
-/**
- * When the next request may start: `now` or later, or `undefined` while the cap is full or a
- * block's probe is out (wait for an answer). Rules 1, 2, 13.
- */
+/** Rules 1, 2, 13: when the next may start (`undefined`: the cap full or a block's probe out). */
 export function nextStartAt(s: RateState, now: number): number | undefined {
   if (s.inFlight >= orInfinity(s.cap) || (s.blocked && s.probeOut)) return undefined;
   const at = Math.max(now, orNever(s.heldUntil));
@@ -168,9 +160,8 @@ export function refused(
   // Rule 11: nothing but refusals lately (a window spent, a quota), or a long wait: a block.
   const spent = s.refusedInARow >= BLOCK_AFTER_REFUSALS;
   if (spent || (hold && longWait)) {
-    // What the last second accepted is the limit; probing above it waits as after a refused probe.
-    // Counted over a whole window, not extrapolated from a shorter span (a log of 5 a second, at
-    // 200 ms a request, measured at 8.5 a second half a second into the run).
+    // What the last whole window accepted, counted (not extrapolated from a shorter span), is the
+    // limit; probing above it waits as after a refused probe.
     const measured = Math.max(1, (acceptedWithin(s, now, WINDOW_MS) * 1000) / WINDOW_MS);
     // In a block's tail, or probing, the window counted the block's or the probe's refusals too: at
     // most halved. Soon after a probe's refusal cut, its requests in flight spent the window: the
@@ -189,8 +180,10 @@ export function refused(
       return verdict(true);
     }
   } else if (
+    // Rule 6: after a cut, a refusal cuts once the rate since it is measured (a window's count
+    // still holds a bucket's burst).
     !byCap &&
-    (ticket.startedAt >= orNever(s.cutAt) ? s.sinceCut.length > 0 || s.startup : saturated(s))
+    (ticket.startedAt >= orNever(s.cutAt) ? rateMeasured(s) || s.startup : saturated(s))
   ) {
     // Rule 7: a lone refusal (none in the window before), not probing, is noise: a stall, a
     // request that arrived early. A limit refuses again.
@@ -204,17 +197,19 @@ export function refused(
 /** Above the estimate itself (the plateau's headroom spent): a refusal now is the probe's. */
 const probing = (s: RateState): boolean => orInfinity(s.pace) > orInfinity(s.estimate);
 
-/** Rule 8: a refusal of a request sent before the cut still cuts if less is accepted than the pace. */
-function saturated(s: RateState): boolean {
-  const rate = rateSinceCut(s, ESTIMATE_ANSWERS);
-  return rate !== undefined && rate < HEADROOM * orInfinity(s.pace);
-}
+/** The rate since the cut is measured (`ESTIMATE_ANSWERS` accepted since). */
+const rateMeasured = (s: RateState): boolean => rateSinceCut(s, ESTIMATE_ANSWERS) !== undefined;
 
-/** Rules 5, 6 and 9: a refusal that cuts (in startup, its exit; probing, back under the estimate). */
+/** Rule 8: a refusal of a request sent before the cut still cuts if less is accepted than the pace. */
+const saturated = (s: RateState): boolean =>
+  (rateSinceCut(s, ESTIMATE_ANSWERS) ?? Number.POSITIVE_INFINITY) < HEADROOM * orInfinity(s.pace);
+
+/** Rules 5 to 7 and 9: a refusal that cuts (in startup, its exit; probing, under the estimate). */
 function cutToEstimate(s: RateState, now: number, tail: boolean): void {
-  // Rule 7: at or under the share of refusals learned as noise, refusals measure nothing.
+  // Rule 7: at or under the share of refusals learned as noise (this one aside: a window's share
+  // is known to one answer), refusals measure nothing.
   const recent = refusedShare(s, now - WINDOW_MS);
-  if (!s.startup && recent.share <= s.noiseShare) return;
+  if (!s.startup && recent.share - 1 / recent.answers < s.noiseShare) return;
   const estimate = orInfinity(s.estimate);
   if (probing(s)) {
     // Rule 9: the estimate rises halfway to what the last second accepted if that is more (a
@@ -236,14 +231,16 @@ function cutToEstimate(s: RateState, now: number, tail: boolean): void {
   // Rule 6: the lower of the rate since the cut and what the last second accepted; in a block's
   // tail the last second is mostly the block's, and only a rate since the cut under the pace tells.
   if (tail && !saturated(s)) return;
-  // Rule 7: refusals that cuts of LARGE_CUT or more did not make half as frequent (under half the
-  // answers) are noise: the estimate before the cuts comes back, and no share as high cuts again.
+  // Rule 7: refusals that cuts of LARGE_CUT or more made neither half nor twice as frequent (under
+  // half the answers) are noise: the estimate before the cuts comes back, and no share as high
+  // cuts again. A limit's refusals grow more frequent while the pace is still above it.
   if (s.judgedFrom !== null) {
     const since = refusedShare(s, s.judgedFrom);
     if (since.answers >= ESTIMATE_ANSWERS) {
       const large = orInfinity(s.estimate) <= (1 - LARGE_CUT) * orInfinity(s.estimateBefore);
+      const steady = since.share >= s.shareBefore / 2 && since.share <= 2 * s.shareBefore;
       s.judgedFrom = null;
-      if (large && since.share >= s.shareBefore / 2 && since.share < 0.5) {
+      if (large && steady && since.share < 0.5) {
         s.noiseShare = Math.max(since.share, recent.share);
         s.estimate = s.estimateBefore;
         return;
@@ -294,9 +291,8 @@ function grow(s: RateState, now: number): void {
 }
 
 /**
- * Permits for a caller that starts requests elsewhere (a cloud worker): up to `count` tickets
- * with the times the pace gives them, from `now` on, as if each had started then. Fewer (none)
- * while the cap is full or a block's probe is out. Each is answered like any ticket.
+ * Permits for a caller that starts requests elsewhere (a cloud worker): up to `count` tickets, each
+ * with the start time the pace gives it (fewer while the cap is full or a block's probe is out).
  */
 export function lease(
   state: RateState,

@@ -1,7 +1,4 @@
-/**
- * What an answer's headers tell the rate model, read into plain data (`Signal`), so a transition
- * can be computed, logged or replayed anywhere (docs/rate-model.md, "Inputs").
- */
+/** What an answer's headers tell the rate model (docs/rate-model.md), read into plain data. */
 
 /** The headers of an answer: `Headers`, or anything with its `get`. */
 export interface HeaderSource {

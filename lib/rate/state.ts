@@ -1,8 +1,7 @@
 /**
- * The rate model's state: one plain object, JSON as it is (no `Infinity`, no class, no shared
- * reference), of bounded size (each log keeps `LOG_LIMIT` entries at most), so it can be stored
- * and read back between transitions (docs/rate-model.md, "State"). `null` means none: no pace (not
- * paced), no estimate (nothing refused yet), no cap. Times are ms on the caller's clock.
+ * The rate model's state (docs/rate-model.md, "State"): one plain object, JSON as it is (no
+ * `Infinity`, no class), of bounded size (`LOG_LIMIT` entries a log), so it can be stored between
+ * transitions. `null` means none (no pace: not paced). Times are ms on the caller's clock.
  */
 import {
   HEADER_WINDOW_MAX_MS,
@@ -42,7 +41,7 @@ export interface RateState {
   nextStart: number | null;
   /** Probes above the estimate refused since it was learned (and blocks): the hold doubles. */
   failedProbes: number;
-  /** Rule 7: since when cuts are judged (the first of a run of them), the share of answers refused over the window before, and the estimate then (restored if they made refusals no rarer). */
+  /** Rule 7: since when cuts are judged, the share refused the window before, the estimate then. */
   judgedFrom: number | null;
   shareBefore: number;
   estimateBefore: number | null;
@@ -90,10 +89,7 @@ export interface RateState {
 }
 
 export interface RateSettings {
-  /**
-   * The configured `..._REQUESTS_PER_SECOND`: unset, learn from `START_RATE` with no ceiling;
-   * 0, no ceiling and no pacing until the upstream refuses; N, start at N and never exceed it.
-   */
+  /** Unset: learn from `START_RATE`; 0: no pace until a refusal; N: start at N, never exceed it. */
   requestsPerSecond?: number | undefined;
 }
 
@@ -192,10 +188,7 @@ export function acceptedOverWindow(s: RateState, now: number): number {
   return (acceptedWithin(s, now, WINDOW_MS) * 1000) / span;
 }
 
-/**
- * Accepted per second since the last cut, over its last 2 x `ESTIMATE_ANSWERS` answers (those of
- * requests in flight at the cut tell too), once there are `ESTIMATE_ANSWERS`.
- */
+/** Accepted per second since the last cut, over its last answers (`minimum` of them at least). */
 export function rateSinceCut(s: RateState, minimum: number): number | undefined {
   const n = s.sinceCut.length;
   const span = n >= 2 ? (s.sinceCut[n - 1] as number) - (s.sinceCut[0] as number) : 0;
@@ -222,11 +215,7 @@ export function cut(s: RateState, now: number, estimate: number, pace = HEADROOM
 /** The pace held under the estimate. */
 export const plateau = (s: RateState): number => HEADROOM * orInfinity(s.estimate);
 
-/**
- * When one more start fits within any window: the pace's starts (at the plateau, the estimate's,
- * whole; never the ceiling's more), and a header's limit within its window. Refused starts do
- * not count.
- */
+/** Rule 1: when one more start fits within any window (a header's too), refused ones not counted. */
 export function windowFreeAt(s: RateState, now: number): number {
   const pace = orInfinity(s.pace);
   const perWindow = Math.max(

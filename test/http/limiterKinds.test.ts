@@ -18,6 +18,7 @@ import {
   type ModelOptions,
   runModel,
   type Say,
+  SOCKET_JITTER,
   slidingLog,
   startFakeClock,
   type Upstream,
@@ -95,7 +96,7 @@ const KINDS: Kind[] = [
     upstream: catalogue({ kind: "fixed_window", limit: 500, windowSeconds: 10 }),
     rate: 1000 / 25,
     share: 0.99,
-    refusals: 125,
+    refusals: 115,
     windowed: true,
   },
   {
@@ -328,8 +329,8 @@ describe("RateModel at an edge learned from a window used up", () => {
         const probes = run.refused.filter((t) => t >= 4000);
 
         expect(probes[0], `${name}, seed ${seed}`).toBeGreaterThan(12_000);
-        // After a window spent, the hold doubles twice (rule 4).
-        expect(probes[0], `${name}, seed ${seed}`).toBeLessThan(28_000);
+        // After a window spent, the hold doubles twice (rule 4): 21.0 to 22.5 s in these runs.
+        expect(probes[0], `${name}, seed ${seed}`).toBeLessThan(24_000);
         expect(acceptedRate(run, 4000, 30_000)).toBeGreaterThanOrEqual(0.94 * 50);
       }
     }
@@ -347,6 +348,26 @@ describe("RateModel after a burst spent in slow start", () => {
 
       expect(run.refused.length, `seed ${seed}`).toBeLessThanOrEqual(20);
       expect(acceptedRate(run, 3000, 12_000)).toBeGreaterThanOrEqual(0.95 * 50);
+    }
+  });
+
+  it("over sockets' timing, comes down to a token bucket's rate: the burst's end is no noise", async () => {
+    // Answers and timers late, the event loop busy now and then (SOCKET_JITTER). The pace came
+    // down from slow start's exit in steps of a few percent, each refused, and the burst's end was
+    // judged noise: startup's estimate came back and refusals of up to 44% never cut again (126
+    // 429s in 12 s, seed 2); 10 to 17 in these runs now.
+    const bucket = catalogue({ kind: "token_bucket", ratePerSecond: 50, burst: 50 });
+    for (const seed of [2, 5, 11]) {
+      for (const say of [SAYS[0], SAYS[2]] as Array<[string, Say]>) {
+        const { run } = await freshRun(bucket(say[1]), {
+          seconds: 12,
+          seed,
+          socket: SOCKET_JITTER,
+        });
+
+        expect(run.refused.length, `seed ${seed}, ${say[0]}`).toBeLessThanOrEqual(20);
+        expect(acceptedRate(run, 3000, 12_000)).toBeGreaterThanOrEqual(0.95 * 50);
+      }
     }
   });
 
@@ -400,9 +421,9 @@ describe("RateModel at the end of a window longer than Retry-After's second", ()
         seed,
       });
 
-      // The model: 785 to 1,090 (its block's tail, refusals the log still counts, measured).
-      expect(run.accepted.length, `seed ${seed}`).toBeGreaterThanOrEqual(750);
-      expect(run.refused.length, `seed ${seed}`).toBeLessThanOrEqual(50);
+      // The model: 803 and 33 429s in each (its block's tail, refusals the log still counts, measured).
+      expect(run.accepted.length, `seed ${seed}`).toBeGreaterThanOrEqual(790);
+      expect(run.refused.length, `seed ${seed}`).toBeLessThanOrEqual(40);
     }
   });
 });
@@ -530,7 +551,8 @@ describe("RateModel against a fixed window met at any phase", () => {
           seed: 1,
         });
 
-        expect(run.refused.length, `phase ${phase} ms`).toBeLessThanOrEqual(30);
+        // 6 to 21 in these runs.
+        expect(run.refused.length, `phase ${phase} ms`).toBeLessThanOrEqual(24);
         expect(run.accepted.length, `phase ${phase} ms`).toBeGreaterThanOrEqual(0.95 * limit * 30);
       }
     });
