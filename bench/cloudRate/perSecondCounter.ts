@@ -1,9 +1,14 @@
+/**
+ * The cloud's shared rate before lib/rate's model (issue 38): a per-second counter, kept here as
+ * the anchor `npm run bench -- --cloud-rate` measures beside the model (bundled into the worker in
+ * place of lib/cloud/aws/sharedRate.ts).
+ */
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { awsClients } from "../../lib/cloud/aws/clients";
 import { isConditionFailure } from "../../lib/cloud/aws/instances";
 import {
-  BETA,
   RateLimitedError,
+  type SharedPermit,
   type SharedRate,
   START_RATE,
   sleepUnlessAborted,
@@ -15,6 +20,8 @@ import {
  * a paid function sleeping while other tenants' jobs wait for workers.
  */
 const MAX_PERMIT_WAIT_MS = 1_000;
+/** A 429 cuts the shared limit to this share of it. */
+const BETA = 0.95;
 const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)" } as const;
 /** A second that was full raises the next one's limit by this share: fast until a 429, then slowly. */
 const GROWTH_BEFORE_429 = 1.5;
@@ -65,6 +72,26 @@ export function sharedRate(
     return Math.max(1, Math.floor(Math.min(ceiling, grown)));
   };
 
+  const refused = async () => {
+    const second = Math.floor(Date.now() / 1000);
+    const limit = seen.get(connectorId)?.limit ?? first;
+    const lowered = Math.max(1, Math.floor(BETA * limit));
+    seen.set(connectorId, { second, taken: 0, limit: lowered, lowered: true });
+    await awsClients().dynamo.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: { pk, sk: String(second + 1) },
+        UpdateExpression: "SET lim = :lim, expiresAt = :expires",
+        ExpressionAttributeValues: { ":lim": lowered, ":expires": second + 121 },
+      }),
+    );
+  };
+  const told: SharedPermit = {
+    accepted() {},
+    refused,
+    unanswered() {},
+  };
+
   return {
     async permit(signal) {
       const started = Date.now();
@@ -93,7 +120,7 @@ export function sharedRate(
             Number(Attributes?.n ?? 1),
             Number(Attributes?.lim ?? first),
           );
-          return;
+          return told;
         } catch (error) {
           if (!isConditionFailure(error)) throw error;
           const last = seen.get(connectorId);
@@ -106,21 +133,6 @@ export function sharedRate(
           await sleepUnlessAborted((second + 1) * 1000 - now + Math.random() * 100, signal);
         }
       }
-    },
-
-    async refused() {
-      const second = Math.floor(Date.now() / 1000);
-      const limit = seen.get(connectorId)?.limit ?? first;
-      const lowered = Math.max(1, Math.floor(BETA * limit));
-      seen.set(connectorId, { second, taken: 0, limit: lowered, lowered: true });
-      await awsClients().dynamo.send(
-        new UpdateCommand({
-          TableName: table,
-          Key: { pk, sk: String(second + 1) },
-          UpdateExpression: "SET lim = :lim, expiresAt = :expires",
-          ExpressionAttributeValues: { ":lim": lowered, ":expires": second + 121 },
-        }),
-      );
     },
   };
 }
