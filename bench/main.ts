@@ -83,7 +83,8 @@ if (values["cloud-rate"]) {
   const work = await mkdtemp(join(tmpdir(), "ac-bench-"));
   const simulatorHost = join(root, "dist", "bench", "simulatorHost.mjs");
   try {
-    await runCloudRate({ root, simulatorHost, processProbe: "", work }, values.only?.split(","));
+    const processProbe = join(root, "bench", "processProbe.mjs");
+    await runCloudRate({ root, simulatorHost, processProbe, work }, values.only?.split(","));
   } finally {
     await rm(work, { recursive: true, force: true });
   }
