@@ -1,9 +1,11 @@
 /**
  * lib/rate's model driven by many workers at once (docs/rate-control.md, "The cloud runtime"):
  * the workers start requests at slots of a shared clock spaced at the model's pace, and the model
- * learns from their answers in folds: a fold replays the answers accepted since the last one (a
- * count, spread evenly over the time between) and then a refusal, if any, through the model's own
- * transitions. Pure functions of plain data, like the model's.
+ * learns in folds: a fold replays the slots started since the last one (a count, spread evenly over
+ * the time between) as accepted answers, then the refusals workers reported, through the model's
+ * own transitions. A slot is taken for accepted until a worker says otherwise: 429s are reported
+ * at once, accepted answers never, so the model is not a round of reports late. Pure functions of
+ * plain data, like the model's.
  */
 import {
   accepted,
@@ -15,11 +17,11 @@ import {
   start,
 } from "../rate";
 
-/** The model's state as the store keeps it, with what it has taken in of the workers' answers. */
+/** The model's state as the store keeps it, with what it has taken in of the clock's slots. */
 export interface SharedModelState {
   model: RateState;
-  /** The workers' count of accepted answers (it only grows) when the model last took them in. */
-  acceptedFolded: number;
+  /** The clock's count of slots started (it only grows) when the model last took them in. */
+  startedFolded: number;
   /** When it did (ms). */
   foldedAt: number;
 }
@@ -32,42 +34,40 @@ export interface Refusal {
 }
 
 export function newSharedModel(settings: RateSettings, now: number): SharedModelState {
-  return { model: newRateState(settings), acceptedFolded: 0, foldedAt: now };
+  return { model: newRateState(settings), startedFolded: 0, foldedAt: now };
 }
 
 /**
- * The model after the answers accepted up to `acceptedCount` (the workers' count) and then
- * `refusal`: each accepted answer a request that started and was answered at once, spread evenly
- * from the last fold to `now`. A refusal holds every worker (a long `Retry-After`, a window
- * spent): they share the upstream's limit.
+ * The model after the slots started up to `startedCount` (the clock's count) and `refusals`: each
+ * slot but the refused a request accepted as it started, spread evenly up to `now` since the last
+ * fold, then each refusal at its time. A refusal holds every worker (a long `Retry-After`, a
+ * window spent): they share the upstream's limit.
  */
 export function fold(
   shared: SharedModelState,
-  acceptedCount: number,
+  startedCount: number,
   now: number,
-  refusal?: Refusal,
+  refusals: readonly Refusal[] = [],
 ): SharedModelState {
   let s = shared.model;
-  const count = Math.max(0, acceptedCount - shared.acceptedFolded);
-  const from = Math.min(shared.foldedAt, now);
+  const count = Math.max(0, startedCount - shared.startedFolded - refusals.length);
+  // The clock hands out no more than the pace: slots counted late are spread back from `now` at
+  // it, not crowded into the time since the last fold.
+  const span = Math.max(now - shared.foldedAt, (count * 1000) / slotPace(s));
   for (let i = 1; i <= count; i++) {
-    const at = from + ((now - from) * i) / count;
+    const at = now - span + (span * i) / count;
     const started = start(s, at);
     s = accepted(started.state, started.ticket, at);
   }
-  if (refusal) {
+  for (const refusal of refusals) {
     const started = start(s, refusal.at);
     // Its real start: a request sent before the last cut was refused for the old pace (rule 8).
     const ticket = { ...started.ticket, startedAt: Math.min(refusal.startedAt, refusal.at) };
     s = refused(started.state, ticket, refusal.at, refusal.signal, true).state;
   }
-  return {
-    model: s,
-    acceptedFolded: Math.max(acceptedCount, shared.acceptedFolded),
-    foldedAt: now,
-  };
+  const startedFolded = Math.max(startedCount, shared.startedFolded);
+  return { model: s, startedFolded, foldedAt: now };
 }
-
 /** The shared clock's pace, starts a second: the model's, or its ceiling while it paces nothing. */
 export function slotPace(model: RateState): number {
   return model.pace ?? model.ceiling ?? Number.POSITIVE_INFINITY;

@@ -19,15 +19,14 @@ import {
 import { awsClients } from "./clients";
 import { isConditionFailure } from "./instances";
 
-/** A worker claims at most this much of the pace's slots at once (ms): a block per write. */
-const BLOCK_MS = 500;
 /**
- * A worker claims only while the clock's next free slot is within this of now (ms): slots are
- * claimed at the pace of their claim, so this bounds the starts a cut comes too late for.
+ * A worker claims only while the clock's next free slot is within this of now (ms), and a block
+ * of at most this much of the pace: slots are claimed at the pace of their claim, so this bounds
+ * the starts a cut comes too late for, and a block is one write for several starts.
  */
-const HORIZON_MS = 250;
-/** The model takes in the workers' accepted answers this often at most (ms): its step. */
-const FOLD_EVERY_MS = 500;
+const HORIZON_MS = 500;
+/** The model takes in the slots started this often at most (ms) when nothing is refused. */
+const FOLD_EVERY_MS = 1_000;
 /**
  * A request waits this long for its slot at most (ms): then its job goes back to the queue with a
  * delay, rather than a paid function waiting behind a long line.
@@ -37,6 +36,8 @@ const MAX_PERMIT_WAIT_MS = 10_000;
 const STALE_SLOT_MS = 100;
 /** The items outlive the last run by an hour, so the next sync starts from what was learned. */
 const EXPIRES_SECONDS = 3_600;
+/** Tries of a fold that lost to another worker's (each rereads the model). */
+const FOLD_TRIES = 5;
 const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)" } as const;
 
 /** What a worker last saw of the clock (the `slots` item). */
@@ -45,8 +46,8 @@ interface Clock {
   nextSlot: number;
   /** Slots a second. */
   pace: number;
-  /** Every worker's accepted answers, counted. */
-  accepted: number;
+  /** Slots claimed by every worker, counted. */
+  claimed: number;
   /** The model's last fold (ms). */
   foldedAt: number;
 }
@@ -54,18 +55,24 @@ interface Clock {
 const clockItem = z.object({
   nextSlot: z.number(),
   pace: z.number(),
-  accepted: z.number(),
+  claimed: z.number(),
   foldedAt: z.number(),
 });
 const modelItem = z.object({ version: z.number(), model: z.string() });
 
+/** Slots of the clock started by `now` (those claimed beyond it are not yet). */
+function startedBy(clock: Clock | undefined, now: number): number {
+  if (!clock) return 0;
+  return clock.claimed - Math.max(0, Math.floor(((clock.nextSlot - now) * clock.pace) / 1000));
+}
+
 /**
  * The instance's request rate, shared by every worker of its runs: lib/rate's model, its state
  * in the runs table (docs/rate-control.md, "The cloud runtime"). Two items: `slots`, a clock of
- * start slots spaced at the model's pace, which a worker claims a block of with one atomic update
- * (adding its accepted answers to a count there), and `model`, the model's state, read and written
- * (conditionally on its version) only at a fold: a 429, or every `FOLD_EVERY_MS` as answers come
- * in. `requestsPerSecond` 0 (no ceiling, no pace) shares nothing.
+ * start slots spaced at the model's pace, which a worker claims a block of with one atomic
+ * conditional update, and `model`, the model's state, read and written (conditionally on its
+ * version) only at a fold: on a 429, or every `FOLD_EVERY_MS` as slots are started.
+ * `requestsPerSecond` 0 (no ceiling, no pace) shares nothing.
  */
 export function sharedRate(
   table: string,
@@ -101,22 +108,24 @@ interface Waiter {
 /** A process's side of the shared clock: the slots it holds, the requests waiting for one. */
 export class SlotBook implements SharedRate {
   readonly #table: string;
-  readonly #pk: string;
+  readonly #key: { pk: string; sk: string };
+  readonly #modelKey: { pk: string; sk: string };
   readonly #settings: RateSettings;
   #clock: Clock | undefined;
   /** Slots claimed and not yet taken, in time order. */
   #slots: number[] = [];
   #waiting: Waiter[] = [];
   #claiming = false;
+  /** Refusals to fold, and whether a fold is under way in this process. */
+  #refusals: { refusal: Refusal; folded: () => void; failed: (error: unknown) => void }[] = [];
   #folding = false;
-  /** Accepted answers not yet added to the clock's count. */
-  #unreported = 0;
-  /** Writes and reads this process made, for tests and benches. */
-  readonly counts = { claims: 0, conflicts: 0, folds: 0, reads: 0 };
+  /** Requests this process made of the store, for tests and benches. */
+  readonly counts = { claims: 0, lostClaims: 0, folds: 0, lostFolds: 0, reads: 0 };
 
   constructor(table: string, pk: string, settings: RateSettings) {
     this.#table = table;
-    this.#pk = pk;
+    this.#key = { pk, sk: "slots" };
+    this.#modelKey = { pk, sk: "model" };
     this.#settings = settings;
   }
 
@@ -125,11 +134,14 @@ export class SlotBook implements SharedRate {
     if (slot > Date.now()) await sleepUnlessAborted(slot - Date.now(), signal);
     return {
       slot,
-      accepted: () => {
-        this.#unreported++;
-      },
+      // A slot is taken for accepted until told otherwise (`rateFold.ts`).
+      accepted() {},
       refused: (retryAfterMs) =>
-        this.#fold({ startedAt: slot, at: Date.now(), signal: { retryAfterMs } }),
+        new Promise<void>((folded, failed) => {
+          const refusal = { startedAt: slot, at: Date.now(), signal: { retryAfterMs } };
+          this.#refusals.push({ refusal, folded, failed });
+          void this.#fold();
+        }),
       unanswered() {},
     };
   }
@@ -175,25 +187,24 @@ export class SlotBook implements SharedRate {
         const now = Date.now();
         const clock = this.#clock;
         if (clock && clock.nextSlot > now + HORIZON_MS) {
-          // The line is long enough: claim when it is within the horizon (others claim meanwhile).
-          await sleepUnlessAborted(clock.nextSlot - HORIZON_MS - now, undefined);
+          // The horizon is full: try again once it may not be, at a random point of a block's
+          // length, so the workers waiting do not all try at once.
+          const wait = clock.nextSlot - HORIZON_MS - now + Math.random() * HORIZON_MS;
+          await sleepUnlessAborted(wait, undefined);
           continue;
         }
-        const pace = this.#clock?.pace ?? slotPace(newRateState(this.#settings));
+        const pace = clock?.pace ?? slotPace(newRateState(this.#settings));
         const count = Math.min(
           this.#waiting.length,
-          Math.max(1, Math.floor((pace * BLOCK_MS) / 1000)),
+          Math.max(1, Math.floor((pace * HORIZON_MS) / 1000)),
         );
-        const slots = await this.#claim(count, pace, now);
-        for (const slot of slots) {
+        for (const slot of await this.#claim(count, pace, now)) {
           const waiter = this.#waiting[0];
           if (waiter) waiter.resolve(slot);
           else this.#slots.push(slot);
         }
         const seen = this.#clock;
-        if (seen && now - seen.foldedAt > FOLD_EVERY_MS * (1 + Math.random() / 2)) {
-          void this.#fold().catch(() => {});
-        }
+        if (seen && now - seen.foldedAt > FOLD_EVERY_MS * (1 + Math.random())) void this.#fold();
       }
     } catch (error) {
       for (const waiter of [...this.#waiting]) waiter.reject(error);
@@ -204,106 +215,100 @@ export class SlotBook implements SharedRate {
 
   /**
    * Claims `count` slots at `pace` with one conditional update: after the clock's next free slot
-   * while the clock runs (it is at `now` or later), from `now` when it stood. A condition that
-   * fails (another worker moved the clock across `now`) costs a read and another try.
+   * while it runs (at `now` or later), from `now` when it stood. A condition that fails (the clock
+   * stood, or another worker started it) returns the clock as it is: no slot this time. The
+   * horizon is kept by each worker from the clock it saw last, not by a condition: workers that
+   * lose a race for it pay a write each.
    */
   async #claim(count: number, pace: number, now: number): Promise<number[]> {
     const span = (count * 1000) / pace;
     const running = this.#clock !== undefined && this.#clock.nextSlot >= now;
-    const reported = this.#unreported;
-    this.#unreported = 0;
-    const expiresAt = Math.floor(now / 1000) + EXPIRES_SECONDS;
+    const values = {
+      ":span": span,
+      ":count": count,
+      ":now": now,
+      ":expires": Math.floor(now / 1000) + EXPIRES_SECONDS,
+    };
+    this.counts.claims++;
     try {
-      this.counts.claims++;
       const { Attributes } = await awsClients().dynamo.send(
         new UpdateCommand({
           TableName: this.#table,
-          Key: { pk: this.#pk, sk: "slots" },
+          Key: this.#key,
           ...(running
             ? {
                 UpdateExpression:
-                  "SET nextSlot = nextSlot + :span, expiresAt = :expires ADD accepted :n",
+                  "SET nextSlot = nextSlot + :span, expiresAt = :expires ADD claimed :count",
                 ConditionExpression: "nextSlot >= :now",
-                ExpressionAttributeValues: {
-                  ":span": span,
-                  ":now": now,
-                  ":n": reported,
-                  ":expires": expiresAt,
-                },
+                ExpressionAttributeValues: values,
               }
             : {
                 UpdateExpression:
-                  "SET nextSlot = :end, expiresAt = :expires, pace = if_not_exists(pace, :pace), foldedAt = if_not_exists(foldedAt, :now) ADD accepted :n",
+                  "SET nextSlot = :now + :span, expiresAt = :expires, pace = if_not_exists(pace, :pace), foldedAt = if_not_exists(foldedAt, :now) ADD claimed :count",
                 ConditionExpression: "attribute_not_exists(nextSlot) OR nextSlot < :now",
-                ExpressionAttributeValues: {
-                  ":end": now + span,
-                  ":now": now,
-                  ":pace": pace,
-                  ":n": reported,
-                  ":expires": expiresAt,
-                },
+                ExpressionAttributeValues: { ...values, ":pace": pace },
               }),
           ReturnValues: "ALL_NEW",
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         }),
       );
       this.#clock = clockItem.parse(Attributes);
       const end = this.#clock.nextSlot;
       return Array.from({ length: count }, (_, i) => end - span + (i * 1000) / pace);
     } catch (error) {
-      this.#unreported += reported;
       if (!isConditionFailure(error)) throw error;
-      this.counts.conflicts++;
-      await this.#readClock();
+      this.counts.lostClaims++;
+      this.#clock = clockOf((error as { Item?: unknown }).Item);
       return [];
     }
+  }
+
+  /**
+   * Folds the slots started and the refusals reported into the model (`rateFold.ts`), written
+   * back on its version, then sets the clock's pace to the model's (and a block's hold moves its
+   * next slot). One fold at a time in a process, refusals gathered meanwhile going into the next;
+   * without a refusal, nothing when another worker folded within `FOLD_EVERY_MS`, nor a second
+   * try. A refusal's promise settles once it is folded.
+   */
+  async #fold(): Promise<void> {
+    if (this.#folding) return;
+    this.#folding = true;
+    const taken = this.#refusals;
+    this.#refusals = [];
+    try {
+      for (let attempt = 0; attempt < (taken.length > 0 ? FOLD_TRIES : 1); attempt++) {
+        const now = Date.now();
+        const read = await this.#readModel(now);
+        if (taken.length === 0 && now - read.shared.foldedAt < FOLD_EVERY_MS) break;
+        await this.#readClock();
+        const refusals = taken.map((t) => t.refusal);
+        const next = fold(read.shared, startedBy(this.#clock, now), now, refusals);
+        if (!(await this.#writeModel(next, read.version))) continue;
+        await this.#setPace(next, now);
+        break;
+      }
+      for (const t of taken) t.folded();
+    } catch (error) {
+      for (const t of taken) t.failed(error);
+    } finally {
+      this.#folding = false;
+    }
+    if (this.#refusals.length > 0) void this.#fold();
   }
 
   async #readClock(): Promise<void> {
     this.counts.reads++;
     const { Item } = await awsClients().dynamo.send(
-      new GetCommand({
-        TableName: this.#table,
-        Key: { pk: this.#pk, sk: "slots" },
-        ConsistentRead: true,
-      }),
+      new GetCommand({ TableName: this.#table, Key: this.#key, ConsistentRead: true }),
     );
-    this.#clock = Item ? clockItem.parse(Item) : undefined;
-  }
-
-  /**
-   * The model takes in the accepted answers counted on the clock and `refusal` (a fold,
-   * `rateFold.ts`), written back on its version, then the clock's pace is the model's (and a
-   * block's hold pushes its next slot). Without a refusal, nothing when another worker folded
-   * within `FOLD_EVERY_MS`; a refusal is taken in whatever the others do (a few tries).
-   */
-  async #fold(refusal?: Refusal): Promise<void> {
-    if (!refusal) {
-      if (this.#folding) return;
-      this.#folding = true;
-    }
-    try {
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const now = Date.now();
-        const read = await this.#readModel(now);
-        if (!refusal && now - read.shared.foldedAt < FOLD_EVERY_MS) return;
-        const next = fold(read.shared, this.#clock?.accepted ?? 0, now, refusal);
-        if (!(await this.#writeModel(next, read.version))) continue;
-        await this.#setPace(next, now);
-        return;
-      }
-    } finally {
-      if (!refusal) this.#folding = false;
-    }
+    const clock = clockItem.safeParse(Item);
+    if (clock.success) this.#clock = clock.data;
   }
 
   async #readModel(now: number): Promise<{ shared: SharedModelState; version: number }> {
     this.counts.reads++;
     const { Item } = await awsClients().dynamo.send(
-      new GetCommand({
-        TableName: this.#table,
-        Key: { pk: this.#pk, sk: "model" },
-        ConsistentRead: true,
-      }),
+      new GetCommand({ TableName: this.#table, Key: this.#modelKey, ConsistentRead: true }),
     );
     if (!Item) return { shared: newSharedModel(this.#settings, now), version: 0 };
     const item = modelItem.parse(Item);
@@ -321,8 +326,7 @@ export class SlotBook implements SharedRate {
         new PutCommand({
           TableName: this.#table,
           Item: {
-            pk: this.#pk,
-            sk: "model",
+            ...this.#modelKey,
             version: version + 1,
             model: JSON.stringify(shared),
             expiresAt: Math.floor(shared.foldedAt / 1000) + EXPIRES_SECONDS,
@@ -334,36 +338,38 @@ export class SlotBook implements SharedRate {
       return true;
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      this.counts.conflicts++;
+      this.counts.lostFolds++;
       return false;
     }
   }
 
   /**
    * The clock at the model's pace; a block's hold moves its next slot to the hold's end (a slot
-   * claimed beyond it is taken twice: a hold is two windows or more, a claim half of one).
+   * claimed beyond it is given twice: a hold is two windows or more, the horizon half of one).
    */
   async #setPace(shared: SharedModelState, now: number): Promise<void> {
-    const pace = slotPace(shared.model);
     const hold = heldUntil(shared.model, now);
-    const values = { ":pace": pace, ":now": now };
+    const values = { ":pace": slotPace(shared.model), ":now": now };
+    this.counts.folds++;
     const { Attributes } = await awsClients().dynamo.send(
       new UpdateCommand({
         TableName: this.#table,
-        Key: { pk: this.#pk, sk: "slots" },
-        ...(hold === undefined
-          ? {
-              UpdateExpression: "SET pace = :pace, foldedAt = :now",
-              ExpressionAttributeValues: values,
-            }
-          : {
-              UpdateExpression: "SET pace = :pace, foldedAt = :now, nextSlot = :hold",
-              ExpressionAttributeValues: { ...values, ":hold": hold },
-            }),
+        Key: this.#key,
+        UpdateExpression: `SET pace = :pace, foldedAt = :now${hold === undefined ? "" : ", nextSlot = :hold"}`,
+        ExpressionAttributeValues: hold === undefined ? values : { ...values, ":hold": hold },
         ReturnValues: "ALL_NEW",
       }),
     );
     const clock = clockItem.safeParse(Attributes);
     if (clock.success) this.#clock = clock.data;
   }
+}
+
+/** The clock in a condition failure's item (DynamoDB's typed values: numbers as `{ N }`). */
+function clockOf(item: unknown): Clock | undefined {
+  const typed = item as Record<string, { N?: string } | undefined> | undefined;
+  const clock = clockItem.safeParse(
+    Object.fromEntries(Object.keys(clockItem.shape).map((k) => [k, Number(typed?.[k]?.N)])),
+  );
+  return clock.success ? clock.data : undefined;
 }
