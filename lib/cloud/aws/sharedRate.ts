@@ -115,10 +115,14 @@ export class SlotBook implements SharedRate {
   /** Slots claimed and not yet taken, in time order. */
   #slots: number[] = [];
   #waiting: Waiter[] = [];
+  /** The slots taken over the last horizon: this process's demand. */
+  #taken: number[] = [];
   #claiming = false;
   /** Refusals to fold, and whether a fold is under way in this process. */
   #refusals: { refusal: Refusal; folded: () => void; failed: (error: unknown) => void }[] = [];
   #folding = false;
+  /** The model's last fold this process read or wrote (the clock's pace may not have changed). */
+  #foldedAt = 0;
   /** Requests this process made of the store, for tests and benches. */
   readonly counts = { claims: 0, lostClaims: 0, folds: 0, lostFolds: 0, reads: 0 };
 
@@ -131,6 +135,7 @@ export class SlotBook implements SharedRate {
 
   async permit(signal?: AbortSignal): Promise<SlotPermit> {
     const slot = await this.#take(signal);
+    this.#taken = [...this.#taken.filter((t) => t > slot - HORIZON_MS), slot];
     if (slot > Date.now()) await sleepUnlessAborted(slot - Date.now(), signal);
     return {
       slot,
@@ -194,8 +199,11 @@ export class SlotBook implements SharedRate {
           continue;
         }
         const pace = clock?.pace ?? slotPace(newRateState(this.#settings));
+        // As many as wait, or as this process took over the last horizon if more (its jobs' next
+        // requests), within a horizon of the pace: slots claimed and not taken are lost.
+        const recent = this.#taken.filter((t) => t > now - HORIZON_MS).length;
         const count = Math.min(
-          this.#waiting.length,
+          Math.max(this.#waiting.length, recent),
           Math.max(1, Math.floor((pace * HORIZON_MS) / 1000)),
         );
         for (const slot of await this.#claim(count, pace, now)) {
@@ -203,8 +211,8 @@ export class SlotBook implements SharedRate {
           if (waiter) waiter.resolve(slot);
           else this.#slots.push(slot);
         }
-        const seen = this.#clock;
-        if (seen && now - seen.foldedAt > FOLD_EVERY_MS * (1 + Math.random())) void this.#fold();
+        const foldedAt = Math.max(this.#clock?.foldedAt ?? now, this.#foldedAt);
+        if (now - foldedAt > FOLD_EVERY_MS * (1 + Math.random())) void this.#fold();
       }
     } catch (error) {
       for (const waiter of [...this.#waiting]) waiter.reject(error);
@@ -216,9 +224,8 @@ export class SlotBook implements SharedRate {
   /**
    * Claims `count` slots at `pace` with one conditional update: after the clock's next free slot
    * while it runs (at `now` or later), from `now` when it stood. A condition that fails (the clock
-   * stood, or another worker started it) returns the clock as it is: no slot this time. The
-   * horizon is kept by each worker from the clock it saw last, not by a condition: workers that
-   * lose a race for it pay a write each.
+   * stood, another worker started it, or it is more than twice the horizon ahead) returns the clock
+   * as it is: no slot this time. Each worker keeps the horizon from the clock it saw last.
    */
   async #claim(count: number, pace: number, now: number): Promise<number[]> {
     const span = (count * 1000) / pace;
@@ -239,8 +246,10 @@ export class SlotBook implements SharedRate {
             ? {
                 UpdateExpression:
                   "SET nextSlot = nextSlot + :span, expiresAt = :expires ADD claimed :count",
-                ConditionExpression: "nextSlot >= :now",
-                ExpressionAttributeValues: values,
+                // Twice the horizon: workers that saw the clock at once may all claim, yet not
+                // many blocks ahead (a cut comes that much too late for the slots claimed).
+                ConditionExpression: "nextSlot BETWEEN :now AND :latest",
+                ExpressionAttributeValues: { ...values, ":latest": now + 2 * HORIZON_MS },
               }
             : {
                 UpdateExpression:
@@ -284,6 +293,7 @@ export class SlotBook implements SharedRate {
         const refusals = taken.map((t) => t.refusal);
         const next = fold(read.shared, startedBy(this.#clock, now), now, refusals);
         if (!(await this.#writeModel(next, read.version))) continue;
+        this.#foldedAt = now;
         await this.#setPace(next, now);
         break;
       }
@@ -313,6 +323,7 @@ export class SlotBook implements SharedRate {
     if (!Item) return { shared: newSharedModel(this.#settings, now), version: 0 };
     const item = modelItem.parse(Item);
     const shared = JSON.parse(item.model) as SharedModelState;
+    this.#foldedAt = Math.max(this.#foldedAt, shared.foldedAt);
     // A state of another shape (the model's `version` changed) is started afresh.
     const fresh = shared.model?.version !== 1;
     return { shared: fresh ? newSharedModel(this.#settings, now) : shared, version: item.version };
@@ -349,7 +360,9 @@ export class SlotBook implements SharedRate {
    */
   async #setPace(shared: SharedModelState, now: number): Promise<void> {
     const hold = heldUntil(shared.model, now);
-    const values = { ":pace": slotPace(shared.model), ":now": now };
+    const pace = slotPace(shared.model);
+    if (hold === undefined && pace === this.#clock?.pace) return;
+    const values = { ":pace": pace, ":now": now };
     this.counts.folds++;
     const { Attributes } = await awsClients().dynamo.send(
       new UpdateCommand({
