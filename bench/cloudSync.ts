@@ -65,7 +65,16 @@ export interface CloudRun {
   error?: string;
 }
 
-export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promise<CloudRun> {
+/** What a bench adds to a cloud run: after the deploy and the instance, before the sync. */
+export interface CloudSyncHooks {
+  deployed?(stack: Stack): Promise<void>;
+}
+
+export async function runCloudSync(
+  scenario: Scenario,
+  paths: BenchPaths,
+  hooks: CloudSyncHooks = {},
+): Promise<CloudRun> {
   const { moto, stack } = await startStackOnMoto({
     stage: "bench",
     countAwsRequests: { getDelayMs: S3_FIRST_BYTE_MS },
@@ -86,6 +95,7 @@ export async function runCloudSync(scenario: Scenario, paths: BenchPaths): Promi
     const env = { ...upstream.ready.env, ...platform.env() };
     const put = await operator(["put-instance", "bench", "blackline", "--no-sync"], env);
     if (put.code !== 0) throw new Error(`put-instance: ${put.stderr.trim()}`);
+    await hooks.deployed?.(stack);
 
     stack.awsRequests?.take();
     const cpuBefore = { emulator: await processCpuSeconds(moto.pid), harness: ownCpuSeconds() };

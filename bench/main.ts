@@ -20,7 +20,9 @@
  * (bench/cloudScale.ts) and prints the capacity model carried to 1,000,000 and 10,000,000 users
  * and to 1,000 and 10,000 tenants (bench/capacity.ts); `--no-exact` skips comparing each upload
  * with a command-line sync of the same tenant. `-- --tenants [--large 50000 --small 500]`
- * sets the two tenants' users. It measures and asserts nothing.
+ * sets the two tenants' users. `-- --cloud-rate [--only bucket-counter,window-model]` the rate
+ * the cloud's workers share behind a token bucket and a fixed window, the shared rate model beside
+ * the per-second counter it replaced (bench/cloudRate.ts). It measures and asserts nothing.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -30,6 +32,7 @@ import { type Artifacts, measureArtifacts } from "./artifacts";
 import { renderCapacity } from "./capacity";
 import { type BenchPaths, runCliSync } from "./cliSync";
 import { runFinalizeBench } from "./cloudFinalize";
+import { runCloudRate } from "./cloudRate";
 import { runCloudScale } from "./cloudScale";
 import { runSweepBench } from "./cloudSweep";
 import { runCloudSync } from "./cloudSync";
@@ -69,6 +72,7 @@ const { values } = parseArgs({
     small: { type: "string" },
     "cloud-scale": { type: "boolean", default: false },
     "no-exact": { type: "boolean", default: false },
+    "cloud-rate": { type: "boolean", default: false },
     transactions: { type: "boolean", default: false },
     only: { type: "string" },
     root: { type: "string" },
@@ -77,6 +81,17 @@ const { values } = parseArgs({
 const root = values.root ?? process.cwd();
 if (values.explore) {
   await benchExplore(root, values.only?.split(","));
+  process.exit(0);
+}
+if (values["cloud-rate"]) {
+  const work = await mkdtemp(join(tmpdir(), "ac-bench-"));
+  const simulatorHost = join(root, "dist", "bench", "simulatorHost.mjs");
+  try {
+    const processProbe = join(root, "bench", "processProbe.mjs");
+    await runCloudRate({ root, simulatorHost, processProbe, work }, values.only?.split(","));
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
   process.exit(0);
 }
 if (values.diff) {

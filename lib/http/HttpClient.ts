@@ -2,7 +2,7 @@
 import { messageOf } from "../errors";
 import { redact } from "../redact";
 import { sleepUnlessAborted } from "./abortListeners";
-import { newRequestContext, type RequestContext } from "./context";
+import { newRequestContext, type RequestContext, type SharedPermit } from "./context";
 import { countEnd } from "./counters";
 import {
   AbortedError,
@@ -258,15 +258,16 @@ export class HttpClient {
       permit?.unanswered();
       return "token_expired";
     }
+    let shared: SharedPermit | undefined;
     try {
-      await ctx.sharedRate?.permit(ctx.signal);
+      shared = await ctx.sharedRate?.permit(ctx.signal);
     } catch (error) {
       permit?.unanswered();
       throwIfAborted(ctx, summary);
       throw error;
     }
     ctx.counters.requests++;
-    return this.#fetch(request, url, headers, body, timeoutMs, summary, ctx, permit);
+    return this.#fetch(request, url, headers, body, timeoutMs, summary, ctx, permit, shared);
   }
 
   /** The limiter's start for this attempt (none without a limiter). */
@@ -300,6 +301,7 @@ export class HttpClient {
     summary: RequestSummary,
     ctx: RequestContext,
     permit: Permit | undefined,
+    shared: SharedPermit | undefined,
   ): Promise<Answer> {
     const maxBytes = this.#options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const variables = this.#options.boundVariables;
@@ -313,6 +315,7 @@ export class HttpClient {
       });
     } catch (error) {
       permit?.unanswered();
+      shared?.unanswered();
       countEnd(ctx.counters, noAnswerOf(error, ctx.signal));
       throwIfAborted(ctx, summary);
       if (ResponseTooLargeError.is(error)) throw error;
@@ -327,8 +330,12 @@ export class HttpClient {
       body: readAnswer(request, response, bytes),
       retryAfterMs,
     };
-    if (!permit) return answer;
     const refused = response.status === 429;
+    if (!refused) shared?.accepted();
+    if (!permit) {
+      if (refused) await this.#sharedRefused(shared, retryAfterMs, ctx);
+      return answer;
+    }
     if (refused) {
       // A caller told of 429s waits elsewhere (a queue's delay): its 429 holds no one here.
       const hold = ctx.onRateLimit !== "throw";
@@ -343,14 +350,19 @@ export class HttpClient {
     // Taken at once, so the move is this answer's, at its time.
     const change = limiter?.takeChange();
     if (change) ctx.logger.debug("learned rate moved", { ...change });
-    if (refused) {
-      await ctx.sharedRate?.refused().catch((error: unknown) => {
-        ctx.logger.warn("the shared rate could not be lowered", {
-          error: messageOf(error),
-        });
-      });
-    }
+    if (refused) await this.#sharedRefused(shared, retryAfterMs, ctx);
     return answer;
+  }
+
+  /** A 429 told to the shared rate before the answer is returned (its cut is written by then). */
+  async #sharedRefused(
+    shared: SharedPermit | undefined,
+    retryAfterMs: number | undefined,
+    ctx: RequestContext,
+  ): Promise<void> {
+    await shared?.refused(retryAfterMs).catch((error: unknown) => {
+      ctx.logger.warn("the shared rate could not be lowered", { error: messageOf(error) });
+    });
   }
 }
 

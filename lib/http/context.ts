@@ -18,8 +18,8 @@ export interface RequestContext {
    */
   onRateLimit?: "wait" | "throw";
   /**
-   * The request rate the workers of one cloud run share, on top of the client's own limiter
-   * (`lib/cloud/sharedRate.ts`).
+   * The request rate the workers of one cloud instance share, on top of the client's own limiter
+   * (`lib/cloud/aws/sharedRate.ts`).
    */
   sharedRate?: SharedRate;
   /** Of this call's requests in the client's limiter: higher starts first (`AcquireOptions`). */
@@ -32,15 +32,20 @@ export interface RequestContext {
   prefetched?: Prefetched;
 }
 
-/** A 429 cuts the rate the workers of a cloud run share to this share (`lib/cloud/aws/sharedRate.ts`). */
-export const BETA = 0.95;
-
 /** A request rate shared beyond this process. */
 export interface SharedRate {
-  /** Waits for a permit before each request. */
-  permit(signal?: AbortSignal): Promise<void>;
-  /** The upstream answered 429: lower the shared rate. */
-  refused(): Promise<void>;
+  /** Waits for a permit before each request; the request's answer is told to the permit, once. */
+  permit(signal?: AbortSignal): Promise<SharedPermit>;
+}
+
+/** One request's start of a `SharedRate`: how the upstream answered it. */
+export interface SharedPermit {
+  /** Any answer but 429. */
+  accepted(): void;
+  /** A 429, with its `Retry-After`: resolves once the shared rate has taken it in. */
+  refused(retryAfterMs: number | undefined): Promise<void>;
+  /** No answer at all. */
+  unanswered(): void;
 }
 
 /**

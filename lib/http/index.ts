@@ -1,10 +1,10 @@
 export { START_RATE } from "../rate";
-export { sleepUnlessAborted } from "./abortListeners";
+export { onAbort, sleepUnlessAborted } from "./abortListeners";
 export {
   askingAhead,
-  BETA,
   newRequestContext,
   type RequestContext,
+  type SharedPermit,
   type SharedRate,
 } from "./context";
 export { type HttpCounters, type NoAnswer, newCounters } from "./counters";

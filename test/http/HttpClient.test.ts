@@ -9,6 +9,7 @@ import {
   newRequestContext,
   RateLimitedError,
   RateLimiter,
+  type SharedRate,
   TokenCache,
 } from "../../lib/http";
 import { silentLogger } from "../../lib/logging";
@@ -137,6 +138,34 @@ describe("HttpClient", () => {
     const next = await http.request({ method: "GET", path: "/y" }, ctx);
     expect(next.status).toBe(200);
     expect(ctx.counters.requests).toBe(2);
+  });
+
+  it("tells a shared rate how the upstream answered each request it permitted", async () => {
+    let faults: FaultSettings = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 3 } };
+    server = await startSimServer(
+      () => ({ status: 200, body: {} }),
+      () => faults,
+    );
+    const { http } = client(server.url);
+    const told: string[] = [];
+    const sharedRate: SharedRate = {
+      async permit() {
+        return {
+          accepted: () => told.push("accepted"),
+          refused: async (retryAfterMs) => {
+            told.push(`refused ${retryAfterMs}`);
+          },
+          unanswered: () => told.push("unanswered"),
+        };
+      },
+    };
+    const ctx = newRequestContext({ onRateLimit: "throw", sharedRate });
+
+    await http.request({ method: "GET", path: "/x" }, ctx).catch(() => {});
+    faults = {};
+    await http.request({ method: "GET", path: "/y" }, ctx);
+
+    expect(told).toEqual(["refused 3000", "accepted"]);
   });
 
   it("abandons a request and its backoff when the run's signal fires", async () => {

@@ -1,46 +1,78 @@
-import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import * as z from "zod";
 import {
-  BETA,
+  onAbort,
   RateLimitedError,
+  type SharedPermit,
   type SharedRate,
-  START_RATE,
   sleepUnlessAborted,
 } from "../../http";
+import { newRateState, type RateSettings } from "../../rate";
+import {
+  fold,
+  heldUntil,
+  newSharedModel,
+  type Refusal,
+  type SharedModelState,
+  slotPace,
+} from "../rateFold";
 import { awsClients } from "./clients";
 import { isConditionFailure } from "./instances";
 
 /**
- * A request waits this long for a permit at most (into the next window, not many): then its job
- * goes back to the queue with a delay and the worker moves on to its other messages, instead of
- * a paid function sleeping while other tenants' jobs wait for workers.
+ * A worker claims only while the clock's next free slot is within this of now (ms), and a block
+ * of at most this much of the pace: slots are claimed at the pace of their claim, so this bounds
+ * the starts a cut comes too late for, and a block is one write for several starts.
  */
-const MAX_PERMIT_WAIT_MS = 1_000;
+const HORIZON_MS = 500;
+/** The model takes in the slots started this often at most (ms) when nothing is refused. */
+const FOLD_EVERY_MS = 1_000;
+/**
+ * A request waits this long for its slot at most (ms): then its job goes back to the queue with a
+ * delay, rather than a paid function waiting behind a long line.
+ */
+const MAX_PERMIT_WAIT_MS = 10_000;
+/** A slot this late (ms) is still taken by a request that waits (a claim's round trip). */
+const STALE_SLOT_MS = 100;
+/** The items outlive the last run by an hour, so the next sync starts from what was learned. */
+const EXPIRES_SECONDS = 3_600;
+/** Tries of a fold that lost to another worker's (each rereads the model). */
+const FOLD_TRIES = 5;
 const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)" } as const;
-/** A second that was full raises the next one's limit by this share: fast until a 429, then slowly. */
-const GROWTH_BEFORE_429 = 1.5;
-const GROWTH_AFTER_429 = 1.05;
 
-/** What this process last saw of an instance's shared rate (kept while the function is warm). */
-interface Seen {
-  second: number;
-  /** Permits taken in that second (Infinity: it was full). */
-  taken: number;
-  limit: number;
-  /** A 429 lowered the limit since this process started: probe upward slowly. */
-  lowered: boolean;
+/** What a worker last saw of the clock (the `slots` item). */
+interface Clock {
+  /** The first slot no worker holds (ms). */
+  nextSlot: number;
+  /** Slots a second. */
+  pace: number;
+  /** Slots claimed by every worker, counted. */
+  claimed: number;
+  /** The model's last fold (ms). */
+  foldedAt: number;
 }
-const seen = new Map<string, Seen>();
+
+const clockItem = z.object({
+  nextSlot: z.number(),
+  pace: z.number(),
+  claimed: z.number(),
+  foldedAt: z.number(),
+});
+const modelItem = z.object({ version: z.number(), model: z.string() });
+
+/** Slots of the clock started by `now` (those claimed beyond it are not yet). */
+function startedBy(clock: Clock | undefined, now: number): number {
+  if (!clock) return 0;
+  return clock.claimed - Math.max(0, Math.floor(((clock.nextSlot - now) * clock.pace) / 1000));
+}
 
 /**
- * The instance's request rate, shared by every worker of its runs: a one-second window counter in
- * the runs table (`pk = rate#<connectorId>`, `sk = <epoch second>`) that also holds the second's
- * limit (`lim`). A request takes a permit by adding one to the current second's count while it is
- * below that limit (one conditional write per upstream request); when the second is full, it
- * waits for the next, once: a second refusal hands the job back (RateLimitedError). The first request of a second sets its limit: the last one seen, raised when
- * that second was full (x1.5 until a 429, x1.05 after), never above a configured
- * `..._REQUESTS_PER_SECOND`. A 429 writes `BETA` of the current limit onto the next second (one
- * write per 429), which every worker then carries forward. Windows expire by TTL.
- * `requestsPerSecond` 0 (no ceiling) shares nothing.
+ * The instance's request rate, shared by every worker of its runs: lib/rate's model, its state
+ * in the runs table (docs/rate-control.md, "The cloud runtime"). Two items: `slots`, a clock of
+ * start slots spaced at the model's pace, which a worker claims a block of with one atomic
+ * conditional update, and `model`, the model's state, read and written (conditionally on its
+ * version) only at a fold: on a 429, or every `FOLD_EVERY_MS` as slots are started.
+ * `requestsPerSecond` 0 (no ceiling, no pace) shares nothing.
  */
 export function sharedRate(
   table: string,
@@ -48,85 +80,309 @@ export function sharedRate(
   requestsPerSecond: number | undefined,
 ): SharedRate | undefined {
   if (requestsPerSecond === 0) return undefined;
-  const ceiling = requestsPerSecond ?? Number.POSITIVE_INFINITY;
-  const first = requestsPerSecond ?? START_RATE;
-  const pk = `rate#${connectorId}`;
-
-  const proposal = (second: number): number => {
-    const last = seen.get(connectorId);
-    if (!last) return first;
-    const full = last.second === second - 1 && last.taken >= last.limit;
-    const grown = full
-      ? Math.max(
-          last.limit + 1,
-          Math.ceil(last.limit * (last.lowered ? GROWTH_AFTER_429 : GROWTH_BEFORE_429)),
-        )
-      : last.limit;
-    return Math.max(1, Math.floor(Math.min(ceiling, grown)));
-  };
-
-  return {
-    async permit(signal) {
-      const started = Date.now();
-      for (;;) {
-        const now = Date.now();
-        const second = Math.floor(now / 1000);
-        try {
-          const { Attributes } = await awsClients().dynamo.send(
-            new UpdateCommand({
-              TableName: table,
-              Key: { pk, sk: String(second) },
-              UpdateExpression:
-                "ADD n :one SET expiresAt = :expires, lim = if_not_exists(lim, :lim)",
-              ConditionExpression: "attribute_not_exists(n) OR n < lim",
-              ExpressionAttributeValues: {
-                ":one": 1,
-                ":lim": proposal(second),
-                ":expires": second + 120,
-              },
-              ReturnValues: "ALL_NEW",
-            }),
-          );
-          remember(
-            connectorId,
-            second,
-            Number(Attributes?.n ?? 1),
-            Number(Attributes?.lim ?? first),
-          );
-          return;
-        } catch (error) {
-          if (!isConditionFailure(error)) throw error;
-          const last = seen.get(connectorId);
-          remember(connectorId, second, Number.POSITIVE_INFINITY, last?.limit ?? first);
-          // Many workers share a small rate: hand the job back to the queue rather than wait.
-          if (Date.now() - started > MAX_PERMIT_WAIT_MS) {
-            throw new RateLimitedError(SHARED_RATE, MAX_PERMIT_WAIT_MS);
-          }
-          // Spread the waiters over the first part of the next second.
-          await sleepUnlessAborted((second + 1) * 1000 - now + Math.random() * 100, signal);
-        }
-      }
-    },
-
-    async refused() {
-      const second = Math.floor(Date.now() / 1000);
-      const limit = seen.get(connectorId)?.limit ?? first;
-      const lowered = Math.max(1, Math.floor(BETA * limit));
-      seen.set(connectorId, { second, taken: 0, limit: lowered, lowered: true });
-      await awsClients().dynamo.send(
-        new UpdateCommand({
-          TableName: table,
-          Key: { pk, sk: String(second + 1) },
-          UpdateExpression: "SET lim = :lim, expiresAt = :expires",
-          ExpressionAttributeValues: { ":lim": lowered, ":expires": second + 121 },
-        }),
-      );
-    },
-  };
+  const settings: RateSettings = { requestsPerSecond };
+  // Keyed by the setting too: a changed ceiling starts a model of its own.
+  const pk = `rate#${connectorId}#${requestsPerSecond ?? "learned"}`;
+  const key = `${table}|${pk}`;
+  let book = books.get(key);
+  if (!book) {
+    book = new SlotBook(table, pk, settings);
+    books.set(key, book);
+  }
+  return book;
 }
 
-function remember(connectorId: string, second: number, taken: number, limit: number): void {
-  const last = seen.get(connectorId);
-  const lowered = (last?.lowered ?? false) || (last !== undefined && limit < last.limit);
-  seen.set(connectorId, { second, taken, limit, lowered });
+/** One book per instance in this process, kept while the function is warm. */
+const books = new Map<string, SlotBook>();
+
+/** A permit, with the slot it was given (ms). */
+export interface SlotPermit extends SharedPermit {
+  readonly slot: number;
+}
+
+interface Waiter {
+  resolve(slot: number): void;
+  reject(error: unknown): void;
+}
+
+/** A process's side of the shared clock: the slots it holds, the requests waiting for one. */
+export class SlotBook implements SharedRate {
+  readonly #table: string;
+  readonly #key: { pk: string; sk: string };
+  readonly #modelKey: { pk: string; sk: string };
+  readonly #settings: RateSettings;
+  #clock: Clock | undefined;
+  /** Slots claimed and not yet taken, in time order. */
+  #slots: number[] = [];
+  #waiting: Waiter[] = [];
+  /** The slots taken over the last horizon: this process's demand. */
+  #taken: number[] = [];
+  #claiming = false;
+  /** Refusals to fold, and whether a fold is under way in this process. */
+  #refusals: { refusal: Refusal; folded: () => void; failed: (error: unknown) => void }[] = [];
+  #folding = false;
+  /** The model's last fold this process read or wrote (the clock's pace may not have changed). */
+  #foldedAt = 0;
+  /** Requests this process made of the store, for tests and benches. */
+  readonly counts = { claims: 0, lostClaims: 0, folds: 0, lostFolds: 0, reads: 0 };
+
+  constructor(table: string, pk: string, settings: RateSettings) {
+    this.#table = table;
+    this.#key = { pk, sk: "slots" };
+    this.#modelKey = { pk, sk: "model" };
+    this.#settings = settings;
+  }
+
+  async permit(signal?: AbortSignal): Promise<SlotPermit> {
+    const slot = await this.#take(signal);
+    this.#taken = [...this.#taken.filter((t) => t > slot - HORIZON_MS), slot];
+    if (slot > Date.now()) await sleepUnlessAborted(slot - Date.now(), signal);
+    return {
+      slot,
+      // A slot is taken for accepted until told otherwise (`rateFold.ts`).
+      accepted() {},
+      refused: (retryAfterMs) =>
+        new Promise<void>((folded, failed) => {
+          const refusal = { startedAt: slot, at: Date.now(), signal: { retryAfterMs } };
+          this.#refusals.push({ refusal, folded, failed });
+          void this.#fold();
+        }),
+      unanswered() {},
+    };
+  }
+
+  /** A slot: one held, or the next claim's; a job waits `MAX_PERMIT_WAIT_MS` at most. */
+  #take(signal: AbortSignal | undefined): Promise<number> {
+    const now = Date.now();
+    while ((this.#slots[0] ?? now) < now - STALE_SLOT_MS) this.#slots.shift();
+    const held = this.#slots.shift();
+    if (held !== undefined) return Promise.resolve(held);
+    return new Promise<number>((resolve, reject) => {
+      const settle = () => {
+        clearTimeout(timer);
+        unlink?.();
+        this.#waiting = this.#waiting.filter((w) => w !== waiter);
+      };
+      const waiter: Waiter = {
+        resolve(slot) {
+          settle();
+          resolve(slot);
+        },
+        reject(error) {
+          settle();
+          reject(error);
+        },
+      };
+      const timer = setTimeout(
+        () => waiter.reject(new RateLimitedError(SHARED_RATE, MAX_PERMIT_WAIT_MS)),
+        MAX_PERMIT_WAIT_MS,
+      );
+      const unlink = signal && onAbort(signal, () => waiter.reject(signal.reason));
+      this.#waiting.push(waiter);
+      void this.#claimWhileWaiting();
+    });
+  }
+
+  /** Claims blocks of slots while requests wait, one claim at a time. */
+  async #claimWhileWaiting(): Promise<void> {
+    if (this.#claiming) return;
+    this.#claiming = true;
+    try {
+      while (this.#waiting.length > 0) {
+        const now = Date.now();
+        const clock = this.#clock;
+        if (clock && clock.nextSlot > now + HORIZON_MS) {
+          // The horizon is full: try again once it may not be, at a random point of a block's
+          // length, so the workers waiting do not all try at once.
+          const wait = clock.nextSlot - HORIZON_MS - now + Math.random() * HORIZON_MS;
+          await sleepUnlessAborted(wait, undefined);
+          continue;
+        }
+        const pace = clock?.pace ?? slotPace(newRateState(this.#settings));
+        // As many as wait, or as this process took over the last horizon if more (its jobs' next
+        // requests), within a horizon of the pace: slots claimed and not taken are lost.
+        const recent = this.#taken.filter((t) => t > now - HORIZON_MS).length;
+        const count = Math.min(
+          Math.max(this.#waiting.length, recent),
+          Math.max(1, Math.floor((pace * HORIZON_MS) / 1000)),
+        );
+        for (const slot of await this.#claim(count, pace, now)) {
+          const waiter = this.#waiting[0];
+          if (waiter) waiter.resolve(slot);
+          else this.#slots.push(slot);
+        }
+        const foldedAt = Math.max(this.#clock?.foldedAt ?? now, this.#foldedAt);
+        if (now - foldedAt > FOLD_EVERY_MS * (1 + Math.random())) void this.#fold();
+      }
+    } catch (error) {
+      for (const waiter of [...this.#waiting]) waiter.reject(error);
+    } finally {
+      this.#claiming = false;
+    }
+  }
+
+  /**
+   * Claims `count` slots at `pace` with one conditional update: after the clock's next free slot
+   * while it runs (at `now` or later), from `now` when it stood. A condition that fails (the clock
+   * stood, another worker started it, or it is more than twice the horizon ahead) returns the clock
+   * as it is: no slot this time. Each worker keeps the horizon from the clock it saw last.
+   */
+  async #claim(count: number, pace: number, now: number): Promise<number[]> {
+    const span = (count * 1000) / pace;
+    const running = this.#clock !== undefined && this.#clock.nextSlot >= now;
+    const values = {
+      ":span": span,
+      ":count": count,
+      ":now": now,
+      ":expires": Math.floor(now / 1000) + EXPIRES_SECONDS,
+    };
+    this.counts.claims++;
+    try {
+      const { Attributes } = await awsClients().dynamo.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: this.#key,
+          ...(running
+            ? {
+                UpdateExpression:
+                  "SET nextSlot = nextSlot + :span, expiresAt = :expires ADD claimed :count",
+                // Twice the horizon: workers that saw the clock at once may all claim, yet not
+                // many blocks ahead (a cut comes that much too late for the slots claimed).
+                ConditionExpression: "nextSlot BETWEEN :now AND :latest",
+                ExpressionAttributeValues: { ...values, ":latest": now + 2 * HORIZON_MS },
+              }
+            : {
+                UpdateExpression:
+                  "SET nextSlot = :now + :span, expiresAt = :expires, pace = if_not_exists(pace, :pace), foldedAt = if_not_exists(foldedAt, :now) ADD claimed :count",
+                ConditionExpression: "attribute_not_exists(nextSlot) OR nextSlot < :now",
+                ExpressionAttributeValues: { ...values, ":pace": pace },
+              }),
+          ReturnValues: "ALL_NEW",
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+        }),
+      );
+      this.#clock = clockItem.parse(Attributes);
+      const end = this.#clock.nextSlot;
+      return Array.from({ length: count }, (_, i) => end - span + (i * 1000) / pace);
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      this.counts.lostClaims++;
+      this.#clock = clockOf((error as { Item?: unknown }).Item);
+      return [];
+    }
+  }
+
+  /**
+   * Folds the slots started and the refusals reported into the model (`rateFold.ts`), written
+   * back on its version, then sets the clock's pace to the model's (and a block's hold moves its
+   * next slot). One fold at a time in a process, refusals gathered meanwhile going into the next;
+   * without a refusal, nothing when another worker folded within `FOLD_EVERY_MS`, nor a second
+   * try. A refusal's promise settles once it is folded.
+   */
+  async #fold(): Promise<void> {
+    if (this.#folding) return;
+    this.#folding = true;
+    const taken = this.#refusals;
+    this.#refusals = [];
+    try {
+      for (let attempt = 0; attempt < (taken.length > 0 ? FOLD_TRIES : 1); attempt++) {
+        const now = Date.now();
+        const read = await this.#readModel(now);
+        if (taken.length === 0 && now - read.shared.foldedAt < FOLD_EVERY_MS) break;
+        await this.#readClock();
+        const refusals = taken.map((t) => t.refusal);
+        const next = fold(read.shared, startedBy(this.#clock, now), now, refusals);
+        if (!(await this.#writeModel(next, read.version))) continue;
+        this.#foldedAt = now;
+        await this.#setPace(next, now);
+        break;
+      }
+      for (const t of taken) t.folded();
+    } catch (error) {
+      for (const t of taken) t.failed(error);
+    } finally {
+      this.#folding = false;
+    }
+    if (this.#refusals.length > 0) void this.#fold();
+  }
+
+  async #readClock(): Promise<void> {
+    this.counts.reads++;
+    const { Item } = await awsClients().dynamo.send(
+      new GetCommand({ TableName: this.#table, Key: this.#key, ConsistentRead: true }),
+    );
+    const clock = clockItem.safeParse(Item);
+    if (clock.success) this.#clock = clock.data;
+  }
+
+  async #readModel(now: number): Promise<{ shared: SharedModelState; version: number }> {
+    this.counts.reads++;
+    const { Item } = await awsClients().dynamo.send(
+      new GetCommand({ TableName: this.#table, Key: this.#modelKey, ConsistentRead: true }),
+    );
+    if (!Item) return { shared: newSharedModel(this.#settings, now), version: 0 };
+    const item = modelItem.parse(Item);
+    const shared = JSON.parse(item.model) as SharedModelState;
+    this.#foldedAt = Math.max(this.#foldedAt, shared.foldedAt);
+    // A state of another shape (the model's `version` changed) is started afresh.
+    const fresh = shared.model?.version !== 1;
+    return { shared: fresh ? newSharedModel(this.#settings, now) : shared, version: item.version };
+  }
+
+  /** Whether the write won (the version read is still the stored one). */
+  async #writeModel(shared: SharedModelState, version: number): Promise<boolean> {
+    this.counts.folds++;
+    try {
+      await awsClients().dynamo.send(
+        new PutCommand({
+          TableName: this.#table,
+          Item: {
+            ...this.#modelKey,
+            version: version + 1,
+            model: JSON.stringify(shared),
+            expiresAt: Math.floor(shared.foldedAt / 1000) + EXPIRES_SECONDS,
+          },
+          ConditionExpression: "attribute_not_exists(pk) OR version = :version",
+          ExpressionAttributeValues: { ":version": version },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      this.counts.lostFolds++;
+      return false;
+    }
+  }
+
+  /**
+   * The clock at the model's pace; a block's hold moves its next slot to the hold's end (a slot
+   * claimed beyond it is given twice: a hold is two windows or more, the horizon half of one).
+   */
+  async #setPace(shared: SharedModelState, now: number): Promise<void> {
+    const hold = heldUntil(shared.model, now);
+    const pace = slotPace(shared.model);
+    if (hold === undefined && pace === this.#clock?.pace) return;
+    const values = { ":pace": pace, ":now": now };
+    this.counts.folds++;
+    const { Attributes } = await awsClients().dynamo.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: this.#key,
+        UpdateExpression: `SET pace = :pace, foldedAt = :now${hold === undefined ? "" : ", nextSlot = :hold"}`,
+        ExpressionAttributeValues: hold === undefined ? values : { ...values, ":hold": hold },
+        ReturnValues: "ALL_NEW",
+      }),
+    );
+    const clock = clockItem.safeParse(Attributes);
+    if (clock.success) this.#clock = clock.data;
+  }
+}
+
+/** The clock in a condition failure's item (DynamoDB's typed values: numbers as `{ N }`). */
+function clockOf(item: unknown): Clock | undefined {
+  const typed = item as Record<string, { N?: string } | undefined> | undefined;
+  const clock = clockItem.safeParse(
+    Object.fromEntries(Object.keys(clockItem.shape).map((k) => [k, Number(typed?.[k]?.N)])),
+  );
+  return clock.success ? clock.data : undefined;
 }

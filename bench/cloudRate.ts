@@ -1,0 +1,175 @@
+/**
+ * `npm run bench -- --cloud-rate [--only bucket-counter,window-model]`: the rate the cloud's
+ * workers share (docs/rate-control.md, "The cloud runtime"), through the packaged stack on
+ * moto_server with the harness's workers (up to 10 invocations at once, warm containers), for a
+ * 3,000-user BlackLine tenant behind a token bucket and a fixed window of 10 requests a second.
+ * Each limiter is run with the shared rate model the worker runs (lib/cloud/aws/sharedRate.ts)
+ * and with the per-second counter it replaced (bench/cloudRate/perSecondCounter.ts, bundled into
+ * the worker in its place), each on a stack of its own, in the same process. The store's writes
+ * are the DynamoDB writes on `rate#` items, counted at the harness's proxy. Measures; asserts
+ * nothing.
+ */
+import { loadavg } from "node:os";
+import { join } from "node:path";
+import { build, type Plugin } from "esbuild";
+import yazl from "yazl";
+import type { TenantSize } from "../lib/simulators/blackline";
+import type { LimiterSettings } from "../lib/simulators/limiters";
+import type { BenchPaths } from "./cliSync";
+import { type CloudRun, runCloudSync } from "./cloudSync";
+import { limiterFloorSeconds } from "./floors";
+import type { Scenario } from "./scenarios";
+
+/** 3,000 users, 150 teams (about 175 requests at the page cap): a run of tens of seconds at 10/s. */
+const TENANT: TenantSize = { users: 3_000, teams: 150, roles: 10, maxTeamsPerUser: 6 };
+const LATENCY_MS = 40;
+/** Requests the workers can have in flight: 10 invocations, a batch of 10 jobs each. */
+const WORKER_CONCURRENCY = 100;
+const LIMITERS: { name: string; text: string; limiter: LimiterSettings }[] = [
+  {
+    name: "bucket",
+    text: "token bucket 10/s, burst 5",
+    limiter: { kind: "token_bucket", ratePerSecond: 10, burst: 5 },
+  },
+  {
+    name: "window",
+    text: "fixed window of 10 per 1 s",
+    limiter: { kind: "fixed_window", limit: 10, windowSeconds: 1 },
+  },
+];
+const CONTROLLERS = { counter: "per-second counter (before)", model: "shared rate model" } as const;
+type Controller = keyof typeof CONTROLLERS;
+
+export interface CloudRateRow {
+  limiter: string;
+  controller: string;
+  ok: boolean;
+  /** `cloud sync` to the end of finalize, and the upstream's first request to its last answer. */
+  syncSeconds: number;
+  upstreamSeconds: number;
+  floorSeconds: number;
+  wallPerFloor: number;
+  upstreamPerFloor: number;
+  /** What the upstream received (each worker container's token request included) and refused. */
+  requests: number;
+  refused: number;
+  /** The minimum, plus one token request. */
+  minimum: number;
+  requestsPerMinimum: number;
+  /** DynamoDB writes on the rate's items (conditional ones refused included), a request. */
+  rateWrites: number;
+  writesPerRequest: number;
+  workerInvocations: number;
+  cpuSeconds: { emulator: number; harness: number };
+  /** The machine's load average (1 minute) when the run ended. */
+  load: number;
+  error?: string;
+}
+
+/** `only`: `<limiter>-<controller>` names (`bucket-counter`); all four when absent. */
+export async function runCloudRate(paths: BenchPaths, only?: string[]): Promise<CloudRateRow[]> {
+  const rows: CloudRateRow[] = [];
+  const counterWorker = await counterBundle(paths.root);
+  for (const { name, text, limiter } of LIMITERS) {
+    for (const controller of Object.keys(CONTROLLERS) as Controller[]) {
+      if (only && !only.includes(`${name}-${controller}`)) continue;
+      process.stderr.write(`bench: cloud rate, ${text}, ${CONTROLLERS[controller]}\n`);
+      const scenario: Scenario = {
+        name: `cloud-rate-${name}-${controller}`,
+        quick: false,
+        runtime: "cloud",
+        simulator: {
+          connector: "blackline",
+          size: TENANT,
+          upstream: { latencyMs: LATENCY_MS, limiter, maxPageSize: 137 },
+        },
+        tenantText: "3,000 users, through the cloud runtime, 10 workers",
+        upstreamText: `${LATENCY_MS} ms, page cap 137, ${text}`,
+      };
+      const run = await runCloudSync(scenario, paths, {
+        async deployed(stack) {
+          if (controller === "counter") await stack.updateFunctionCode("syncWorker", counterWorker);
+        },
+      });
+      rows.push(row(text, CONTROLLERS[controller], limiter, run));
+      process.stdout.write(`${JSON.stringify(rows.at(-1))}\n`);
+    }
+  }
+  return rows;
+}
+
+function row(
+  limiter: string,
+  controller: string,
+  settings: LimiterSettings,
+  run: CloudRun,
+): CloudRateRow {
+  const minimum = run.minimum.total + 1;
+  const floor = limiterFloorSeconds({
+    limiter: settings,
+    requests: minimum,
+    latencyMs: LATENCY_MS,
+    concurrency: WORKER_CONCURRENCY,
+    chainRoundTrips: run.minimum.chainRoundTrips,
+  });
+  const round = (n: number) => Math.round(n * 1000) / 1000;
+  const upstreamSeconds = (run.server.spanMs ?? 0) / 1000 + LATENCY_MS / 1000;
+  const rateWrites = run.aws?.dynamodbWritesByKind.rate ?? 0;
+  return {
+    limiter,
+    controller,
+    ok: run.ok,
+    syncSeconds: round(run.syncMs / 1000),
+    upstreamSeconds: round(upstreamSeconds),
+    floorSeconds: round(floor),
+    wallPerFloor: round(run.syncMs / 1000 / floor),
+    upstreamPerFloor: round(upstreamSeconds / floor),
+    requests: run.server.requests,
+    refused: run.server.throttled,
+    minimum,
+    requestsPerMinimum: round(run.server.requests / minimum),
+    rateWrites,
+    writesPerRequest: round(rateWrites / Math.max(1, run.server.requests)),
+    workerInvocations: run.invocations.syncWorker,
+    cpuSeconds: run.cpuSeconds,
+    load: loadavg()[0] ?? 0,
+    ...(run.error ? { error: run.error } : {}),
+  };
+}
+
+/** The worker's bundle with the per-second counter in place of the shared model, zipped. */
+async function counterBundle(root: string): Promise<Buffer> {
+  const counter = join(root, "bench", "cloudRate", "perSecondCounter.ts");
+  const swap: Plugin = {
+    name: "per-second-counter",
+    setup(on) {
+      on.onResolve({ filter: /\/aws\/sharedRate$/ }, () => ({ path: counter }));
+    },
+  };
+  const result = await build({
+    entryPoints: [join(root, "functions", "sync-worker", "handler.ts")],
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "esm",
+    mainFields: ["module", "main"],
+    minify: true,
+    // An ESM bundle has no `require`; CommonJS dependencies inside it call it for built-ins.
+    banner: {
+      js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);',
+    },
+    write: false,
+    plugins: [swap],
+    logLevel: "warning",
+  });
+  const code = result.outputFiles[0]?.text ?? "";
+  return new Promise((resolve, reject) => {
+    const zip = new yazl.ZipFile();
+    zip.addBuffer(Buffer.from(code), "handler.mjs");
+    zip.end();
+    const chunks: Buffer[] = [];
+    zip.outputStream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    zip.outputStream.on("end", () => resolve(Buffer.concat(chunks)));
+    zip.outputStream.on("error", reject);
+  });
+}

@@ -1,0 +1,81 @@
+/**
+ * lib/rate's model driven by many workers at once (docs/rate-control.md, "The cloud runtime"):
+ * the workers start requests at slots of a shared clock spaced at the model's pace, and the model
+ * learns in folds: a fold replays the slots started since the last one (a count, spread evenly over
+ * the time between) as accepted answers, then the refusals workers reported, through the model's
+ * own transitions. A slot is taken for accepted until a worker says otherwise: 429s are reported
+ * at once, accepted answers never, so the model is not a round of reports late. Pure functions of
+ * plain data, like the model's.
+ */
+import {
+  accepted,
+  newRateState,
+  type RateSettings,
+  type RateState,
+  refused,
+  type Signal,
+  start,
+} from "../rate";
+
+/** The model's state as the store keeps it, with what it has taken in of the clock's slots. */
+export interface SharedModelState {
+  model: RateState;
+  /** The clock's count of slots started (it only grows) when the model last took them in. */
+  startedFolded: number;
+  /** When it did (ms). */
+  foldedAt: number;
+}
+
+/** A 429 one worker was answered: its request's slot, when it came, and what it said. */
+export interface Refusal {
+  startedAt: number;
+  at: number;
+  signal: Signal;
+}
+
+export function newSharedModel(settings: RateSettings, now: number): SharedModelState {
+  return { model: newRateState(settings), startedFolded: 0, foldedAt: now };
+}
+
+/**
+ * The model after the slots started up to `startedCount` (the clock's count) and `refusals`: each
+ * slot but the refused a request accepted as it started, spread evenly up to `now` since the last
+ * fold, then each refusal at its time. A refusal holds every worker (a long `Retry-After`, a
+ * window spent): they share the upstream's limit.
+ */
+export function fold(
+  shared: SharedModelState,
+  startedCount: number,
+  now: number,
+  refusals: readonly Refusal[] = [],
+): SharedModelState {
+  let s = shared.model;
+  const count = Math.max(0, startedCount - shared.startedFolded - refusals.length);
+  // The clock hands out no more than the pace: slots counted late are spread back from `now` at
+  // it, not crowded into the time since the last fold.
+  const span = Math.max(now - shared.foldedAt, (count * 1000) / slotPace(s));
+  for (let i = 1; i <= count; i++) {
+    const at = now - span + (span * i) / count;
+    const started = start(s, at);
+    s = accepted(started.state, started.ticket, at);
+  }
+  for (const refusal of refusals) {
+    const started = start(s, refusal.at);
+    // Its real start: a request sent before the last cut was refused for the old pace (rule 8).
+    const ticket = { ...started.ticket, startedAt: Math.min(refusal.startedAt, refusal.at) };
+    s = refused(started.state, ticket, refusal.at, refusal.signal, true).state;
+  }
+  const startedFolded = Math.max(startedCount, shared.startedFolded);
+  return { model: s, startedFolded, foldedAt: now };
+}
+/** The shared clock's pace, starts a second: the model's, or its ceiling while it paces nothing. */
+export function slotPace(model: RateState): number {
+  return model.pace ?? model.ceiling ?? Number.POSITIVE_INFINITY;
+}
+
+/** Until when every start waits (a block's hold), if later than `now`. */
+export function heldUntil(model: RateState, now: number): number | undefined {
+  return model.blocked && model.heldUntil !== null && model.heldUntil > now
+    ? model.heldUntil
+    : undefined;
+}

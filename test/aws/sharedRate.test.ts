@@ -1,0 +1,66 @@
+// The rate an instance's workers share (lib/cloud/aws/sharedRate.ts): slots of a clock in the runs
+// table claimed in blocks, at lib/rate's pace, on moto_server. Each `SlotBook` stands for one
+// worker's process.
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SlotBook, type SlotPermit } from "../../lib/cloud/aws/sharedRate";
+import { awsClientConfig, awsEnv, createPkSkTable, type Moto, startMoto } from "./harness";
+
+const TABLE = "runs";
+let moto: Moto;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  Object.assign(process.env, awsEnv(moto.endpoint));
+  const dynamo = new DynamoDBClient(awsClientConfig(moto.endpoint));
+  await createPkSkTable(dynamo, TABLE);
+  dynamo.destroy();
+});
+
+afterAll(async () => {
+  await moto?.stop();
+});
+
+/** `count` permits of `worker` asked at once, each answered accepted as soon as it starts. */
+function permits(worker: SlotBook, count: number): Promise<SlotPermit[]> {
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const permit = await worker.permit();
+      permit.accepted();
+      return permit;
+    }),
+  );
+}
+
+const writes = (workers: SlotBook[]) =>
+  workers.reduce((sum, w) => sum + w.counts.claims + w.counts.folds, 0);
+
+describe("the shared rate's slots", () => {
+  it("never give concurrent workers more starts than the pace in any second, claimed in blocks", async () => {
+    const workers = Array.from(
+      { length: 3 },
+      () => new SlotBook(TABLE, "rate#paced", { requestsPerSecond: 10 }),
+    );
+    const taken = (await Promise.all(workers.map((w) => permits(w, 8)))).flat();
+    const slots = taken.map((p) => p.slot).sort((a, b) => a - b);
+    expect(new Set(slots).size).toBe(24);
+    for (const slot of slots) {
+      expect(slots.filter((t) => t >= slot && t < slot + 1000).length).toBeLessThanOrEqual(10);
+    }
+    // Blocks: fewer writes to the store than starts (claims lost to another worker included).
+    expect(writes(workers)).toBeLessThan(slots.length);
+  });
+
+  it("hold every worker on a 429 with a long Retry-After", async () => {
+    const [first, second] = [1, 2].map(() => new SlotBook(TABLE, "rate#held", {})) as [
+      SlotBook,
+      SlotBook,
+    ];
+    await permits(second, 1);
+    const permit = await first.permit();
+    const refusedAt = Date.now();
+    await permit.refused(3_000);
+    const [next] = await permits(second, 1);
+    expect(next?.slot).toBeGreaterThanOrEqual(refusedAt + 3_000);
+  });
+});
