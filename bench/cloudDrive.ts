@@ -5,7 +5,7 @@
  * machine shows that it moves, and how fast).
  */
 import type { RunStore } from "../lib/cloud";
-import type { DrainStats, Stack } from "../test/aws/harness";
+import type { DrainOptions, DrainStats, Stack } from "../test/aws/harness";
 
 /** A bench run drains until its runs are done: no cap on invocations, three hours at most. */
 export const UNBOUNDED_DRAIN = {
@@ -36,6 +36,7 @@ export async function driveToEnd(
   runs: RunStore,
   syncIds: () => readonly string[] | undefined,
   label: string,
+  workerOptions: Pick<DrainOptions, "onBatch" | "onInvoked"> = {},
 ): Promise<Drained> {
   const until = async () => {
     const ids = syncIds();
@@ -58,7 +59,7 @@ export async function driveToEnd(
   }, PROGRESS_EVERY_MS);
   try {
     const [worker, finalize] = await Promise.all([
-      stack.drainQueue("syncWorker", { ...UNBOUNDED_DRAIN, until }),
+      stack.drainQueue("syncWorker", { ...UNBOUNDED_DRAIN, until, ...workerOptions }),
       stack.drainQueue("finalize", { ...UNBOUNDED_DRAIN, until }),
     ]);
     return { worker, finalize };

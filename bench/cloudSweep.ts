@@ -36,7 +36,7 @@ export interface SweepMeasure {
   lambda: SweepCounts | { error: string };
   /** The same sweep in this process, no deadline. */
   inProcess: SweepCounts;
-  /** Messages on the instance-checks queue after both. */
+  /** Messages on the instance-checks queue after both (ten instances a message). */
   queued: number;
   /** Whether the in-process sweep sent the due instances most overdue first. */
   mostOverdueFirst: boolean;

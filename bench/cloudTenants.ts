@@ -2,22 +2,44 @@
  * Two tenants on one cloud stage (`npm run bench -- --tenants`): a small BlackLine instance's
  * run alone, then again while a large instance's run has a backlog on the shared queue, through
  * the packaged stack on moto_server with the harness's workers (10 at once, the mapping's maximum
- * concurrency). Each instance has its own upstream simulator, in a process of its own. Measures;
- * asserts nothing.
+ * concurrency). Each instance has its own upstream simulator, in a process of its own. Besides the
+ * small run's wall time it sums its jobs' time on the queue, in the worker and on the CPU, alone
+ * and beside, so a ratio can be split into waiting for a worker and the machine's 2 shared cores.
+ * Measures; asserts nothing.
  */
 import { loadavg } from "node:os";
+import type { SQSRecord } from "aws-lambda";
 import { RunStore } from "../lib/cloud";
 import type { TenantSize } from "../lib/simulators/blackline";
 import { startPlatformSimulator } from "../lib/simulators/platform";
 import { runOperator, startStackOnMoto } from "../test/aws/harness";
+import type { InvocationCost } from "../test/aws/harness/lambda";
 import type { BenchPaths } from "./cliSync";
 import { driveToEnd, runEnded } from "./cloudDrive";
 import { ownCpuSeconds, processCpuSeconds } from "./cloudSync";
 import { startHostedSimulator } from "./processes";
 
+/** What a run's job deliveries spent, summed over them: waiting on the queue, and in the worker. */
+export interface JobTimes {
+  deliveries: number;
+  /** From each message's send to its receive (SQS's dwell time), s. */
+  queueSeconds: number;
+  /** The invocations' handler wall time, s (one job an invocation at batch size 1). */
+  handlerSeconds: number;
+  /** The invocations' thread CPU, s: the same work alone and beside; what the wall adds is waiting. */
+  cpuSeconds: number;
+}
+
 export interface TenantsRun {
   large: { users: number; jobs: number; seconds: number; backlogAtSmallStart: number };
-  small: { users: number; jobs: number; aloneSeconds: number; togetherSeconds: number };
+  small: {
+    users: number;
+    jobs: number;
+    aloneSeconds: number;
+    togetherSeconds: number;
+    alone: JobTimes;
+    together: JobTimes;
+  };
   /** The small run's time beside the large one over its time alone (the target: at most 2). */
   ratio: number;
   invocations: number;
@@ -28,6 +50,43 @@ export interface TenantsRun {
 }
 
 const LATENCY_MS = 40;
+
+/** Notes each job delivery's queue wait, handler time and CPU under its run (the drain's hooks). */
+function jobTimesByRun() {
+  const byRun = new Map<string, JobTimes>();
+  const of = (record: SQSRecord) => {
+    const { syncId } = JSON.parse(record.body) as { syncId: string };
+    let times = byRun.get(syncId);
+    if (!times) {
+      times = { deliveries: 0, queueSeconds: 0, handlerSeconds: 0, cpuSeconds: 0 };
+      byRun.set(syncId, times);
+    }
+    return times;
+  };
+  return {
+    hooks: {
+      onBatch: (records: SQSRecord[]) => {
+        const at = Date.now();
+        for (const record of records) {
+          const times = of(record);
+          times.deliveries++;
+          times.queueSeconds += (at - Number(record.attributes.SentTimestamp)) / 1000;
+        }
+      },
+      onInvoked: (records: SQSRecord[], cost: InvocationCost) => {
+        // A batch's cost is its records' together: each is given an equal part.
+        for (const record of records) {
+          const times = of(record);
+          times.handlerSeconds += cost.ms / 1000 / records.length;
+          times.cpuSeconds += cost.cpuMs / 1000 / records.length;
+        }
+      },
+    },
+    of: (syncId: string): JobTimes =>
+      byRun.get(syncId) ?? { deliveries: 0, queueSeconds: 0, handlerSeconds: 0, cpuSeconds: 0 },
+  };
+}
+
 /**
  * The small run starts once the large one has this many jobs outstanding: twice the 10 workers,
  * so jobs wait on the queue. With coarse jobs a 50,000-user run has only ~35 jobs in all, so a
@@ -78,7 +137,8 @@ export async function runCloudTenants(
     const loadAlone = loadavg()[0] ?? 0;
     const aloneStarted = performance.now();
     const aloneId = await sync("small");
-    await driveToEnd(stack, runs, () => [aloneId], "small alone");
+    const times = jobTimesByRun();
+    await driveToEnd(stack, runs, () => [aloneId], "small alone", times.hooks);
     const aloneSeconds = (performance.now() - aloneStarted) / 1000;
 
     // Together: the small run starts once the large run's backlog is on the queue.
@@ -87,7 +147,13 @@ export async function runCloudTenants(
     const largeId = await sync("large");
     // Until the small run is started, the drains go on even if the large one has ended.
     let watched: string[] | undefined;
-    const draining = driveToEnd(stack, runs, () => watched, "large, then small beside it");
+    const draining = driveToEnd(
+      stack,
+      runs,
+      () => watched,
+      "large, then small beside it",
+      times.hooks,
+    );
     let backlog = 0;
     while (backlog < BACKLOG && !(await ended(largeId))) {
       backlog = (await runs.get(largeId))?.outstanding ?? 0;
@@ -115,6 +181,8 @@ export async function runCloudTenants(
         jobs: small?.jobsDone ?? 0,
         aloneSeconds,
         togetherSeconds,
+        alone: times.of(aloneId),
+        together: times.of(smallId),
       },
       ratio: togetherSeconds / aloneSeconds,
       invocations: worker.invocations,

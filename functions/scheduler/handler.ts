@@ -2,7 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-p
 import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { telemetry, withPowertools } from "../../lib/cloud/aws/powertools";
 import { loadCloudConfig } from "../../lib/cloud/config";
-import { checkInstance, instanceChecksEvent, schedule } from "../../lib/cloud/scheduler";
+import { checkInstances, instanceChecksEvent, schedule } from "../../lib/cloud/scheduler";
 
 const processor = new BatchProcessor(EventType.SQS);
 
@@ -15,7 +15,7 @@ export const handler = withPowertools(async (event: unknown, context) => {
   if (instanceChecksEvent.safeParse(event).success) {
     return processPartialResponse(
       event as SQSEvent,
-      (record: SQSRecord) => checkInstance(record.body, config, telemetry),
+      (record: SQSRecord) => checkInstances(record.body, config, telemetry),
       processor,
       { context },
     );

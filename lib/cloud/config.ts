@@ -31,6 +31,11 @@ export const cloudEnvironment = z.object({
     description:
       "A run whose jobs have not moved (none started, committed or handed back) for this many seconds ends `error`.",
   }),
+  INSTANCE_JOBS_IN_FLIGHT: z.coerce.number().int().min(1).default(8).meta({
+    type: "whole number, at least 1",
+    description:
+      "Jobs of one instance that run at once; below the workers' maximum concurrency, so the rest stay free for other instances.",
+  }),
 });
 
 export interface CloudConfig {
@@ -49,6 +54,8 @@ export interface CloudConfig {
   jobMaxReceives: number;
   /** A run with no progress for this long ends `error`. */
   runStallSeconds: number;
+  /** Jobs of one instance that run at once (`JobSlots`). */
+  instanceJobsInFlight: number;
 }
 
 export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConfig {
@@ -74,5 +81,6 @@ export function loadCloudConfig(env: NodeJS.ProcessEnv = process.env): CloudConf
     secretsPrefix: e.SECRETS_PREFIX,
     jobMaxReceives: e.JOB_MAX_RECEIVES,
     runStallSeconds: e.RUN_STALL_SECONDS,
+    instanceJobsInFlight: e.INSTANCE_JOBS_IN_FLIGHT,
   };
 }

@@ -10,5 +10,5 @@ export { openInstance, UnknownInstanceError } from "./instanceRuntime";
 export { connectorIdSchema, pickInstanceSettings } from "./instanceSettings";
 export { failRun, type StartAnswer, startRun } from "./lifecycle";
 export type { Telemetry } from "./observability";
-export { checkInstance, type SweepAnswer, schedule, syncNowRequest } from "./scheduler";
+export { checkInstances, type SweepAnswer, schedule, syncNowRequest } from "./scheduler";
 export { processJobMessage } from "./syncWorker";

@@ -52,7 +52,7 @@ export const instanceChecksEvent = z
 
 /**
  * The scheduler's direct invokes and its schedule, told apart by the event's shape (its queue's
- * events go to `checkInstance`). `remainingMs`: the invocation's time left, which bounds a sweep.
+ * events go to `checkInstances`). `remainingMs`: the invocation's time left, which bounds a sweep.
  */
 export async function schedule(
   event: unknown,
@@ -78,9 +78,9 @@ export async function schedule(
 
 /**
  * The schedule: sends every instance that is due, the most overdue first, and every instance
- * with a current run to the instance-checks queue, whose messages the scheduler takes one
- * instance at a time (`checkInstance`), as many at once as its event source mapping allows. The
- * sweep itself only reads the registry and sends (10,000 instances in a few seconds); it stops
+ * with a current run to the instance-checks queue, ten to a message, whose messages the scheduler
+ * takes (`checkInstances`) as many at once as its event source mapping allows. The sweep itself
+ * only reads the registry and sends (10,000 instances are 100 SendMessageBatch requests); it stops
  * sending at `deadlineAt`, and the rest go next sweep, first.
  */
 export async function sweep(
@@ -126,23 +126,51 @@ export async function sweep(
 }
 
 /**
- * One message of the instance-checks queue: what the sweep used to do for one instance, with the
- * row read again (a check that comes late, or twice, finds the instance as it is now). A current
- * run that made no progress for `runStallSeconds`, or is past its deadline, ends `error`; a due
- * instance starts. Settings that cannot work put the instance's label at `error` (in `startRun`)
- * and are not retried; any other error is, by the queue. A message of another shape is dropped.
+ * One message of the instance-checks queue: its instances looked at one after another
+ * (`checkInstance`). An error of one does not stop the others; the first is thrown once all were
+ * looked at, so the queue delivers the message again, and a check repeated finds its instance as
+ * it is (started, or its run looked at). A message of another shape is dropped.
  */
-export async function checkInstance(
+export async function checkInstances(
   body: string,
   config: CloudConfig,
   telemetry: Telemetry,
-): Promise<"started" | "stalled" | "unchanged"> {
+): Promise<CheckOutcome[]> {
   const parsed = instanceCheckMessage.safeParse(parseJsonOrUndefined(body));
   if (!parsed.success) {
     telemetry.logger.error("not an instance check, dropped", { error: parsed.error.message });
-    return "unchanged";
+    return [];
   }
-  const { connectorId } = parsed.data;
+  const outcomes: CheckOutcome[] = [];
+  let failure: { error: unknown } | undefined;
+  for (const connectorId of parsed.data.connectorIds) {
+    try {
+      outcomes.push(await checkInstance(connectorId, config, telemetry));
+    } catch (error) {
+      telemetry.logger.error("instance check failed; its message will be delivered again", {
+        connectorId,
+        error: messageOf(error),
+      });
+      failure ??= { error };
+    }
+  }
+  if (failure) throw failure.error;
+  return outcomes;
+}
+
+type CheckOutcome = "started" | "stalled" | "unchanged";
+
+/**
+ * What the sweep used to do for one instance, with the row read again (a check that comes late,
+ * or twice, finds the instance as it is now). A current run that made no progress for
+ * `runStallSeconds`, or is past its deadline, ends `error`; a due instance starts. Settings that
+ * cannot work put the instance's label at `error` (in `startRun`) and are not retried.
+ */
+async function checkInstance(
+  connectorId: string,
+  config: CloudConfig,
+  telemetry: Telemetry,
+): Promise<CheckOutcome> {
   const row = await new InstanceRegistry(config.instancesTable).get(connectorId);
   const now = new Date();
   if (row?.currentSyncId) {

@@ -1,5 +1,5 @@
 import { messageOf } from "../errors";
-import { CHECKS_PER_BATCH } from "./aws/instanceChecks";
+import { INSTANCES_PER_SEND } from "./aws/instanceChecks";
 import { dueAt, type InstanceRow, isDue } from "./aws/instances";
 
 /**
@@ -42,7 +42,7 @@ export interface SendOutcome {
 }
 
 /**
- * Sends `ids` in order, `CHECKS_PER_BATCH` to a batch and `inFlight` batches at a time; no batch
+ * Sends `ids` in order, `INSTANCES_PER_SEND` to a batch and `inFlight` batches at a time; no batch
  * starts once `now()` has reached `deadlineAt`, so the sweep ends before its invocation does and
  * what is left waits for the next sweep. A batch that fails is reported, and the rest go on.
  */
@@ -53,8 +53,8 @@ export async function sendInOrder(
 ): Promise<SendOutcome> {
   const now = options.now ?? Date.now;
   const batches: string[][] = [];
-  for (let i = 0; i < ids.length; i += CHECKS_PER_BATCH) {
-    batches.push(ids.slice(i, i + CHECKS_PER_BATCH));
+  for (let i = 0; i < ids.length; i += INSTANCES_PER_SEND) {
+    batches.push(ids.slice(i, i + INSTANCES_PER_SEND));
   }
   const sent = new Set<number>();
   const failed: SendOutcome["failed"] = [];

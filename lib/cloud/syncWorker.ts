@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { SQSRecord } from "aws-lambda";
 import * as z from "zod";
 import { ConnectorError, messageOf } from "../errors";
@@ -12,6 +13,7 @@ import {
   runJobPages,
 } from "../sync";
 import { jobId } from "../sync/job";
+import { JobSlots } from "./aws/jobSlots";
 import { RATE_REFUSALS_ATTRIBUTE, sendJobs } from "./aws/messages";
 import { sharedRate } from "./aws/sharedRate";
 import type { CloudConfig } from "./config";
@@ -27,6 +29,10 @@ const MAX_DELAY_SECONDS = 900;
 /** A job handed back for a rate limit the n-th time waits up to 2^n s, at most this (jittered). */
 const MAX_BACKOFF_SECONDS = 256;
 const rateRefusals = z.coerce.number().int().min(0);
+/** A job slot's lease lasts the invocation's time left and this much more. */
+const SLOT_LEASE_MARGIN_MS = 10_000;
+/** A job deferred for its instance's cap comes back after this many seconds (jittered). */
+const DEFER_SECONDS = { min: 3, max: 8 } as const;
 
 /**
  * How far a job follows its list's next pages in one delivery (docs/cloud.md, "Jobs"): a shard of
@@ -80,6 +86,14 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       logger.info("job already done");
       return;
   }
+  const slots = new JobSlots(config.runsTable, job.syncId, config.instanceJobsInFlight);
+  const holder = randomUUID();
+  // The lease outlives the invocation, so a worker that dies frees its slot soon after.
+  const slot = await slots.take(holder, Date.now() + inv.remainingMs() + SLOT_LEASE_MARGIN_MS);
+  if (slot === undefined) {
+    await deferJob(record, job, inv);
+    return;
+  }
   await flow.heartbeat(job.syncId);
 
   let counters: HttpCounters | undefined;
@@ -118,8 +132,33 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
   } catch (error) {
     await handleFailure(error, record, job, inv);
   } finally {
+    // A slot not given back is free again when its lease ends.
+    await slots.giveBack(slot, holder).catch((error: unknown) => {
+      logger.warn("job slot not given back", { error: messageOf(error) });
+    });
     await countUpstream(job, counters, committed, inv);
   }
+}
+
+/**
+ * A job whose instance has all its slots in flight goes back to the queue as a copy delayed a few
+ * seconds, so it holds no worker while it waits and the other instances' jobs take the free ones;
+ * it spends no delivery, and its run's stall clock moves to its return.
+ */
+async function deferJob(record: SQSRecord, job: Job, { config, telemetry }: WorkerInvocation) {
+  const delaySeconds =
+    DEFER_SECONDS.min + Math.floor(Math.random() * (DEFER_SECONDS.max - DEFER_SECONDS.min + 1));
+  telemetry.count("jobsDeferred", 1);
+  telemetry.logger.info("instance at its cap of jobs in flight; job sent back with a delay", {
+    syncId: job.syncId,
+    connectorId: job.connectorId,
+    delaySeconds,
+  });
+  await sendJobs(config.syncJobsQueueUrl, [job], {
+    delaySeconds,
+    rateRefusals: rateRefusalsOf(record),
+  });
+  await new RunFlow(config).heartbeat(job.syncId, Date.now() + delaySeconds * 1000);
 }
 
 /**

@@ -150,7 +150,7 @@ export function deployedStackCases(deployed: () => { moto: Moto; stack: Stack })
     expect(stack.functions.syncWorker?.queues).toEqual([
       expect.objectContaining({
         queueArn: jobsArn,
-        batchSize: 10,
+        batchSize: 1,
         functionResponseTypes: ["ReportBatchItemFailures"],
         maximumConcurrency: 10,
         visibilityTimeoutSeconds: 180,

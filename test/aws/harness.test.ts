@@ -221,11 +221,12 @@ describe("drainQueue", () => {
     expect(maximum).toBe(10);
     await send(Array.from({ length: 150 }, (_, i) => ({ id: `c${i}`, sleepMs: 300 })));
 
-    // Act: drain it, then a second time the same shape.
-    const first = await stack.drainQueue("syncWorker");
+    // Act: drain it, then a second time the same shape (batches of 10: the deployed mapping's 1
+    // would make 150 invocations of the test's time).
+    const first = await stack.drainQueue("syncWorker", { batchSize: 10 });
     const threads = new Set((await seen()).map((l) => l.thread));
     await send(Array.from({ length: 50 }, (_, i) => ({ id: `w${i}`, sleepMs: 300 })));
-    const second = await stack.drainQueue("syncWorker");
+    const second = await stack.drainQueue("syncWorker", { batchSize: 10 });
 
     // Assess: invocations overlapped, never more than the maximum; a container runs one
     // invocation at a time (so no more were started than ran at once), and the second drain
@@ -255,8 +256,9 @@ describe("drainQueue", () => {
   });
 
   it("keeps the whole batch when the handler throws", async () => {
+    // Batches of 10 (the deployed mapping takes 1): the harness's batch semantics under test.
     await send([{ id: "a" }, { id: "b", throwUntil: 1 }, { id: "c" }]);
-    const stats = await stack.drainQueue("syncWorker");
+    const stats = await stack.drainQueue("syncWorker", { batchSize: 10 });
     expect(stats.errors).toEqual(["Error: fixture throws for b"]);
     const starts = (await seen()).filter((l) => l.phase === "start");
     for (const id of ["a", "b", "c"]) {
@@ -278,7 +280,10 @@ describe("drainQueue", () => {
 
   it("duplicateEveryMessage delivers each message twice, concurrently, before deleting", async () => {
     await send([{ id: "d1", sleepMs: 200 }, { id: "d2" }, { id: "d3" }]);
-    const stats = await stack.drainQueue("syncWorker", { duplicateEveryMessage: true });
+    const stats = await stack.drainQueue("syncWorker", {
+      duplicateEveryMessage: true,
+      batchSize: 10,
+    });
     const ends = (await seen()).filter((l) => l.phase === "end");
     for (const id of ["d1", "d2", "d3"]) {
       const copies = ends.filter((l) => l.id === id);
@@ -294,7 +299,7 @@ describe("drainQueue", () => {
 
   it("killAfter kills the worker mid-batch: nothing after the kill runs, the batch comes back", async () => {
     await send([{ id: "k1", sleepMs: 1000 }, { id: "k2" }]);
-    const stats = await stack.drainQueue("syncWorker", { killAfter: { ms: 200 } });
+    const stats = await stack.drainQueue("syncWorker", { killAfter: { ms: 200 }, batchSize: 10 });
     const lines = await seen();
     expect(stats.kills).toBe(1);
     expect(stats.invocations).toBe(2);

@@ -125,8 +125,9 @@ describe("packaged template", () => {
         timeout,
       );
     }
+    // One job a worker invocation (docs/cloud.md, "Tenants").
     const sync = props(template.Resources.SyncWorkerEventSourceMappingSQSSyncJobsQueue);
-    expect(sync.BatchSize).toBe(10);
+    expect(sync.BatchSize).toBe(1);
     expect(sync.ScalingConfig).toEqual({ MaximumConcurrency: 10 });
     expect(props(template.Resources.FinalizeEventSourceMappingSQSFinalizeQueue).BatchSize).toBe(1);
     const checks = props(template.Resources.SchedulerEventSourceMappingSQSInstanceChecksQueue);
@@ -277,6 +278,7 @@ describe("packaged template", () => {
           "SECRETS_PREFIX",
           "JOB_MAX_RECEIVES",
           "RUN_STALL_SECONDS",
+          "INSTANCE_JOBS_IN_FLIGHT",
           "POWERTOOLS_SERVICE_NAME",
           "POWERTOOLS_METRICS_NAMESPACE",
           "POWERTOOLS_LOG_LEVEL",
@@ -295,6 +297,7 @@ describe("packaged template", () => {
         SECRETS_PREFIX: `access-connectors/${STAGE}/`,
         JOB_MAX_RECEIVES: String(maxReceives),
         RUN_STALL_SECONDS: "900",
+        INSTANCE_JOBS_IN_FLIGHT: "8",
         POWERTOOLS_SERVICE_NAME: "access-connectors",
         POWERTOOLS_METRICS_NAMESPACE: "AccessConnectors",
         POWERTOOLS_LOG_LEVEL: "INFO",

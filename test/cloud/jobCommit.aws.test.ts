@@ -51,6 +51,7 @@ beforeAll(async () => {
     secretsPrefix: "test/",
     jobMaxReceives: 5,
     runStallSeconds: 900,
+    instanceJobsInFlight: 8,
   };
   // The runtime's clients (made at first use, in this file's module context) go through the counter.
   Object.assign(process.env, awsEnv(counter.endpoint));

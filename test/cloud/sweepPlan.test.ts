@@ -49,9 +49,9 @@ describe("the sweep's order", () => {
 });
 
 describe("the sweep's sends", () => {
-  const ids = Array.from({ length: 95 }, (_, i) => `i${String(i).padStart(2, "0")}`);
+  const ids = Array.from({ length: 950 }, (_, i) => `i${String(i).padStart(3, "0")}`);
 
-  it("sends everything in batches of ten, in order, when the deadline is far", async () => {
+  it("sends everything in batches of a hundred (ten messages of ten), in order, when the deadline is far", async () => {
     const batches: string[][] = [];
     let inFlight = 0;
     let mostInFlight = 0;
@@ -68,7 +68,7 @@ describe("the sweep's sends", () => {
     );
 
     expect(outcome).toEqual({ sent: ids, left: [], failed: [] });
-    expect(batches.map((b) => b.length)).toEqual([10, 10, 10, 10, 10, 10, 10, 10, 10, 5]);
+    expect(batches.map((b) => b.length)).toEqual([100, 100, 100, 100, 100, 100, 100, 100, 100, 50]);
     expect(mostInFlight).toBe(4);
   });
 
@@ -83,22 +83,22 @@ describe("the sweep's sends", () => {
     );
 
     // Each send moves the clock by one: batches start at 0, 1 and 2; at 3 none does.
-    expect(outcome.sent).toEqual(ids.slice(0, 30));
-    expect(outcome.left).toEqual(ids.slice(30));
+    expect(outcome.sent).toEqual(ids.slice(0, 300));
+    expect(outcome.left).toEqual(ids.slice(300));
     expect(outcome.failed).toEqual([]);
   });
 
   it("reports a batch SQS refused, and sends the others", async () => {
     const outcome = await sendInOrder(
-      ids.slice(0, 30),
+      ids.slice(0, 300),
       async (batch) => {
-        if (batch.includes("i10")) throw new Error("SQS refused 10 of 10 instance checks");
+        if (batch.includes("i100")) throw new Error("SQS refused 10 of 10 instance-check messages");
       },
       { deadlineAt: Number.POSITIVE_INFINITY, inFlight: 2 },
     );
 
-    expect(outcome.sent).toEqual([...ids.slice(0, 10), ...ids.slice(20, 30)]);
-    expect(outcome.failed.map((f) => f.connectorId)).toEqual(ids.slice(10, 20));
-    expect(outcome.failed[0]?.error).toBe("SQS refused 10 of 10 instance checks");
+    expect(outcome.sent).toEqual([...ids.slice(0, 100), ...ids.slice(200, 300)]);
+    expect(outcome.failed.map((f) => f.connectorId)).toEqual(ids.slice(100, 200));
+    expect(outcome.failed[0]?.error).toBe("SQS refused 10 of 10 instance-check messages");
   });
 });

@@ -139,6 +139,7 @@ describe("queue messages (property)", () => {
       secretsPrefix: "access-connectors/property/",
       jobMaxReceives: 5,
       runStallSeconds: 900,
+      instanceJobsInFlight: 8,
     };
     const errors: string[] = [];
     const logger: Logger = {

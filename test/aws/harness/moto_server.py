@@ -14,12 +14,13 @@
    With requests served one at a time nothing else writes while a transaction runs.
 
 3. Fair queues (AWS, 2025): on a standard queue, messages carry a MessageGroupId naming their
-   tenant, and when one tenant holds a disproportionate share of the messages in flight, SQS
-   returns the other tenants' messages first (Amazon SQS Developer Guide, "How Amazon SQS fair
-   queues work": a tenant is noisy above 10% of the messages in flight with at least 30 of its
-   own; among noisy tenants, the one with the fewest in flight first). moto accepts the group id
-   on a standard queue and ignores it; here a standard queue's receive order follows that rule.
-   The processing-time share, AWS's second measure, is not modelled.
+   tenant, and when one tenant holds a disproportionate share of the consumers, SQS returns the
+   other tenants' messages first (Amazon SQS Developer Guide, "How Amazon SQS fair queues work":
+   a tenant is noisy above 10% of the messages in flight with at least 30 of its own, or above
+   10% of the consumers' recent processing time; among noisy tenants, the one with the fewest in
+   flight first). moto accepts the group id on a standard queue and ignores it; here a standard
+   queue's receive order follows that rule, with the processing-time share taken as each tenant's
+   share of the time its messages now in flight have been in processing (since their receive).
 
 4. ReceiveMessage in time that does not grow with the batch times the queue. moto checks each
    message it returns against the queue's retention period by computing every attribute of the
@@ -145,10 +146,17 @@ def _fair_messages(queue):
     flying = [m for m in queue._pending_messages if not m.visible]
     in_flight = Counter(m.group_id for m in flying if m.group_id is not None)
     total = len(flying)
+    now = time.time()
+    processing = Counter()
+    for m in flying:
+        if m.group_id is not None:
+            processing[m.group_id] += now - getattr(m, "_received_at", now)
+    processing_total = sum(processing.values())
     noisy = {
         group
         for group, n in in_flight.items()
-        if n >= NOISY_IN_FLIGHT and n > NOISY_SHARE * total
+        if (n >= NOISY_IN_FLIGHT and n > NOISY_SHARE * total)
+        or (processing_total > 0 and processing[group] > NOISY_SHARE * processing_total)
     }
     if not noisy:
         return visible
@@ -157,6 +165,15 @@ def _fair_messages(queue):
 
 
 sqs_models.Queue.messages = property(_fair_messages)
+_mark_received = sqs_models.Message.mark_received
+
+
+def _mark_received_at(message, visibility_timeout=None):
+    _mark_received(message, visibility_timeout)
+    message._received_at = time.time()
+
+
+sqs_models.Message.mark_received = _mark_received_at
 
 
 # 4. Receives that do not walk the queue once per message returned.

@@ -16,6 +16,7 @@ import {
 import type { SQSEvent, SQSRecord } from "aws-lambda";
 import {
   type FunctionRuntime,
+  type InvocationCost,
   type InvocationResult,
   type InvokeOptions,
   LambdaInvocationError,
@@ -73,8 +74,12 @@ export interface DrainOptions {
    * worker's and finalize's at once), whose invocations may still send messages here.
    */
   until?: () => boolean | Promise<boolean>;
+  /** Messages a batch, at most 10; default the mapping's BatchSize. */
+  batchSize?: number;
   /** Called with each batch received, before it is delivered (a test sees the receive order). */
   onBatch?: (records: SQSRecord[]) => void;
+  /** Called with each batch whose invocation answered, and what the invocation cost. */
+  onInvoked?: (records: SQSRecord[], cost: InvocationCost) => void;
 }
 
 export interface DrainStats {
@@ -198,6 +203,7 @@ export async function drainQueue(
   const concurrency = options.concurrency ?? mapping.maximumConcurrency ?? DEFAULT_CONCURRENCY;
   let killsLeft = options.killAfter ? (options.killAfter.invocations ?? 1) : 0;
   const reportsFailures = mapping.functionResponseTypes.includes("ReportBatchItemFailures");
+  const batchSize = options.batchSize ?? mapping.batchSize;
   const key = runtime.config.key;
   const containersBefore = runtime.containersStarted;
   const stats: DrainStats = {
@@ -253,11 +259,11 @@ export async function drainQueue(
   let receiving: Promise<unknown> = Promise.resolve();
   const receiveBatches = async (): Promise<Message[][]> => {
     if (!options.duplicateEveryMessage) {
-      const batch = await receive(mapping.batchSize);
+      const batch = await receive(batchSize);
       return batch.length > 0 ? [batch] : [];
     }
     const turn = receiving.then(async () => {
-      const batch = await receive(mapping.batchSize);
+      const batch = await receive(batchSize);
       if (batch.length === 0) return [];
       await makeVisible(batch.map((m) => sqsRecord(m, mapping, region)));
       const again = await receive(batch.length);
@@ -292,6 +298,7 @@ export async function drainQueue(
       stats.longestMs = Math.max(stats.longestMs, ms);
       stats.handlerCpuMs += cpuMs;
       stats.peakMemoryBytes = Math.max(stats.peakMemoryBytes, peakMemoryBytes);
+      options.onInvoked?.(records, { ms, cpuMs, peakMemoryBytes });
       kept = keptRecords(records, result, reportsFailures);
     } catch (error) {
       stats.handlerMs += performance.now() - t0;
