@@ -9,8 +9,9 @@ import { readFull } from "./readFull";
 import { createTempFile, unregisterTempFile } from "./tempFiles";
 
 /**
- * Grants held in one set at once while repeats are looked for: a set of this many takes 11 to
- * 16 MB (`HashedIdSet`), whatever the tenant's size.
+ * Grants held in one set at once while repeats are looked for, whatever the tenant's size: up to
+ * this many, a set of their own (11 to 16 MB at most, `HashedIdSet`); beyond it, the written
+ * resources' set, emptied.
  */
 const PASS_GRANTS = 500_000;
 
@@ -26,11 +27,6 @@ export class LeftOutGrants {
 
   constructor(grants: number) {
     this.#bits = new Uint8Array(Math.ceil(grants / 8));
-  }
-
-  /** How many grants repeat an earlier one. */
-  get repeated(): number {
-    return this.#repeated;
   }
 
   /** How many grants, none of them a repeat, name something never written. */
