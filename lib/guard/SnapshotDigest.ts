@@ -62,7 +62,7 @@ const scratch = new Uint32Array(ID_HASH_WORDS);
  * three for `hashOfWords`, and at 400,000 grants those and `finish`'s reads were 70 MB of garbage.
  */
 export class HashList {
-  #values = new BigUint64Array(1024);
+  #values = releasableHashes(1024);
   /** `#values`' memory as 32-bit words: a hash's low word, then its high one, on this machine. */
   #words = wordsOf(this.#values);
   #length = 0;
@@ -92,7 +92,8 @@ export class HashList {
   /**
    * The hashes, sorted and deduplicated; the list is done (sorted in place, and handed over as a
    * view of its array: a copy of the part used, as this was, held both at once, 60 MB for a list
-   * of 3,500,000 grants grown by doubling, where the view keeps 32 MB).
+   * of 3,500,000 grants grown by doubling, where the view keeps 32 MB). `releaseHashes` gives its
+   * memory back.
    */
   finish(): BigUint64Array {
     const sorted = this.#values.subarray(0, this.#length).sort();
@@ -117,11 +118,37 @@ export class HashList {
   }
 
   #grow(size: number): void {
-    const grown = new BigUint64Array(size);
+    const grown = releasableHashes(size);
     grown.set(this.#values.subarray(0, this.#length));
+    releaseHashes(this.#values);
     this.#values = grown;
     this.#words = wordsOf(grown);
   }
+}
+
+/** ES2024's resizable `ArrayBuffer`, which Node 20 and 22 have (this project's TypeScript lib is ES2023). */
+const ResizableBuffer = ArrayBuffer as unknown as new (
+  bytes: number,
+  options: { maxByteLength: number },
+) => ArrayBuffer & { readonly resizable: boolean; resize(bytes: number): void };
+
+/**
+ * Room for `length` hashes whose memory `releaseHashes` gives back at once: a resizable buffer,
+ * resized to nothing. A typed array that is let go is freed only when V8 collects it, which a phase
+ * that allocates little on V8's heap (a snapshot's end, its upload) makes rare: at 1,000,000 users
+ * a digest's 36 MB stayed resident through the upload.
+ */
+function releasableHashes(length: number): BigUint64Array {
+  return new BigUint64Array(new ResizableBuffer(length * 8, { maxByteLength: length * 8 }));
+}
+
+/**
+ * Gives the memory of hashes from a `HashList` (or `releasableHashes`) back to the system now;
+ * every view of it is then empty. Hashes in any other buffer are left to V8 to collect.
+ */
+export function releaseHashes(values: BigUint64Array): void {
+  const buffer = values.buffer as InstanceType<typeof ResizableBuffer>;
+  if (buffer.resizable) buffer.resize(0);
 }
 
 /** The 32-bit words of a 64-bit array's memory. */

@@ -23,6 +23,7 @@ export {
   encodeDigest,
   HashList,
   idHash,
+  releaseHashes,
   type SnapshotDigest,
   sharedCount,
 } from "./SnapshotDigest";

@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import * as z from "zod";
-import { decodeDigest, digestParts, type SnapshotDigest } from "../guard";
+import { decodeDigest, digestParts, releaseHashes, type SnapshotDigest } from "../guard";
 import { countRemovalsFromDigestFile } from "../guard/digestFileRemovals";
 import type { PreviousRemovals } from "../guard/readSnapshotDigest";
 import { parseJsonOrUndefined } from "../parseJson";
@@ -72,11 +72,14 @@ export class HeldSnapshot implements GuardStore {
   }
 
   /**
-   * Frees the hashes of `digest` when they are staged on disk (`removals`): an upload of
-   * 1,000,000 users takes minutes, and they are 36 MB. Only `recordPublished` reads it after.
+   * Frees the hashes of `digest` when they are staged on disk (`removals`), at once
+   * (`releaseHashes`): an upload of 1,000,000 users takes minutes, and they are 36 MB. Only
+   * `recordPublished` reads it after.
    */
   letGo(digest: SnapshotDigest): void {
     if (this.#staged !== digest.syncId) return;
+    releaseHashes(digest.users);
+    releaseHashes(digest.grants);
     digest.users = new BigUint64Array(0);
     digest.grants = new BigUint64Array(0);
   }

@@ -24,6 +24,7 @@ import {
   writeChunk,
   writeJsonLine,
 } from "./jsonLines";
+import { findLeftOutGrants, type GrantSearch, type LeftOutGrants } from "./leftOutGrants";
 import {
   type GrantRecord,
   type RecordKind,
@@ -32,7 +33,6 @@ import {
   type SyncEndRecord,
   type SyncStartRecord,
 } from "./records";
-import { findRepeatedGrants, type RepeatedGrants, type RepeatSearch } from "./repeatedGrants";
 import { createTempFile, unregisterTempFile } from "./tempFiles";
 
 export interface AssembledSnapshot {
@@ -72,11 +72,12 @@ export interface AssemblerOptions {
  * a temporary file and copied after every other record, so each grant is checked against the
  * complete set of entitlements and principals (referential integrity); a grant naming anything
  * missing is left out and counted as `dangling_grant`. A grant whose id an earlier grant had is
- * left out too, found from the spool in memory that does not grow with the tenant
- * (`findRepeatedGrants`), not in a set held while the sync runs. Each record is serialised once:
- * the spool holds a page's grants as the bytes of their snapshot lines, beside the hashes of what
- * they name and of their ids, so completing the snapshot checks and copies them without decoding
- * or parsing them.
+ * left out too, found from the spool in memory that does not grow with the tenant, not in a set
+ * held while the sync runs. Both are judged from the spool before any grant is copied
+ * (`findLeftOutGrants`), so the sets of written ids are done with (and their slots reused) before
+ * the copy fills the digest. Each record is serialised once: the spool holds a page's grants as
+ * the bytes of their snapshot lines, beside the hashes of what they name and of their ids, so
+ * completing the snapshot checks and copies them without decoding or parsing them.
  *
  * It also builds the removal guard's digest of what it writes (`SnapshotDigestBuilder`, 8 bytes
  * a user and a grant written), handed out by `digest` once complete: the guard then need not read
@@ -88,8 +89,8 @@ export class SnapshotAssembler {
   readonly #spool: WriteStream;
   /** The spool's frames and the snapshot's lines, in chunks: see `write`. */
   readonly #spoolChunks: ChunkCopier;
-  /** Where `findRepeatedGrants` looks once the spool is complete. */
-  readonly #repeatSearch: Omit<RepeatSearch, "grants">;
+  /** Where `findLeftOutGrants` looks once the spool is complete. */
+  readonly #grantSearch: Pick<GrantSearch, "spoolPath" | "spoolFile" | "passGrants">;
   /** Grants spooled, repeats included. */
   #spooled = 0;
   readonly #outChunks: ChunkCopier;
@@ -97,8 +98,9 @@ export class SnapshotAssembler {
   readonly #connector: string;
   readonly #digest = new SnapshotDigestBuilder();
   #finished: SnapshotDigest | undefined;
-  readonly #resources = new HashedIdSet();
-  readonly #entitlements = new HashedIdSet();
+  /** What was written, until the spooled grants are judged against it (`findLeftOutGrants`). */
+  #resources = new HashedIdSet();
+  #entitlements = new HashedIdSet();
   readonly #resourceTypes = new HashedIdSet(8);
   readonly #counts: Record<RecordKind, number> = {
     resource_type: 0,
@@ -133,7 +135,7 @@ export class SnapshotAssembler {
       path: this.#spoolPath,
       elsewhere: options.spoolElsewhere ?? "run the sync where that directory has room",
     };
-    this.#repeatSearch = { spoolPath: this.#spoolPath, spoolFile, passGrants: options.passGrants };
+    this.#grantSearch = { spoolPath: this.#spoolPath, spoolFile, passGrants: options.passGrants };
     this.#spool.on("error", (error: Error) => {
       this.#streamError ??= writeFailure(error, spoolFile);
     });
@@ -214,14 +216,19 @@ export class SnapshotAssembler {
     this.#throwIfFailed();
     await this.#spoolChunks.flush();
     await endStream(this.#spool);
-    const repeated = await findRepeatedGrants({ ...this.#repeatSearch, grants: this.#spooled });
-    let dangling = 0;
+    const leftOut = await findLeftOutGrants({
+      ...this.#grantSearch,
+      grants: this.#spooled,
+      entitlements: this.#entitlements,
+      resources: this.#resources,
+    });
+    // Every grant is judged: the sets (their slots reused by the search) may be collected.
+    this.#resources = new HashedIdSet(0);
+    this.#entitlements = new HashedIdSet(0);
     let first = 0;
-    this.#digest.expectGrants(this.#spooled - repeated.count);
+    this.#digest.expectGrants(this.#spooled - leftOut.count);
     for await (const frame of readSpoolFrames(this.#spoolPath)) {
-      const { kept, checked } = await this.#copyKeptGrants(frame, first, repeated);
-      this.#counts.grant += kept;
-      dangling += checked - kept;
+      this.#counts.grant += await this.#copyKeptGrants(frame, first, leftOut);
       first += frame.grants;
     }
     await this.#outChunks.flush();
@@ -231,7 +238,7 @@ export class SnapshotAssembler {
       status: "complete",
       finishedAt: new Date().toISOString(),
       counts: { ...this.#counts },
-      skipped: { dangling_grant: dangling },
+      skipped: { dangling_grant: leftOut.dangling },
     };
     await writeChunk(this.#out, jsonLine(end));
     await endStream(this.#out);
@@ -344,41 +351,28 @@ export class SnapshotAssembler {
   }
 
   /**
-   * Copies a spooled page's grants, the first of which is the spool's grant `first`, that repeat
-   * no earlier grant (`checked`) and whose entitlement and principal were written (`kept`), and
-   * adds the kept ones to the digest.
+   * Copies a spooled page's grants, the first of which is the spool's grant `first`, that are not
+   * left out (`leftOut`), adds them to the digest, and returns how many it copied.
    */
-  async #copyKeptGrants(
-    frame: SpoolFrame,
-    first: number,
-    repeated: RepeatedGrants,
-  ): Promise<{ kept: number; checked: number }> {
+  async #copyKeptGrants(frame: SpoolFrame, first: number, leftOut: LeftOutGrants): Promise<number> {
     const { hashes, lines } = frame;
-    const keeps = (at: number) =>
-      !repeated.has(first + at / SPOOL_HASH_WORDS) &&
-      this.#entitlements.hasHash(hashes, at) &&
-      this.#resources.hasHash(hashes, at + WORDS);
     let kept = 0;
-    let checked = 0;
-    for (let at = 0; at < hashes.length; at += SPOOL_HASH_WORDS) {
-      if (repeated.has(first + at / SPOOL_HASH_WORDS)) continue;
-      checked++;
-      if (keeps(at)) {
-        kept++;
-        this.#digest.addGrantHash(hashes, at + SPOOL_DIGEST_AT);
-      }
+    for (let at = 0, index = first; at < hashes.length; at += SPOOL_HASH_WORDS, index++) {
+      if (leftOut.has(index)) continue;
+      kept++;
+      this.#digest.addGrantHash(hashes, at + SPOOL_DIGEST_AT);
     }
     if (kept === frame.grants) {
       await this.#outChunks.append(lines);
-      return { kept, checked };
+      return kept;
     }
     let start = 0;
-    for (let at = 0; at < hashes.length; at += SPOOL_HASH_WORDS) {
+    for (let index = first; index < first + frame.grants; index++) {
       const end = lines.indexOf(NEWLINE, start) + 1;
-      if (keeps(at)) await this.#outChunks.append(lines.subarray(start, end));
+      if (!leftOut.has(index)) await this.#outChunks.append(lines.subarray(start, end));
       start = end;
     }
-    return { kept, checked };
+    return kept;
   }
 }
 

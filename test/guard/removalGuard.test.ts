@@ -13,6 +13,7 @@ import {
   idHash,
   judgeRemoval,
   parseRemovalLimit,
+  releaseHashes,
   type SnapshotDigest,
   sharedCount,
 } from "../../lib/guard";
@@ -120,6 +121,18 @@ describe("digests", () => {
     const other = new HashList();
     for (let i = 1_500; i < 2_500; i++) other.push(BigInt(i));
     expect(sharedCount(values, other.finish())).toBe(500);
+  });
+
+  it("releaseHashes gives back a HashList's memory at once (its views empty) and leaves other arrays be", () => {
+    const list = new HashList();
+    for (let i = 0; i < 5_000; i++) list.push(BigInt(i));
+    const values = list.finish();
+    const view = values.subarray(10, 20);
+    releaseHashes(values);
+    expect([values.length, view.length, values.buffer.byteLength]).toEqual([0, 0, 0]);
+    const plain = new BigUint64Array([1n, 2n]);
+    releaseHashes(plain);
+    expect([...plain]).toEqual([1n, 2n]);
   });
 
   it("HashList takes a hash as a bigint or as its two words alike, and finish sorts and drops repeats", () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ActionReply } from "../../lib/actions";
 import { connectorNamed, UpstreamConnectors } from "../../lib/connectors";
 import { ConfigError, CredentialsRejectedError } from "../../lib/errors";
-import { encodeDigest, type SnapshotDigest } from "../../lib/guard";
+import { encodeDigest, HashList, type SnapshotDigest } from "../../lib/guard";
 import { NetworkError } from "../../lib/http";
 import { registerSecret } from "../../lib/redact";
 import {
@@ -159,6 +159,21 @@ describe("the removal guard's digest in the state directory", () => {
     // Not published (held, failed): the staged file goes, the published one stays.
     await held.dropStaged();
     expect(await readdir(dir)).toEqual(["published.digest"]);
+    expect(await readFile(join(dir, "published.digest"))).toEqual(bytes);
+  });
+
+  it("gives back the memory of a staged digest's hashes (every view of them empty), written before", async () => {
+    const dir = await makeTempDir("ac-service-digest-");
+    const held = new HeldSnapshot(dir);
+    const list = new HashList();
+    for (let i = 0; i < 3_000; i++) list.push(BigInt(i));
+    const users = list.finish();
+    const digest = { ...digestOf("s1"), users };
+    const bytes = encodeDigest(digest);
+    await held.removals(digest);
+    held.letGo(digest);
+    expect([users.length, users.buffer.byteLength]).toEqual([0, 0]);
+    await held.recordPublished(digest);
     expect(await readFile(join(dir, "published.digest"))).toEqual(bytes);
   });
 
