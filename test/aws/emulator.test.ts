@@ -151,17 +151,16 @@ describe("fair queues", () => {
       ).map((m) => m.Body);
 
     await send("large", 60);
-    // 20 of the large tenant in flight: not yet noisy (under 30), so the queue's own order.
-    await receive();
-    await receive();
+    // Nothing in flight: the queue's own order.
+    expect(await receive()).toEqual(Array.from({ length: 10 }, (_, i) => `large-${i}`));
     await send("small", 3);
-    expect(await receive()).toEqual(Array.from({ length: 10 }, (_, i) => `large-${20 + i}`));
-    // 30 in flight now, all of the queue's: the small tenant first.
+    // The large tenant's 10 in flight hold all of the consumers' processing time (over 10%): the
+    // small tenant first.
     expect(await receive()).toEqual([
       "small-0",
       "small-1",
       "small-2",
-      ...Array.from({ length: 7 }, (_, i) => `large-${30 + i}`),
+      ...Array.from({ length: 7 }, (_, i) => `large-${10 + i}`),
     ]);
   });
 });
