@@ -47,7 +47,7 @@ export interface Holder {
  */
 export class GrantGraph {
   readonly byPrincipal: Adjacency;
-  readonly byEntitlement: Adjacency;
+  #byEntitlement: Adjacency | (() => Adjacency);
   /** For a group's membership entitlement, the group's resource number; else -1. */
   readonly membershipGroup: Int32Array;
   /** For a group resource, its membership entitlement; else -1. */
@@ -60,10 +60,11 @@ export class GrantGraph {
     resourceTypes: readonly ResourceTypeLine[],
     entitlements: readonly EntitlementLine[],
     resourceNamed: (key: string) => number | undefined,
-    adjacency?: { byPrincipal: Adjacency; byEntitlement: Adjacency },
+    /** Read from an index file; `byEntitlement` may be read at its first use. */
+    adjacency?: { byPrincipal: Adjacency; byEntitlement: Adjacency | (() => Adjacency) },
   ) {
     this.byPrincipal = adjacency?.byPrincipal ?? Adjacency.of(grantPrincipal, resourceCount);
-    this.byEntitlement =
+    this.#byEntitlement =
       adjacency?.byEntitlement ?? Adjacency.of(grantEntitlement, entitlements.length);
     const groupTypes = new Set(
       resourceTypes.filter((t) => t.traits.includes("group")).map((t) => t.id),
@@ -109,6 +110,11 @@ export class GrantGraph {
       }
     };
     walk(resource, -1);
+  }
+
+  get byEntitlement(): Adjacency {
+    if (typeof this.#byEntitlement === "function") this.#byEntitlement = this.#byEntitlement();
+    return this.#byEntitlement;
   }
 
   /** Who holds an entitlement: its grants' principals, and the members of a team it is granted to. */

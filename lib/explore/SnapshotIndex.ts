@@ -58,7 +58,6 @@ export class SnapshotIndex {
   readonly grantEntitlement: Int32Array;
   readonly grantPrincipal: Int32Array;
   readonly byPrincipal: Adjacency;
-  readonly byEntitlement: Adjacency;
   readonly privileged: Uint8Array;
   /** Per resource: entitlements held, directly or through a team. */
   readonly holdingCount: Int32Array;
@@ -109,13 +108,15 @@ export class SnapshotIndex {
       (key) => this.#keys.get(key),
       {
         byPrincipal: new Adjacency(int32("byPrincipalStart"), int32("byPrincipalItems")),
-        byEntitlement: new Adjacency(int32("byEntitlementStart"), int32("byEntitlementItems")),
+        // Read at its first use: an older snapshot's (the changes view's) is needed only when a
+        // page lists an entitlement's former holders, and it is 4 bytes a grant.
+        byEntitlement: () =>
+          new Adjacency(int32("byEntitlementStart"), int32("byEntitlementItems")),
       },
     );
     this.grantEntitlement = this.graph.grantEntitlement;
     this.grantPrincipal = this.graph.grantPrincipal;
     this.byPrincipal = this.graph.byPrincipal;
-    this.byEntitlement = this.graph.byEntitlement;
     const rules = privilegedFor(this.start.connector);
     this.privileged = Uint8Array.from(this.entitlements, (e) => (isPrivileged(rules, e) ? 1 : 0));
     this.holdingCount = int32("holdingCount");
@@ -290,6 +291,10 @@ export class SnapshotIndex {
 
   resourceTypeName(type: string): string {
     return this.resourceTypes.find((t) => t.id === type)?.displayName ?? type;
+  }
+
+  get byEntitlement(): Adjacency {
+    return this.graph.byEntitlement;
   }
 
   /** Lets the index file go (its records and search text can no longer be read). */

@@ -197,6 +197,13 @@ describe("explore: views", () => {
     expect(detail.entitlement.privileged).toBe(true);
     const teams = (await api("/api/entitlements?resourceType=team")).json();
     expect(teams.rows.every((e: { privileged: boolean }) => !e.privileged)).toBe(true);
+    // An entitlement only the older sync had: its holders then, from the older index's lists by
+    // entitlement (read at their first use).
+    const gone = (await api("/api/entitlements/team%3At-gone%3Amember")).json();
+    expect(gone.holders.map((h: { grantId: string }) => h.grantId)).toContain(
+      "team:t-gone:member:user:u0",
+    );
+    expect(gone.total).toBe(gone.holders.length);
   });
 
   it("counts the risks the way the fixture makes them, and the changes", async () => {
