@@ -154,10 +154,12 @@ async function deferJob(record: SQSRecord, job: Job, { config, telemetry }: Work
     connectorId: job.connectorId,
     delaySeconds,
   });
-  await sendJobs(config.syncJobsQueueUrl, [job], {
-    delaySeconds,
-    rateRefusals: rateRefusalsOf(record),
-  });
+  await sendBack(config, job, delaySeconds, rateRefusalsOf(record));
+}
+
+/** Sends the job back to the queue delayed, and moves its run's stall clock to its return. */
+async function sendBack(config: CloudConfig, job: Job, delaySeconds: number, rateRefusals: number) {
+  await sendJobs(config.syncJobsQueueUrl, [job], { delaySeconds, rateRefusals });
   await new RunFlow(config).heartbeat(job.syncId, Date.now() + delaySeconds * 1000);
 }
 
@@ -232,8 +234,7 @@ async function handleFailure(
     const delaySeconds = handBackDelay(error.waitMs, refusals);
     telemetry.count("throttles", 1);
     telemetry.logger.info("rate limited; job sent back with a delay", { ...run, delaySeconds });
-    await sendJobs(config.syncJobsQueueUrl, [job], { delaySeconds, rateRefusals: refusals + 1 });
-    await new RunFlow(config).heartbeat(job.syncId, Date.now() + delaySeconds * 1000);
+    await sendBack(config, job, delaySeconds, refusals + 1);
     return;
   }
   if (isPermanent(error)) {

@@ -41,17 +41,8 @@ export class IndexFileWriter {
 
   async write(bytes: Uint8Array): Promise<void> {
     this.#hash.update(bytes);
-    let done = 0;
-    while (done < bytes.length) {
-      const { bytesWritten } = await this.file.write(
-        bytes,
-        done,
-        bytes.length - done,
-        this.#offset,
-      );
-      done += bytesWritten;
-      this.#offset += bytesWritten;
-    }
+    await writeFull(this.file, bytes, this.#offset);
+    this.#offset += bytes.length;
   }
 
   /** Names the bytes written from `from` to here as a region. */
@@ -139,16 +130,8 @@ export class SideFile {
   ) {}
 
   async write(bytes: Uint8Array): Promise<void> {
-    for (let done = 0; done < bytes.length; ) {
-      const { bytesWritten } = await this.file.write(
-        bytes,
-        done,
-        bytes.length - done,
-        this.#length,
-      );
-      done += bytesWritten;
-      this.#length += bytesWritten;
-    }
+    await writeFull(this.file, bytes, this.#length);
+    this.#length += bytes.length;
   }
 
   /** Everything written, in pieces of 4 MiB (one buffer, reused: each piece valid until the next). */
@@ -288,3 +271,11 @@ function checked(fd: number, verify: boolean): IndexFile | undefined {
 const MAGIC = "ACXIDX01";
 const FORMAT = 1;
 const FOOTER = 56;
+
+/** Writes all of `bytes` at `position` (a write may take fewer bytes than it is given). */
+async function writeFull(file: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  for (let done = 0; done < bytes.length; ) {
+    const { bytesWritten } = await file.write(bytes, done, bytes.length - done, position + done);
+    done += bytesWritten;
+  }
+}

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { open } from "node:fs/promises";
+import { readFull } from "../snapshot/readFull";
 import { SnapshotFileError } from "./errors";
 
 /** Bytes a file is read in to hash it, all into one buffer. */
@@ -19,10 +20,10 @@ export async function digestFile(path: string): Promise<{ sha256: string; bytes:
     try {
       const buffer = Buffer.allocUnsafeSlow(READ_BYTES);
       for (;;) {
-        const { bytesRead } = await file.read(buffer, 0, READ_BYTES, bytes);
-        if (bytesRead === 0) break;
-        hash.update(buffer.subarray(0, bytesRead));
-        bytes += bytesRead;
+        const read = await readFull(file, buffer, bytes);
+        hash.update(buffer.subarray(0, read));
+        bytes += read;
+        if (read < buffer.length) break;
       }
     } finally {
       await file.close();
