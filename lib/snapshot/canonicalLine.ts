@@ -65,13 +65,19 @@ const RESOURCE_LINE = new RegExp(
     String.raw`(?:,"profile":\{((?:${KEY}:${VALUE})(?:,${KEY}:${VALUE})*)?\})?\}$`,
 );
 
-/** Whether the keys of a profile's text (`"k":"v","k":"v"`, no quote inside) are distinct. */
+/**
+ * Whether the keys of a profile's text (`"k":"v","k":"v"`, no quote inside a key or value) are
+ * distinct; a profile holds a few, so each is looked for among those before it.
+ */
 function distinctKeys(profile: string): boolean {
-  const parts = profile.split('"');
-  const keys = new Set<string>();
-  for (let at = 1; at < parts.length; at += 4) {
-    if (keys.has(parts[at] as string)) return false;
-    keys.add(parts[at] as string);
+  const starts: number[] = [];
+  for (let at = 0; at < profile.length; ) {
+    const end = profile.indexOf('"', at + 1); // the key's closing quote
+    const key = profile.slice(at, end + 1);
+    for (const start of starts) if (profile.startsWith(key, start)) return false;
+    starts.push(at);
+    at = profile.indexOf('"', profile.indexOf('"', end + 2) + 1) + 2; // past the value, and `,`
+    if (at === 1) break;
   }
   return true;
 }
