@@ -19,8 +19,8 @@ import type { GrantRecord } from "./records";
  * `hashId` writes it, all in this machine's byte order: the file never leaves the process), then
  * `bytes` bytes: the grants' snapshot lines, UTF-8, in the same order. A line holds no raw newline
  * byte (JSON escapes it, and no byte of a multi-byte UTF-8 character is one), so `\n` splits them.
- * The file holds the frames through raw deflate (`createSpool`): grant lines shrink twelvefold, so
- * a 10,000,000-user run's spool is about 2.7 GB of /tmp, not 7.5.
+ * The file holds the frames through raw deflate (`createSpool`): a grant's line, about 125 bytes,
+ * takes about 10 there, so finalize's /tmp at 300,000 users is 95 MB, not about 260.
  */
 const SPOOL_HEADER_BYTES = 8;
 export const SPOOL_DIGEST_AT = 2 * WORDS;
