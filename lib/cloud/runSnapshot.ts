@@ -58,6 +58,7 @@ export async function writeRunSnapshot(
       outFile: file.file,
       outReleasesChunks: true,
       spoolDir: dirname(path),
+      compressSpool: true,
       spoolElsewhere: FINALIZE_ELSEWHERE,
       syncId: run.syncId,
       connector: run.connector,

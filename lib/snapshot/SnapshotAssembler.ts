@@ -15,6 +15,7 @@ import {
   resourceLine,
 } from "./canonicalLine";
 import {
+  COMPRESSED_SPOOL,
   createSpool,
   readSpoolFrames,
   SPOOL_DIGEST_AT,
@@ -61,6 +62,11 @@ export interface AssemblerOptions {
   outReleasesChunks?: boolean;
   /** A directory for the grant spool, a temporary file removed by `complete` and `abort`. */
   spoolDir: string;
+  /**
+   * Compress the spool (`createSpool`): finalize's, whose /tmp bounds the largest tenant. The
+   * command line and the service write theirs as it is, spending no CPU on it.
+   */
+  compressSpool?: boolean;
   /** Grants held in memory at once while repeated ones are looked for (`findRepeatedGrants`). */
   passGrants?: number;
   /** How to put the spool on another filesystem, for a write error's message. */
@@ -95,7 +101,7 @@ export class SnapshotAssembler {
   readonly #out: Writable;
   readonly #spoolPath: string;
   readonly #spoolFile: WriteStream;
-  /** Takes the spool's frames, compressed into `#spoolFile` (`createSpool`). */
+  /** Takes the spool's frames into `#spoolFile` (`createSpool`). */
   readonly #spool: Writable;
   /** Settles once the spool is ended and in its file. */
   readonly #spoolWritten: Promise<void>;
@@ -139,9 +145,13 @@ export class SnapshotAssembler {
     this.#outChunks = new ChunkCopier(this.#out, CHUNK_BYTES, options.outReleasesChunks ?? false);
     this.#syncId = options.syncId;
     this.#connector = options.connector;
-    this.#spoolPath = join(options.spoolDir, `.grants.${options.syncId}.${process.pid}.spool`);
+    const name = `.grants.${options.syncId}.${process.pid}.spool`;
+    this.#spoolPath = join(
+      options.spoolDir,
+      name + (options.compressSpool ? COMPRESSED_SPOOL : ""),
+    );
     this.#spoolFile = createTempFile(this.#spoolPath);
-    const spool = createSpool(this.#spoolFile);
+    const spool = createSpool(this.#spoolFile, this.#spoolPath);
     this.#spool = spool.stream;
     this.#spoolWritten = spool.written;
     this.#spoolChunks = new ChunkCopier(this.#spool, CHUNK_BYTES, true);
@@ -151,7 +161,7 @@ export class SnapshotAssembler {
       elsewhere: options.spoolElsewhere ?? "run the sync where that directory has room",
     };
     this.#grantSearch = { spoolPath: this.#spoolPath, spoolFile, passGrants: options.passGrants };
-    // The file's error comes first (the pipeline then fails the compressing stream with it).
+    // The file's error comes first (a compressing stream's pipeline then fails with it).
     this.#spoolFile.on("error", (error: Error) => {
       this.#streamError ??= writeFailure(error, spoolFile);
     });

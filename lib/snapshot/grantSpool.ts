@@ -4,8 +4,10 @@
  * and the kept grants copied to the snapshot in chunks (`ChunkCopier`, which also writes the spool).
  */
 import { createReadStream, type WriteStream } from "node:fs";
-import { pipeline } from "node:stream/promises";
-import { createDeflateRaw, createInflateRaw, type DeflateRaw } from "node:zlib";
+import { open } from "node:fs/promises";
+import type { Writable } from "node:stream";
+import { finished, pipeline } from "node:stream/promises";
+import { createDeflateRaw, createInflateRaw } from "node:zlib";
 import { ID_HASH_WORDS } from "../guard/SnapshotDigest";
 import { grantLinesBytes } from "./grantLines";
 import { WORDS } from "./HashedIdSet";
@@ -19,8 +21,9 @@ import type { GrantRecord } from "./records";
  * `hashId` writes it, all in this machine's byte order: the file never leaves the process), then
  * `bytes` bytes: the grants' snapshot lines, UTF-8, in the same order. A line holds no raw newline
  * byte (JSON escapes it, and no byte of a multi-byte UTF-8 character is one), so `\n` splits them.
- * The file holds the frames through raw deflate (`createSpool`): a grant's line, about 125 bytes,
- * takes about 10 there, so finalize's /tmp at 300,000 users is 95 MB, not about 260.
+ * A spool whose name ends in `COMPRESSED_SPOOL` holds the frames through raw deflate
+ * (`createSpool`): a grant's line, about 125 bytes, takes about 10 there, so finalize's /tmp at
+ * 300,000 users is 95 MB, not about 260.
  */
 const SPOOL_HEADER_BYTES = 8;
 export const SPOOL_DIGEST_AT = 2 * WORDS;
@@ -47,12 +50,20 @@ export function spoolFrame(
   return frame;
 }
 
+/** How the name of a compressed spool ends (`createSpool`, `readSpoolFrames`). */
+export const COMPRESSED_SPOOL = ".deflate";
+
 /**
- * A spool at `file` (a temporary file, `createTempFile`): `stream` takes the frames, compressed on
- * the thread pool at zlib's fastest level (its CPU is not the writer's); `written` settles once
- * the stream has ended and every byte is in the file, or fails as either stream does.
+ * A spool into `file` (a temporary file, `createTempFile`, at `path`): `stream` takes the frames,
+ * compressed on the thread pool at zlib's fastest level when `path` ends in `COMPRESSED_SPOOL`
+ * (its CPU is not the writer's), else written as they are; `written` settles once the stream has
+ * ended and every byte is in the file, or fails as the file does.
  */
-export function createSpool(file: WriteStream): { stream: DeflateRaw; written: Promise<void> } {
+export function createSpool(
+  file: WriteStream,
+  path: string,
+): { stream: Writable; written: Promise<void> } {
+  if (!path.endsWith(COMPRESSED_SPOOL)) return { stream: file, written: finished(file) };
   const stream = createDeflateRaw({ level: 1 });
   return { stream, written: pipeline(stream, file) };
 }
@@ -66,11 +77,9 @@ export function createSpool(file: WriteStream): { stream: DeflateRaw; written: P
  * they raised the peak RSS by tens of MB).
  */
 export async function* readSpoolFrames(path: string): AsyncGenerator<SpoolFrame> {
-  const inflate = createInflateRaw({ chunkSize: INFLATED_CHUNK_BYTES });
-  const read = pipeline(createReadStream(path), inflate);
-  read.catch(() => {}); // A read error reaches the loop through `inflate` too.
+  const source = await openSpool(path);
   try {
-    const blocks = new BlockReader(inflate[Symbol.asyncIterator]());
+    const blocks = new BlockReader(source.read);
     for (;;) {
       const header = await blocks.take(SPOOL_HEADER_BYTES);
       if (header.length === 0) return;
@@ -83,8 +92,44 @@ export async function* readSpoolFrames(path: string): AsyncGenerator<SpoolFrame>
       yield { grants, hashes: blocks.words(body, hashBytes), lines: body.subarray(hashBytes) };
     }
   } finally {
-    inflate.destroy();
+    await source.close();
   }
+}
+
+/** Reads up to `length` bytes into `buffer` at `offset`; 0 at the end. */
+type ReadInto = (buffer: Buffer, offset: number, length: number) => Promise<number>;
+
+/**
+ * A spool's bytes: the file read as it is, or, when its name ends in `COMPRESSED_SPOOL`, inflated
+ * on the thread pool and copied out of the inflated chunks.
+ */
+async function openSpool(path: string): Promise<{ read: ReadInto; close: () => Promise<void> }> {
+  if (!path.endsWith(COMPRESSED_SPOOL)) {
+    const file = await open(path, "r");
+    let position = 0;
+    const read: ReadInto = async (buffer, offset, length) => {
+      const { bytesRead } = await file.read(buffer, offset, length, position);
+      position += bytesRead;
+      return bytesRead;
+    };
+    return { read, close: () => file.close() };
+  }
+  const inflate = createInflateRaw({ chunkSize: INFLATED_CHUNK_BYTES });
+  // A read error reaches the reads through the inflating stream too.
+  pipeline(createReadStream(path), inflate).catch(() => {});
+  const chunks = inflate[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let pending: Buffer | undefined;
+  const read: ReadInto = async (buffer, offset, length) => {
+    if (!pending) {
+      const next = await chunks.next();
+      if (next.done) return 0;
+      pending = next.value;
+    }
+    const copied = pending.copy(buffer, offset, 0, Math.min(length, pending.length));
+    pending = copied < pending.length ? pending.subarray(copied) : undefined;
+    return copied;
+  };
+  return { read, close: async () => void inflate.destroy() };
 }
 
 /** The inflated bytes handed over at a time (zlib's default is 16 KiB). */
@@ -96,19 +141,17 @@ function cutShort(path: string): Error {
 
 const SPOOL_READ_BYTES = 512 * 1024;
 
-/** A stream read in blocks, handed out in pieces that hold until the next piece is taken. */
+/** A spool read in blocks, handed out in pieces that hold until the next piece is taken. */
 class BlockReader {
-  readonly #chunks: AsyncIterator<Buffer>;
-  /** What is left of the last chunk taken from the stream, when the buffer had no room for it. */
-  #pending: Buffer | undefined;
+  readonly #read: ReadInto;
   #buffer = Buffer.allocUnsafeSlow(SPOOL_READ_BYTES);
   /** The bytes read and not yet taken: `#buffer[#start, #end)`. */
   #start = 0;
   #end = 0;
   #aligned = new Uint32Array(0);
 
-  constructor(chunks: AsyncIterator<Buffer>) {
-    this.#chunks = chunks;
+  constructor(read: ReadInto) {
+    this.#read = read;
   }
 
   /** The next `size` bytes; fewer only at the end of the file. */
@@ -132,10 +175,7 @@ class BlockReader {
     return words;
   }
 
-  /**
-   * Moves what is left to the front (into a larger buffer if `size` needs it), then copies the
-   * stream's chunks in until the buffer is full or the stream ends.
-   */
+  /** Moves what is left to the front (into a larger buffer if `size` needs it), then reads on. */
   async #fill(size: number): Promise<void> {
     const left = this.#buffer.subarray(this.#start, this.#end);
     if (size > this.#buffer.length) {
@@ -147,16 +187,10 @@ class BlockReader {
     }
     this.#start = 0;
     this.#end = left.length;
-    while (this.#end < this.#buffer.length) {
-      let chunk = this.#pending;
-      if (!chunk) {
-        const next = await this.#chunks.next();
-        if (next.done) return;
-        chunk = next.value;
-      }
-      const copied = chunk.copy(this.#buffer, this.#end);
-      this.#end += copied;
-      this.#pending = copied < chunk.length ? chunk.subarray(copied) : undefined;
+    while (this.#end < size) {
+      const read = await this.#read(this.#buffer, this.#end, this.#buffer.length - this.#end);
+      if (read === 0) return;
+      this.#end += read;
     }
   }
 }

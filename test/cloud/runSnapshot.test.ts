@@ -315,7 +315,7 @@ describe("finalize's temporary files past a file size limit (EFBIG)", () => {
 
     expect(stdout).toMatch(
       new RegExp(
-        `^write_failed cannot write the grant spool ${join(dir, ".grants.t.")}\\d+\\.spool: the file reached .* \\(EFBIG\\).*ephemeralStorageSize`,
+        `^write_failed cannot write the grant spool ${join(dir, ".grants.t.")}\\d+\\.spool\\.deflate: the file reached .* \\(EFBIG\\).*ephemeralStorageSize`,
       ),
     );
     expect((await readdir(dir)).sort()).toEqual(["finalize.mjs"]);

@@ -1,8 +1,8 @@
 /**
- * The grant spool read back as written: frames copied into chunks, compressed (`createSpool`) and
- * read in blocks, so frames straddle blocks, start at offsets that are no multiple of 4, and one
- * is larger than a block; a spool cut short fails, whether cut inside a frame or inside its
- * compressed stream; and
+ * The grant spool read back as written, as it is and compressed (`createSpool`): frames copied into
+ * chunks and read in blocks, so frames straddle blocks, start at offsets that are no multiple of
+ * 4, and one is larger than a block; a spool cut short fails, whether cut inside a frame or inside
+ * its compressed stream; and
  * `ChunkCopier`, which writes the spool and the snapshot, byte for byte.
  */
 import { createWriteStream } from "node:fs";
@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { CHUNK_BYTES, ChunkCopier } from "../../lib/snapshot/ChunkCopier";
 import {
+  COMPRESSED_SPOOL,
   createSpool,
   readSpoolFrames,
   SPOOL_HASH_WORDS,
@@ -39,32 +40,40 @@ function page(count: number, seed: number): { grants: GrantRecord[]; hashes: Uin
 }
 
 describe("the grant spool", () => {
-  it("reads back every frame as written, across blocks, unaligned, and larger than a block", async () => {
-    const path = join(await makeTempDir(), "grants.spool");
-    const spool = createSpool(createWriteStream(path, { flags: "wx" }));
-    const writer = new ChunkCopier(spool.stream, CHUNK_BYTES, true);
-    // 1 to 400 grants a page, then one of 6,000 (about 0.7 MB, more than a 512 KiB block).
-    const sizes = [...Array.from({ length: 60 }, (_, i) => 1 + ((i * 97) % 400)), 6_000, 3];
-    const pages = sizes.map((count, seed) => page(count, seed));
-    for (const { grants, hashes } of pages) await writer.append(spoolFrame(grants, hashes));
-    await writer.flush();
-    spool.stream.end();
-    await spool.written;
-    // Compressed: the lines of these grants take a fifth of their bytes.
-    const bytes = pages.reduce((sum, p) => sum + spoolFrame(p.grants, p.hashes).length, 0);
-    expect((await readFile(path)).length).toBeLessThan(bytes / 2);
+  it.each([
+    ["as it is", ""],
+    ["compressed", COMPRESSED_SPOOL],
+  ])(
+    "reads back every frame as written (%s), across blocks, unaligned, and larger than a block",
+    async (_, suffix) => {
+      const path = join(await makeTempDir(), `grants.spool${suffix}`);
+      const spool = createSpool(createWriteStream(path, { flags: "wx" }), path);
+      const writer = new ChunkCopier(spool.stream, CHUNK_BYTES, true);
+      // 1 to 400 grants a page, then one of 6,000 (about 0.7 MB, more than a 512 KiB block).
+      const sizes = [...Array.from({ length: 60 }, (_, i) => 1 + ((i * 97) % 400)), 6_000, 3];
+      const pages = sizes.map((count, seed) => page(count, seed));
+      for (const { grants, hashes } of pages) await writer.append(spoolFrame(grants, hashes));
+      await writer.flush();
+      spool.stream.end();
+      await spool.written;
+      // Compressed, these frames take less than half their bytes.
+      const bytes = pages.reduce((sum, p) => sum + spoolFrame(p.grants, p.hashes).length, 0);
+      const written = (await readFile(path)).length;
+      if (suffix === "") expect(written).toBe(bytes);
+      else expect(written).toBeLessThan(bytes / 2);
 
-    let read = 0;
-    for await (const frame of readSpoolFrames(path)) {
-      const expected = pages[read] as { grants: GrantRecord[]; hashes: Uint32Array };
-      expect(frame.grants).toBe(expected.grants.length);
-      expect([...frame.hashes]).toEqual([...expected.hashes]);
-      const lines = frame.lines.toString("utf8").split("\n").slice(0, -1);
-      expect(lines.map((line) => JSON.parse(line))).toEqual(expected.grants);
-      read++;
-    }
-    expect(read).toBe(pages.length);
-  });
+      let read = 0;
+      for await (const frame of readSpoolFrames(path)) {
+        const expected = pages[read] as { grants: GrantRecord[]; hashes: Uint32Array };
+        expect(frame.grants).toBe(expected.grants.length);
+        expect([...frame.hashes]).toEqual([...expected.hashes]);
+        const lines = frame.lines.toString("utf8").split("\n").slice(0, -1);
+        expect(lines.map((line) => JSON.parse(line))).toEqual(expected.grants);
+        read++;
+      }
+      expect(read).toBe(pages.length);
+    },
+  );
 
   it("fails a spool that ends inside a frame, in its header or in its body, or inside its compressed stream", async () => {
     const dir = await makeTempDir();
@@ -75,7 +84,7 @@ describe("the grant spool", () => {
     const whole = Buffer.concat(frames);
     const first = (frames[0] as Buffer).length;
     const writeSpool = async (path: string, bytes: Buffer) => {
-      const spool = createSpool(createWriteStream(path, { flags: "wx" }));
+      const spool = createSpool(createWriteStream(path, { flags: "wx" }), path);
       const writer = new ChunkCopier(spool.stream, CHUNK_BYTES, true);
       await writer.append(bytes);
       await writer.flush();
@@ -87,7 +96,7 @@ describe("the grant spool", () => {
     };
     // Cut 3 bytes into the second frame's header, then 1,000 bytes into its body.
     for (const cut of [first + 3, first + 1_000]) {
-      const cutPath = join(dir, `cut-${cut}.spool`);
+      const cutPath = join(dir, `cut-${cut}.spool${COMPRESSED_SPOOL}`);
       await writeSpool(cutPath, whole.subarray(0, cut));
       const read: number[] = [];
       await expect(readAll(cutPath, read)).rejects.toThrow(
@@ -96,10 +105,10 @@ describe("the grant spool", () => {
       expect(read).toEqual([3]);
     }
     // The whole spool, its compressed file cut short.
-    const path = join(dir, "whole.spool");
+    const path = join(dir, `whole.spool${COMPRESSED_SPOOL}`);
     await writeSpool(path, whole);
     const compressed = await readFile(path);
-    const cutPath = join(dir, "cut-compressed.spool");
+    const cutPath = join(dir, `cut-compressed.spool${COMPRESSED_SPOOL}`);
     await writeFile(cutPath, compressed.subarray(0, compressed.length - 20));
     await expect(readAll(cutPath, [])).rejects.toThrow("unexpected end of file");
   });
