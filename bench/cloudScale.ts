@@ -67,9 +67,16 @@ export interface ScaleRun {
    * Finalize's work on this run's shards again, alone in a process (bench/finalizeProcess.ts),
    * judged by the guard against the digest the run published: its peak RSS (VmHWM, what Lambda
    * reports as memory used) and the most memory live after a full collection, MiB; its CPU, ms
-   * (gzip's threads in it, the harness's process not).
+   * (gzip's threads in it, the harness's process not), and its main thread's alone (the part that
+   * one vCPU bounds; the rest runs on the thread pool beside it).
    */
-  finalizeProcess: { peakRssMiB: number; livePeakMiB: number; cpuMs: number };
+  finalizeProcess: {
+    peakRssMiB: number;
+    livePeakMiB: number;
+    cpuMs: number;
+    mainCpuMs: number;
+    tmpPeakBytes: number;
+  };
   /** The functions' AWS requests (the harness's own polling not among them). */
   requests: AwsRequestCounts;
   /** The emulator's and this process's CPU seconds over the run (the load does not change them). */
@@ -189,6 +196,8 @@ export async function runCloudScale(
             peakRssMiB: alone.peakRssMiB,
             livePeakMiB: alone.livePeakMiB,
             cpuMs: alone.cpuMs,
+            mainCpuMs: alone.mainCpuMs.assembly + alone.mainCpuMs.guard,
+            tmpPeakBytes: alone.tmpPeakBytes,
           },
           requests,
           cpuSeconds: {

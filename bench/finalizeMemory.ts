@@ -122,9 +122,16 @@ export async function finalizeInProcess(
   await mkdir(tmp, { recursive: true });
   const probeFile = join(paths.work, `${spec.syncId}.process.json`);
   const peak = watchPeak(tmp, 20);
+  // BENCH_CPU_PROF=<dir>: each finalize's main thread profiled there (node --cpu-prof).
+  const profile = process.env.BENCH_CPU_PROF;
   const done = await runToEnd(
     process.execPath,
-    ["--expose-gc", join(paths.root, "dist", "bench", "finalizeProcess.mjs"), JSON.stringify(spec)],
+    [
+      "--expose-gc",
+      ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
+      join(paths.root, "dist", "bench", "finalizeProcess.mjs"),
+      JSON.stringify(spec),
+    ],
     {
       timeoutMs: 30 * 60_000,
       env: {

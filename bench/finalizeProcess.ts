@@ -6,7 +6,7 @@
  * its end. Started by bench/finalizeMemory.ts with `--expose-gc` and bench/processProbe.mjs
  * preloaded (peak RSS, CPU); prints one JSON line, `FinalizeProcessMeasure`.
  */
-import { createReadStream } from "node:fs";
+import { createReadStream, readFileSync } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -46,10 +46,23 @@ export interface FinalizeProcessMeasure {
   guard: string;
   assemblyMs: number;
   guardMs: number;
+  /**
+   * CPU of the main thread alone, ms (the event loop's: the rest of the process's CPU is the
+   * thread pool's gzip, spool compression and file writes, and V8's helper threads), while the
+   * snapshot is written, and while the guard judges and the digest is recorded.
+   */
+  mainCpuMs: { assembly: number; guard: number };
 }
 
 const MIB = 1024 * 1024;
 const round = (bytes: number) => Math.round((bytes / MIB) * 10) / 10;
+
+/** The main thread's CPU so far, ms, from Linux's per-thread accounting (ticks of 10 ms). */
+function mainThreadCpuMs(): number {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 
@@ -86,6 +99,7 @@ async function main(): Promise<void> {
     const path = join(dir, `${spec.syncId}.jsonl.gz`);
     const shards = new ShardStore(spec.bucket);
     const began = performance.now();
+    const mainAtStart = mainThreadCpuMs();
     const snapshot = await writeRunSnapshot(
       path,
       { syncId: spec.syncId, connector: "blackline", startedAt: new Date().toISOString() },
@@ -96,6 +110,7 @@ async function main(): Promise<void> {
       },
     );
     const assembled = performance.now();
+    const mainAssembled = mainThreadCpuMs();
     const snapshotBytes = (await stat(path)).size;
     const afterAssembly = await liveHeap();
     const outcome = await publishGuarded({
@@ -111,6 +126,10 @@ async function main(): Promise<void> {
       },
     });
     const guardMs = performance.now() - assembled;
+    const mainCpuMs = {
+      assembly: mainAssembled - mainAtStart,
+      guard: mainThreadCpuMs() - mainAssembled,
+    };
     const afterGuard = await liveHeap();
     clearInterval(sampler);
     clearInterval(liveSampler);
@@ -124,6 +143,7 @@ async function main(): Promise<void> {
       guard: outcome.verdict.basis,
       assemblyMs: Math.round(assembled - began),
       guardMs: Math.round(guardMs),
+      mainCpuMs,
     };
     process.stdout.write(`${JSON.stringify(measure)}\n`);
   } finally {

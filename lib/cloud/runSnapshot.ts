@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import type { SnapshotDigest } from "../guard";
 import {
   type AssembledSnapshot,
-  readLines,
+  lineBatches,
   SnapshotAssembler,
   SnapshotFile,
   type SnapshotRecord,
@@ -58,23 +58,25 @@ export async function writeRunSnapshot(
       outFile: file.file,
       outReleasesChunks: true,
       spoolDir: dirname(path),
+      compressSpool: true,
       spoolElsewhere: FINALIZE_ELSEWHERE,
       syncId: run.syncId,
       connector: run.connector,
       startedAt: new Date(run.startedAt),
     });
     await assembler.write(records.resourceTypes);
+    // One page's writes (its spool frame compressed, its chunks written) go on while the next is
+    // serialised: the assembler serialises a page when handed it and writes pages in order.
+    let writing: Promise<void> = Promise.resolve();
     for await (const shard of shardsInOrder(records)) {
-      let batch: SnapshotRecord[] = [];
-      for await (const line of readLines(Readable.from(shard))) {
-        batch.push(JSON.parse(line) as SnapshotRecord);
-        if (batch.length >= 1_000) {
-          await assembler.write(batch);
-          batch = [];
-        }
+      for await (const lines of lineBatches(Readable.from(shard))) {
+        const page = assembler.writeLines(lines);
+        page.catch(() => {}); // heard below, or by `complete`
+        await writing;
+        writing = page;
       }
-      await assembler.write(batch);
     }
+    await writing;
     const snapshot = await assembler.complete();
     await file.commit();
     return { ...snapshot, digest: assembler.digest };

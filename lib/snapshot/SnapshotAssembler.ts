@@ -8,6 +8,15 @@ import { SnapshotDigestBuilder } from "../guard/SnapshotDigestBuilder";
 import { type SyncFile, writeFailure } from "../sync/errors";
 import { CHUNK_BYTES, ChunkCopier } from "./ChunkCopier";
 import {
+  GRANT_START,
+  grantLine,
+  RESOURCE_START,
+  type ResourceKey,
+  resourceLine,
+} from "./canonicalLine";
+import {
+  COMPRESSED_SPOOL,
+  createSpool,
   readSpoolFrames,
   SPOOL_DIGEST_AT,
   SPOOL_HASH_WORDS,
@@ -53,6 +62,11 @@ export interface AssemblerOptions {
   outReleasesChunks?: boolean;
   /** A directory for the grant spool, a temporary file removed by `complete` and `abort`. */
   spoolDir: string;
+  /**
+   * Compress the spool (`createSpool`): finalize's, whose /tmp bounds the largest tenant. The
+   * command line and the service write theirs as it is, spending no CPU on it.
+   */
+  compressSpool?: boolean;
   /** Grants held in memory at once while repeated ones are looked for (`findRepeatedGrants`). */
   passGrants?: number;
   /** How to put the spool on another filesystem, for a write error's message. */
@@ -86,7 +100,11 @@ export interface AssemblerOptions {
 export class SnapshotAssembler {
   readonly #out: Writable;
   readonly #spoolPath: string;
-  readonly #spool: WriteStream;
+  readonly #spoolFile: WriteStream;
+  /** Takes the spool's frames into `#spoolFile` (`createSpool`). */
+  readonly #spool: Writable;
+  /** Settles once the spool is ended and in its file. */
+  readonly #spoolWritten: Promise<void>;
   /** The spool's frames and the snapshot's lines, in chunks: see `write`. */
   readonly #spoolChunks: ChunkCopier;
   /** Where `findLeftOutGrants` looks once the spool is complete. */
@@ -127,8 +145,15 @@ export class SnapshotAssembler {
     this.#outChunks = new ChunkCopier(this.#out, CHUNK_BYTES, options.outReleasesChunks ?? false);
     this.#syncId = options.syncId;
     this.#connector = options.connector;
-    this.#spoolPath = join(options.spoolDir, `.grants.${options.syncId}.${process.pid}.spool`);
-    this.#spool = createTempFile(this.#spoolPath);
+    const name = `.grants.${options.syncId}.${process.pid}.spool`;
+    this.#spoolPath = join(
+      options.spoolDir,
+      name + (options.compressSpool ? COMPRESSED_SPOOL : ""),
+    );
+    this.#spoolFile = createTempFile(this.#spoolPath);
+    const spool = createSpool(this.#spoolFile, this.#spoolPath);
+    this.#spool = spool.stream;
+    this.#spoolWritten = spool.written;
     this.#spoolChunks = new ChunkCopier(this.#spool, CHUNK_BYTES, true);
     const spoolFile: SyncFile = {
       what: "the grant spool",
@@ -136,7 +161,11 @@ export class SnapshotAssembler {
       elsewhere: options.spoolElsewhere ?? "run the sync where that directory has room",
     };
     this.#grantSearch = { spoolPath: this.#spoolPath, spoolFile, passGrants: options.passGrants };
-    this.#spool.on("error", (error: Error) => {
+    // The file's error comes first (a compressing stream's pipeline then fails with it).
+    this.#spoolFile.on("error", (error: Error) => {
+      this.#streamError ??= writeFailure(error, spoolFile);
+    });
+    this.#spoolWritten.catch((error: unknown) => {
       this.#streamError ??= writeFailure(error, spoolFile);
     });
     const { outFile } = options;
@@ -148,7 +177,7 @@ export class SnapshotAssembler {
   static async open(options: AssemblerOptions): Promise<SnapshotAssembler> {
     const assembler = new SnapshotAssembler(options);
     try {
-      await once(assembler.#spool, "open");
+      await once(assembler.#spoolFile, "open");
     } catch (error) {
       throw assembler.#streamError ?? error;
     }
@@ -176,12 +205,42 @@ export class SnapshotAssembler {
    * collected by full collections (see `#serialisePage` and `ChunkCopier`).
    */
   write(records: readonly SnapshotRecord[]): Promise<void> {
+    return this.#enqueue(() => this.#serialisePage(records));
+  }
+
+  /**
+   * Writes a page of snapshot lines (JSON Lines as `jsonLine` writes records: a run's shards), as
+   * `write` writes the records they parse to, byte for byte. A grant's or a resource's line in the
+   * exact form `JSON.stringify` writes (`grantLine`, `resourceLine`: nine in ten of a run's lines)
+   * is taken as it is, neither parsed nor serialised again (JSON.parse and JSON.stringify were
+   * most of finalize's CPU). Any other line is parsed; one that is no JSON fails the write.
+   */
+  writeLines(lines: readonly string[]): Promise<void> {
+    return this.#enqueue(() => {
+      const records: (SnapshotRecord | ResourceKey)[] = new Array(lines.length);
+      const texts: (string | undefined)[] = new Array(lines.length);
+      for (let i = 0; i < lines.length; i++) {
+        const line = lines[i] as string;
+        const known = line.startsWith(GRANT_START)
+          ? grantLine(line)
+          : line.startsWith(RESOURCE_START)
+            ? resourceLine(line)
+            : undefined;
+        records[i] = known ?? (JSON.parse(line) as SnapshotRecord);
+        texts[i] = known && line;
+      }
+      return this.#serialisePage(records, texts);
+    });
+  }
+
+  /** Serialises a page now (see `write`) and queues its chunks' writes after the pages before. */
+  #enqueue(serialise: () => FilledChunks): Promise<void> {
     if (this.#closed) return Promise.reject(new Error("the snapshot is closed"));
     let filled: FilledChunks | undefined;
     let failed: { error: unknown } | undefined;
     if (this.#streamError === undefined) {
       try {
-        filled = this.#serialisePage(records);
+        filled = serialise();
       } catch (error) {
         failed = { error };
       }
@@ -215,7 +274,8 @@ export class SnapshotAssembler {
   async #complete(): Promise<AssembledSnapshot> {
     this.#throwIfFailed();
     await this.#spoolChunks.flush();
-    await endStream(this.#spool);
+    this.#spool.end();
+    await this.#spoolWritten;
     const leftOut = await findLeftOutGrants({
       ...this.#grantSearch,
       grants: this.#spooled,
@@ -263,6 +323,7 @@ export class SnapshotAssembler {
     this.#closed = true;
     await this.#chain.catch(() => {});
     this.#spool.destroy();
+    this.#spoolFile.destroy();
     this.#out.destroy();
     await rm(this.#spoolPath, { force: true });
     unregisterTempFile(this.#spoolPath);
@@ -276,12 +337,19 @@ export class SnapshotAssembler {
    * A page's new records as bytes, copied into the chunks in hand: its resources, entitlements and
    * resource types as snapshot lines (one `jsonLinesBytes`), its grants as one spool frame. Records
    * already written are left out, and the counts and the digest take the rest, as the page is
-   * handed in. Returns the chunks the page filled.
+   * handed in. `texts[i]`, when there, is record `i`'s line as `writeLines` took it, written as it
+   * is (the record is then a `ResourceKey` or a grant). Returns the chunks the page filled.
    */
-  #serialisePage(records: readonly SnapshotRecord[]): FilledChunks {
-    const out: SnapshotRecord[] = [];
+  #serialisePage(
+    records: readonly (SnapshotRecord | ResourceKey)[],
+    texts?: readonly (string | undefined)[],
+  ): FilledChunks {
+    const out: (SnapshotRecord | ResourceKey)[] = [];
+    const outTexts: (string | undefined)[] = [];
     const grants: GrantRecord[] = [];
-    for (const record of records) {
+    const grantTexts: (string | undefined)[] = [];
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i] as SnapshotRecord | ResourceKey;
       switch (record.kind) {
         case "resource_type":
           if (!this.#resourceTypes.add(record.id)) continue;
@@ -301,17 +369,22 @@ export class SnapshotAssembler {
           this.#digest.grantHash(record, this.#pageHashes, at + SPOOL_DIGEST_AT);
           hashId(record.id, this.#pageHashes, at + SPOOL_ID_AT);
           grants.push(record);
+          grantTexts.push(texts?.[i]);
           continue;
         }
       }
       this.#counts[record.kind]++;
       this.#digest.add(record);
       out.push(record);
+      outTexts.push(texts?.[i]);
     }
     this.#spooled += grants.length;
     return {
-      spool: grants.length > 0 ? this.#spoolChunks.fill(spoolFrame(grants, this.#pageHashes)) : [],
-      out: out.length > 0 ? this.#outChunks.fill(jsonLinesBytes(out)) : [],
+      spool:
+        grants.length > 0
+          ? this.#spoolChunks.fill(spoolFrame(grants, this.#pageHashes, grantTexts))
+          : [],
+      out: out.length > 0 ? this.#outChunks.fill(linesBytes(out, outTexts)) : [],
     };
   }
 
@@ -377,6 +450,21 @@ export class SnapshotAssembler {
 }
 
 const scratch = new Uint32Array(WORDS);
+
+/**
+ * The lines of a page's records, UTF-8: `texts[i]` as it is where there (a record read from its
+ * line in the writer's form), else the record serialised; all serialised at once when none is
+ * there (`jsonLinesBytes`).
+ */
+function linesBytes(
+  records: readonly (SnapshotRecord | ResourceKey)[],
+  texts: readonly (string | undefined)[],
+): Buffer {
+  if (texts.every((text) => text === undefined)) return jsonLinesBytes(records);
+  let joined = "";
+  for (let i = 0; i < records.length; i++) joined += `${texts[i] ?? JSON.stringify(records[i])}\n`;
+  return Buffer.from(joined);
+}
 
 /** The chunks a page's bytes filled, to write in order: the spool's, then the snapshot's. */
 interface FilledChunks {

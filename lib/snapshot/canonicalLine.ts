@@ -22,6 +22,66 @@ const GRANT_LINE = new RegExp(
   String.raw`^\{"kind":"grant","id":${STRING},"entitlement":${STRING},"principal":\{"type":${STRING},"id":${STRING}\}\}$`,
 );
 
+/** How the writer's grant and resource lines start: the others are not looked at for a fast read. */
+export const GRANT_START = '{"kind":"grant",';
+export const RESOURCE_START = '{"kind":"resource",';
+
+/** What the snapshot's writer reads of a resource: its identity, and whether it is a user. */
+export interface ResourceKey {
+  kind: "resource";
+  type: string;
+  id: string;
+  user: true | undefined;
+}
+
+/**
+ * A resource's line in the exact form `JSON.stringify` writes, read without `JSON.parse`: its
+ * type, id and user trait, when the line is the writer's fields in its order (records.ts), every
+ * string without a quote, backslash or control character, and its profile's values strings under
+ * distinct keys that start with no digit (so no key is an array index, which JSON.parse would move
+ * first). Such a line is then its own `JSON.stringify(JSON.parse(line))`. Else undefined, and the
+ * line is parsed.
+ */
+export function resourceLine(text: string): ResourceKey | undefined {
+  const m = RESOURCE_LINE.exec(text);
+  if (!m) return undefined;
+  const profile = m[4];
+  if (profile !== undefined && !distinctKeys(profile)) return undefined;
+  return {
+    kind: "resource",
+    type: m[1] as string,
+    id: m[2] as string,
+    user: m[3] === undefined ? undefined : true,
+  };
+}
+
+const VALUE = String.raw`"[^"\\\x00-\x1f]*"`;
+const KEY = String.raw`"(?!__proto__")[^"\\\x00-\x1f0-9][^"\\\x00-\x1f]*"`;
+const RESOURCE_LINE = new RegExp(
+  String.raw`^\{"kind":"resource","type":${STRING},"id":${STRING},"displayName":${VALUE}` +
+    `(?:,"status":"(?:enabled|disabled)")?` +
+    String.raw`(,"user":\{"login":${VALUE},"emails":\[(?:${VALUE}(?:,${VALUE})*)?\]` +
+    String.raw`(?:,"givenName":${VALUE})?(?:,"familyName":${VALUE})?\})?` +
+    String.raw`(?:,"profile":\{((?:${KEY}:${VALUE})(?:,${KEY}:${VALUE})*)?\})?\}$`,
+);
+
+/**
+ * Whether the keys of a profile's text (`"k":"v","k":"v"`, no quote inside a key or value) are
+ * distinct; a profile holds a few, so each is looked for among those before it.
+ */
+function distinctKeys(profile: string): boolean {
+  const starts: number[] = [];
+  for (let at = 0; at < profile.length; ) {
+    const end = profile.indexOf('"', at + 1); // the key's closing quote
+    const key = profile.slice(at, end + 1);
+    for (const start of starts) if (profile.startsWith(key, start)) return false;
+    starts.push(at);
+    at = profile.indexOf('"', profile.indexOf('"', end + 2) + 1) + 2; // past the value, and `,`
+    if (at === 1) break;
+  }
+  return true;
+}
+
 /**
  * A record line (JSON as parsed) in the very form `snapshotLine` gives back, else undefined: then
  * zod decides, and says what is wrong. It accepts only a subset of what the schema accepts: a

@@ -1,4 +1,5 @@
 export { endStream, jsonLine, readLines, writeChunk, writeJsonLine } from "./jsonLines";
+export { lineBatches } from "./lineBatches";
 export * from "./records";
 export {
   type AssembledSnapshot,

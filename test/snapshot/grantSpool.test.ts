@@ -1,6 +1,8 @@
 /**
- * The grant spool read back as written: frames copied into chunks and read in blocks, so frames
- * straddle blocks, start at offsets that are no multiple of 4, and one is larger than a block; and
+ * The grant spool read back as written, as it is and compressed (`createSpool`): frames copied into
+ * chunks and read in blocks, so frames straddle blocks, start at offsets that are no multiple of
+ * 4, and one is larger than a block; a spool cut short fails, whether cut inside a frame or inside
+ * its compressed stream; and
  * `ChunkCopier`, which writes the spool and the snapshot, byte for byte.
  */
 import { createWriteStream } from "node:fs";
@@ -8,7 +10,13 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { CHUNK_BYTES, ChunkCopier } from "../../lib/snapshot/ChunkCopier";
-import { readSpoolFrames, SPOOL_HASH_WORDS, spoolFrame } from "../../lib/snapshot/grantSpool";
+import {
+  COMPRESSED_SPOOL,
+  createSpool,
+  readSpoolFrames,
+  SPOOL_HASH_WORDS,
+  spoolFrame,
+} from "../../lib/snapshot/grantSpool";
 import { endStream } from "../../lib/snapshot/jsonLines";
 import { type GrantRecord, grant } from "../../lib/snapshot/records";
 import { makeTempDir } from "../helpers/tempDir";
@@ -32,55 +40,77 @@ function page(count: number, seed: number): { grants: GrantRecord[]; hashes: Uin
 }
 
 describe("the grant spool", () => {
-  it("reads back every frame as written, across blocks, unaligned, and larger than a block", async () => {
-    const path = join(await makeTempDir(), "grants.spool");
-    const stream = createWriteStream(path, { flags: "wx" });
-    const writer = new ChunkCopier(stream, CHUNK_BYTES, true);
-    // 1 to 400 grants a page, then one of 6,000 (about 0.7 MB, more than a 512 KiB block).
-    const sizes = [...Array.from({ length: 60 }, (_, i) => 1 + ((i * 97) % 400)), 6_000, 3];
-    const pages = sizes.map((count, seed) => page(count, seed));
-    for (const { grants, hashes } of pages) await writer.append(spoolFrame(grants, hashes));
-    await writer.flush();
-    await endStream(stream);
+  it.each([
+    ["as it is", ""],
+    ["compressed", COMPRESSED_SPOOL],
+  ])(
+    "reads back every frame as written (%s), across blocks, unaligned, and larger than a block",
+    async (_, suffix) => {
+      const path = join(await makeTempDir(), `grants.spool${suffix}`);
+      const spool = createSpool(createWriteStream(path, { flags: "wx" }), path);
+      const writer = new ChunkCopier(spool.stream, CHUNK_BYTES, true);
+      // 1 to 400 grants a page, then one of 6,000 (about 0.7 MB, more than a 512 KiB block).
+      const sizes = [...Array.from({ length: 60 }, (_, i) => 1 + ((i * 97) % 400)), 6_000, 3];
+      const pages = sizes.map((count, seed) => page(count, seed));
+      for (const { grants, hashes } of pages) await writer.append(spoolFrame(grants, hashes));
+      await writer.flush();
+      spool.stream.end();
+      await spool.written;
+      // Compressed, these frames take less than half their bytes.
+      const bytes = pages.reduce((sum, p) => sum + spoolFrame(p.grants, p.hashes).length, 0);
+      const written = (await readFile(path)).length;
+      if (suffix === "") expect(written).toBe(bytes);
+      else expect(written).toBeLessThan(bytes / 2);
 
-    let read = 0;
-    for await (const frame of readSpoolFrames(path)) {
-      const expected = pages[read] as { grants: GrantRecord[]; hashes: Uint32Array };
-      expect(frame.grants).toBe(expected.grants.length);
-      expect([...frame.hashes]).toEqual([...expected.hashes]);
-      const lines = frame.lines.toString("utf8").split("\n").slice(0, -1);
-      expect(lines.map((line) => JSON.parse(line))).toEqual(expected.grants);
-      read++;
-    }
-    expect(read).toBe(pages.length);
-  });
+      let read = 0;
+      for await (const frame of readSpoolFrames(path)) {
+        const expected = pages[read] as { grants: GrantRecord[]; hashes: Uint32Array };
+        expect(frame.grants).toBe(expected.grants.length);
+        expect([...frame.hashes]).toEqual([...expected.hashes]);
+        const lines = frame.lines.toString("utf8").split("\n").slice(0, -1);
+        expect(lines.map((line) => JSON.parse(line))).toEqual(expected.grants);
+        read++;
+      }
+      expect(read).toBe(pages.length);
+    },
+  );
 
-  it("fails a spool that ends inside a frame, in its header or in its body", async () => {
+  it("fails a spool that ends inside a frame, in its header or in its body, or inside its compressed stream", async () => {
     const dir = await makeTempDir();
-    const path = join(dir, "grants.spool");
-    const stream = createWriteStream(path, { flags: "wx" });
-    const writer = new ChunkCopier(stream, CHUNK_BYTES, true);
-    const sizes = [3, 700, 5];
-    for (const [seed, count] of sizes.entries()) {
+    const frames = [3, 700, 5].map((count, seed) => {
       const { grants, hashes } = page(count, seed);
-      await writer.append(spoolFrame(grants, hashes));
-    }
-    await writer.flush();
-    await endStream(stream);
-    const whole = await readFile(path);
-    const first = spoolFrame(page(3, 0).grants, page(3, 0).hashes).length;
+      return spoolFrame(grants, hashes);
+    });
+    const whole = Buffer.concat(frames);
+    const first = (frames[0] as Buffer).length;
+    const writeSpool = async (path: string, bytes: Buffer) => {
+      const spool = createSpool(createWriteStream(path, { flags: "wx" }), path);
+      const writer = new ChunkCopier(spool.stream, CHUNK_BYTES, true);
+      await writer.append(bytes);
+      await writer.flush();
+      spool.stream.end();
+      await spool.written;
+    };
+    const readAll = async (path: string, read: number[]) => {
+      for await (const frame of readSpoolFrames(path)) read.push(frame.grants);
+    };
     // Cut 3 bytes into the second frame's header, then 1,000 bytes into its body.
     for (const cut of [first + 3, first + 1_000]) {
-      const cutPath = join(dir, `cut-${cut}.spool`);
-      await writeFile(cutPath, whole.subarray(0, cut));
-      const frames: number[] = [];
-      await expect(
-        (async () => {
-          for await (const frame of readSpoolFrames(cutPath)) frames.push(frame.grants);
-        })(),
-      ).rejects.toThrow(`the grant spool ${cutPath} ends inside a page`);
-      expect(frames).toEqual([3]);
+      const cutPath = join(dir, `cut-${cut}.spool${COMPRESSED_SPOOL}`);
+      await writeSpool(cutPath, whole.subarray(0, cut));
+      const read: number[] = [];
+      await expect(readAll(cutPath, read)).rejects.toThrow(
+        `the grant spool ${cutPath} ends inside a page`,
+      );
+      expect(read).toEqual([3]);
     }
+    // The whole spool, its compressed file cut short.
+    const path = join(dir, `whole.spool${COMPRESSED_SPOOL}`);
+    await writeSpool(path, whole);
+    const compressed = await readFile(path);
+    const cutPath = join(dir, `cut-compressed.spool${COMPRESSED_SPOOL}`);
+    await writeFile(cutPath, compressed.subarray(0, compressed.length - 20));
+    await expect(readAll(cutPath, [])).rejects.toThrow("unexpected end of file");
   });
 });
 
