@@ -34,6 +34,8 @@ export interface FinalizeMemory extends FinalizeProcessMeasure {
   run: string;
   peakRssMiB: number;
   cpuMs: number;
+  /** memoryUsage() at the highest RSS sampled (bench/processProbe.mjs). */
+  atPeak: unknown;
   tmpPeakBytes: number;
 }
 
@@ -149,12 +151,14 @@ export async function finalizeInProcess(
   const probe = JSON.parse(await readFile(probeFile, "utf8")) as {
     peakRssBytes: number;
     cpuMs: number;
+    atPeak: unknown;
   };
   const measure = JSON.parse(done.stdout.trim().split("\n").at(-1) as string);
   return {
     run: measure.guard === "first" ? "first" : `judged (${measure.guard})`,
     peakRssMiB: Math.round(probe.peakRssBytes / 1048576),
     cpuMs: Math.round(probe.cpuMs),
+    atPeak: probe.atPeak,
     tmpPeakBytes,
     ...(measure as FinalizeProcessMeasure),
   };

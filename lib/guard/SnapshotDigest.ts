@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { releasableBuffer, release } from "../snapshot/releasable";
 
 /**
  * What the guard keeps of a snapshot: its connector and sync id, and a 64-bit hash of each user
@@ -126,20 +127,9 @@ export class HashList {
   }
 }
 
-/** ES2024's resizable `ArrayBuffer`, which Node 20 and 22 have (this project's TypeScript lib is ES2023). */
-const ResizableBuffer = ArrayBuffer as unknown as new (
-  bytes: number,
-  options: { maxByteLength: number },
-) => ArrayBuffer & { readonly resizable: boolean; resize(bytes: number): void };
-
-/**
- * Room for `length` hashes whose memory `releaseHashes` gives back at once: a resizable buffer,
- * resized to nothing. A typed array that is let go is freed only when V8 collects it, which a phase
- * that allocates little on V8's heap (a snapshot's end, its upload) makes rare: at 1,000,000 users
- * a digest's 36 MB stayed resident through the upload.
- */
+/** Room for `length` hashes whose memory `releaseHashes` gives back at once (`releasableBuffer`). */
 function releasableHashes(length: number): BigUint64Array {
-  return new BigUint64Array(new ResizableBuffer(length * 8, { maxByteLength: length * 8 }));
+  return new BigUint64Array(releasableBuffer(length * 8));
 }
 
 /**
@@ -147,8 +137,7 @@ function releasableHashes(length: number): BigUint64Array {
  * every view of it is then empty. Hashes in any other buffer are left to V8 to collect.
  */
 export function releaseHashes(values: BigUint64Array): void {
-  const buffer = values.buffer as InstanceType<typeof ResizableBuffer>;
-  if (buffer.resizable) buffer.resize(0);
+  release(values);
 }
 
 /** The 32-bit words of a 64-bit array's memory. */

@@ -117,8 +117,8 @@ export class SnapshotAssembler {
   readonly #digest = new SnapshotDigestBuilder();
   #finished: SnapshotDigest | undefined;
   /** What was written, until the spooled grants are judged against it (`findLeftOutGrants`). */
-  #resources = new HashedIdSet();
-  #entitlements = new HashedIdSet();
+  readonly #resources = new HashedIdSet();
+  readonly #entitlements = new HashedIdSet();
   readonly #resourceTypes = new HashedIdSet(8);
   readonly #counts: Record<RecordKind, number> = {
     resource_type: 0,
@@ -282,9 +282,9 @@ export class SnapshotAssembler {
       entitlements: this.#entitlements,
       resources: this.#resources,
     });
-    // Every grant is judged: the sets (their slots reused by the search) may be collected.
-    this.#resources = new HashedIdSet(0);
-    this.#entitlements = new HashedIdSet(0);
+    // Every grant is judged: the sets' memory (their slots reused by the search) goes back now.
+    this.#resources.release();
+    this.#entitlements.release();
     let first = 0;
     this.#digest.expectGrants(this.#spooled - leftOut.count);
     for await (const frame of readSpoolFrames(this.#spoolPath)) {
@@ -325,6 +325,8 @@ export class SnapshotAssembler {
     this.#spool.destroy();
     this.#spoolFile.destroy();
     this.#out.destroy();
+    this.#resources.release();
+    this.#entitlements.release();
     await rm(this.#spoolPath, { force: true });
     unregisterTempFile(this.#spoolPath);
   }

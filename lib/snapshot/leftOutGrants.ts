@@ -98,11 +98,15 @@ export async function findLeftOutGrants(search: GrantSearch): Promise<LeftOutGra
   if (search.grants <= passGrants) {
     const seen = new HashedIdSet(Math.ceil((search.grants * 4) / 3));
     let index = 0;
-    for await (const { hashes } of readSpoolFrames(search.spoolPath)) {
-      for (let at = 0; at < hashes.length; at += SPOOL_HASH_WORDS, index++) {
-        if (dangles(hashes, at)) leftOut.addDangling(index);
-        if (!seen.addHash(hashes, at + SPOOL_ID_AT)) leftOut.addRepeated(index);
+    try {
+      for await (const { hashes } of readSpoolFrames(search.spoolPath)) {
+        for (let at = 0; at < hashes.length; at += SPOOL_HASH_WORDS, index++) {
+          if (dangles(hashes, at)) leftOut.addDangling(index);
+          if (!seen.addHash(hashes, at + SPOOL_ID_AT)) leftOut.addRepeated(index);
+        }
       }
+    } finally {
+      seen.release();
     }
     return leftOut;
   }

@@ -98,6 +98,19 @@ describe("HashedIdSet", () => {
     expect(set.has("id-5000")).toBe(false);
   });
 
+  it("gives its memory back on release, and is then an empty set that works", () => {
+    const set = new HashedIdSet(8);
+    for (let n = 0; n < 5_000; n++) set.add(`id-${n}`);
+    expect(set.capacity).toBeGreaterThan(5_000);
+    set.release();
+    expect(set.size).toBe(0);
+    expect(set.capacity).toBe(128);
+    expect(set.has("id-1")).toBe(false);
+    expect(set.add("id-1")).toBe(true);
+    expect(set.add("id-1")).toBe(false);
+    expect(set.has("id-1")).toBe(true);
+  });
+
   it("holds a million ids of one shape without a collision, in under 40 bytes each", () => {
     const set = new HashedIdSet();
     let refused = 0;
