@@ -140,7 +140,10 @@ export async function finalizeInProcess(
         ...cleanEnv(),
         ...awsEnv(endpoint),
         TMPDIR: tmp,
-        NODE_OPTIONS: `--import=${pathToFileURL(paths.processProbe).href}`,
+        // As serverless.yml's provider environment sets them for every function.
+        MALLOC_ARENA_MAX: "2",
+        MALLOC_MMAP_THRESHOLD_: "131072",
+        NODE_OPTIONS: `--max-semi-space-size=4 --import=${pathToFileURL(paths.processProbe).href}`,
         BENCH_PROCESS_FILE: probeFile,
       },
     },

@@ -102,7 +102,9 @@ export function deployedStackCases(deployed: () => { moto: Moto; stack: Stack })
         POWERTOOLS_SERVICE_NAME: "access-connectors",
         POWERTOOLS_METRICS_NAMESPACE: "AccessConnectors",
         POWERTOOLS_LOG_LEVEL: "INFO",
-        NODE_OPTIONS: "--enable-source-maps",
+        MALLOC_ARENA_MAX: "2",
+        MALLOC_MMAP_THRESHOLD_: "131072",
+        NODE_OPTIONS: "--enable-source-maps --max-semi-space-size=4",
       });
       expect(fn.runtime).toBe("nodejs22.x");
       expect(fn.handler).toBe("handler.handler");

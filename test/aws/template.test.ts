@@ -284,6 +284,8 @@ describe("packaged template", () => {
           "POWERTOOLS_METRICS_NAMESPACE",
           "POWERTOOLS_LOG_LEVEL",
           "NODE_OPTIONS",
+          "MALLOC_ARENA_MAX",
+          "MALLOC_MMAP_THRESHOLD_",
         ].sort(),
       );
       expect(env).toMatchObject({
@@ -302,7 +304,9 @@ describe("packaged template", () => {
         POWERTOOLS_SERVICE_NAME: "access-connectors",
         POWERTOOLS_METRICS_NAMESPACE: "AccessConnectors",
         POWERTOOLS_LOG_LEVEL: "INFO",
-        NODE_OPTIONS: "--enable-source-maps",
+        NODE_OPTIONS: "--enable-source-maps --max-semi-space-size=4",
+        MALLOC_ARENA_MAX: "2",
+        MALLOC_MMAP_THRESHOLD_: "131072",
       });
     }
     expect(roles.size).toBe(5);
