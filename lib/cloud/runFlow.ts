@@ -233,10 +233,11 @@ export class RunFlow {
 
   /**
    * Sends held jobs of the run into its free slots: after a delivery gave its slot back, held a
-   * job, or found its job done (the delivery that did it may have died before it released).
+   * job, or found its job done (`finished`: a slot reserved for that copy is free; the delivery
+   * that did it may have died before it released).
    */
-  async releaseHeld(syncId: string): Promise<number> {
-    return this.#slots(syncId).releaseIntoFreeSlots(this.#config.syncJobsQueueUrl);
+  async releaseHeld(syncId: string, finished?: string): Promise<number> {
+    return this.#slots(syncId).releaseIntoFreeSlots(this.#config.syncJobsQueueUrl, finished);
   }
 
   /** Sends the finalize message once nothing is outstanding (finalize takes a run only once). */

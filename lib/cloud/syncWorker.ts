@@ -81,8 +81,9 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       return;
     case "already_done":
       logger.info("job already done");
-      // The delivery that did it may have died before it released held jobs into its slot.
-      await flow.releaseHeld(job.syncId);
+      // A slot reserved for this copy is free; the delivery that did the job may have died before
+      // it released held jobs into its own.
+      await flow.releaseHeld(job.syncId, jobId(job));
       return;
   }
   const slots = new JobSlots(config.runsTable, job.syncId, config.instanceJobsInFlight);

@@ -1,4 +1,4 @@
-import { DeleteCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import * as z from "zod";
 import { type Job, parseJob } from "../../sync";
 import { jobId } from "../../sync/job";
@@ -15,9 +15,16 @@ const TRIES = 2;
  * it; one that comes later (a queue busy with other instances' jobs) takes a free slot, or is held.
  */
 const RESERVED_MS = 60_000;
+/**
+ * A worker releasing a held job claims it for this long (ms) first, so two releasing at once do
+ * not both send it; one that dies mid-release leaves it to be released again after.
+ */
+const CLAIM_MS = 30_000;
+/** Held jobs a release reads beyond its free slots, in case some are claimed by another. */
+const CLAIMED_SLACK = 8;
 
 const slotItem = z.object({ sk: z.string(), holder: z.string(), until: z.number() });
-const heldItem = z.object({ sk: z.string(), job: z.string() });
+const heldItem = z.object({ sk: z.string(), job: z.string(), claimedUntil: z.number().optional() });
 
 /**
  * A run's jobs in flight, at most `cap` at once, and the jobs held for a free slot (docs/cloud.md,
@@ -27,9 +34,9 @@ const heldItem = z.object({ sk: z.string(), job: z.string() });
  * slot only until its lease ends, never for good.
  * Jobs beyond the free slots wait here, not on the queue (`sk = held#<jobId>`, the job as JSON):
  * the queue then holds no more of a run's jobs than its slots can take, and another instance's job
- * is taken at the next receive. Whoever frees or finds a free slot releases held jobs: sends them,
- * then deletes them, so a worker that dies between the two leaves a job both sent and held (sent
- * twice, which redelivery makes harmless), never neither.
+ * is taken at the next receive. Whoever frees or finds a free slot releases held jobs: claims,
+ * sends, then deletes each, so a worker that dies between leaves a job held (released again once
+ * its claim ends), or both sent and held (sent twice, which redelivery makes harmless), never lost.
  */
 export class JobSlots {
   readonly #table: string;
@@ -48,7 +55,7 @@ export class JobSlots {
    */
   async take(holder: string, until: number): Promise<string | undefined> {
     const now = Date.now();
-    const { free, reserved } = await this.#slots(now, holder);
+    const { free, reserved } = await this.#slots(now, undefined, holder);
     // From a random free slot, so workers taking slots at once seldom race for the same one; a
     // worker that loses two races finds the slots taken (and may come back), not worth more writes.
     const first = Math.floor(Math.random() * free.length);
@@ -106,12 +113,13 @@ export class JobSlots {
   }
 
   /**
-   * Sends as many held jobs as the run has free slots, then deletes them. Two workers releasing
-   * at once may send a job twice: its second delivery finds it done, or runs it as a redelivery.
+   * Sends as many held jobs as the run has free slots, each claimed first (so it is sent once),
+   * then deletes them. `finished` names a job done whose slots, should a copy of it still hold
+   * one, are free now.
    */
-  async releaseIntoFreeSlots(queueUrl: string): Promise<number> {
+  async releaseIntoFreeSlots(queueUrl: string, finished?: string): Promise<number> {
     const now = Date.now();
-    const { free } = await this.#slots(now);
+    const { free } = await this.#slots(now, finished);
     if (free.length === 0) return 0;
     const { Items = [] } = await awsClients().dynamo.send(
       new QueryCommand({
@@ -119,23 +127,62 @@ export class JobSlots {
         KeyConditionExpression: "pk = :pk AND begins_with(sk, :held)",
         ExpressionAttributeValues: { ":pk": this.#pk, ":held": "held#" },
         ConsistentRead: true,
-        Limit: free.length,
+        Limit: free.length + CLAIMED_SLACK,
       }),
     );
-    const held = Items.map((item) => heldItem.parse(item));
+    const claimed: z.infer<typeof heldItem>[] = [];
+    for (const item of Items.map((i) => heldItem.parse(i))) {
+      if (claimed.length === free.length) break;
+      if ((item.claimedUntil ?? 0) <= now && (await this.#claim(item.sk, now))) claimed.push(item);
+    }
     const sent = await this.#sendReserved(
       queueUrl,
-      held.map((item) => parseJob(JSON.parse(item.job))),
+      claimed.map((item) => parseJob(JSON.parse(item.job))),
       free,
     );
     await batchWrite(
       this.#table,
-      held
+      claimed
         .slice(0, sent)
         .map((item) => ({ DeleteRequest: { Key: { pk: this.#pk, sk: item.sk } } })),
       `the released jobs of ${this.#pk}`,
     );
+    // Claimed and left without a slot (others took the free ones first): releasable again now.
+    for (const item of claimed.slice(sent)) {
+      await awsClients()
+        .dynamo.send(
+          new UpdateCommand({
+            TableName: this.#table,
+            Key: { pk: this.#pk, sk: item.sk },
+            UpdateExpression: "REMOVE claimedUntil",
+            ConditionExpression: "attribute_exists(pk)",
+          }),
+        )
+        .catch((error: unknown) => {
+          if (!isConditionFailure(error)) throw error;
+        });
+    }
     return sent;
+  }
+
+  /** Claims a held job for this worker's release; false when another holds the claim. */
+  async #claim(sk: string, now: number): Promise<boolean> {
+    try {
+      await awsClients().dynamo.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk: this.#pk, sk },
+          UpdateExpression: "SET claimedUntil = :until",
+          ConditionExpression:
+            "attribute_exists(pk) AND (attribute_not_exists(claimedUntil) OR claimedUntil <= :now)",
+          ExpressionAttributeValues: { ":until": now + CLAIM_MS, ":now": now },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return false;
+    }
   }
 
   /**
@@ -174,8 +221,15 @@ export class JobSlots {
     }
   }
 
-  /** The slots no lease holds now, and those leased to `holder`. */
-  async #slots(now: number, holder?: string): Promise<{ free: string[]; reserved: string[] }> {
+  /**
+   * The slots no lease holds now (those of `finished`, a job done, given back first), and those
+   * leased to `holder`.
+   */
+  async #slots(
+    now: number,
+    finished?: string,
+    holder?: string,
+  ): Promise<{ free: string[]; reserved: string[] }> {
     const { Items = [] } = await awsClients().dynamo.send(
       new QueryCommand({
         TableName: this.#table,
@@ -185,7 +239,12 @@ export class JobSlots {
       }),
     );
     const leases = Items.map((item) => slotItem.parse(item)).filter((slot) => slot.until > now);
-    const leased = new Set(leases.map((slot) => slot.sk));
+    for (const slot of leases.filter((lease) => lease.holder === finished)) {
+      await this.giveBack(slot.sk, slot.holder);
+    }
+    const leased = new Set(
+      leases.filter((lease) => lease.holder !== finished).map((slot) => slot.sk),
+    );
     return {
       free: Array.from({ length: this.#cap }, (_, n) => `slot#${n}`).filter(
         (sk) => !leased.has(sk),
