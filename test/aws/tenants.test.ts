@@ -7,6 +7,7 @@
 // the harness at the mapping's concurrency (10 workers; 4 where a backlog must form).
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
+  DeleteMessageCommand,
   GetQueueAttributesCommand,
   type Message,
   PurgeQueueCommand,
@@ -17,8 +18,10 @@ import { DynamoDBDocumentClient, QueryCommand, UpdateCommand } from "@aws-sdk/li
 import type { SQSRecord } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { RunStore } from "../../lib/cloud";
+import { JobSlots } from "../../lib/cloud/aws/jobSlots";
 import { startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { startPlatformSimulator } from "../../lib/simulators/platform";
+import { parseJob } from "../../lib/sync";
 import { awsClientConfig, type Moto, runOperator, type Stack, startStackOnMoto } from "./harness";
 
 let moto: Moto;
@@ -125,6 +128,16 @@ async function receiveRecords(count: number): Promise<SQSRecord[]> {
         eventSourceARN: mapping?.queueArn,
         awsRegion: stack.region,
       }) as SQSRecord,
+  );
+}
+
+/** Deletes a received message, as the mapping does after its invocation succeeded. */
+async function deleteMessage(record: SQSRecord) {
+  await sqs.send(
+    new DeleteMessageCommand({
+      QueueUrl: stack.outputs.SyncJobsQueueUrl,
+      ReceiptHandle: record.receiptHandle,
+    }),
   );
 }
 
@@ -306,7 +319,6 @@ describe("a run's jobs on the move", () => {
   const scheduled = { "detail-type": "Scheduled Event", source: "aws.events", detail: {} };
 
   async function setLastProgress(syncId: string, at: Date) {
-    const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient(awsClientConfig(moto.endpoint)));
     await dynamo.send(
       new UpdateCommand({
         TableName: runsTable(),
@@ -315,7 +327,6 @@ describe("a run's jobs on the move", () => {
         ExpressionAttributeValues: { ":at": at.toISOString() },
       }),
     );
-    dynamo.destroy();
   }
 
   it("carry their instance as MessageGroupId, and a job that starts moves the run's stall clock", async () => {
@@ -393,5 +404,45 @@ describe("a run's jobs on the move", () => {
     const clockAhead = Date.parse(run?.lastProgressAt ?? "") - before;
     expect(clockAhead).toBeGreaterThanOrEqual(delaySeconds * 1000);
     expect(clockAhead).toBeLessThanOrEqual(delaySeconds * 1000 + 60_000);
+  });
+
+  it("a job held by a worker that died before it released it is released by the next delivery of the run", async () => {
+    // Prepare: a run whose plan job ran and committed; its one membership job then held in the
+    // runs table, not on the queue: what a commit leaves when its worker dies after it held the
+    // children and before it released them (the worker's message was not deleted).
+    const { platform } = await instance("orphan", {
+      seed: 27,
+      size: { users: 30, teams: 3, roles: 2 },
+    });
+    const syncId = await startSync("orphan");
+    const roots = await receiveRecords(2);
+    const plan = roots.find((r) => r.body.includes('"plan"'));
+    const role = roots.find((r) => !r.body.includes('"plan"'));
+    if (!plan || !role) throw new Error("the run's two root jobs were not on the queue");
+    await stack.invoke("syncWorker", { Records: [plan] });
+    const [child] = await receiveRecords(1);
+    if (!child) throw new Error("the plan job sent no child");
+    await deleteMessage(child);
+    await new JobSlots(runsTable(), syncId, 8).hold([parseJob(JSON.parse(child.body))]);
+
+    // Act: the plan job's message comes back (its worker died); then the job it released and the
+    // role job run, one a delivery (other tests' messages wait on this queue: no drain here).
+    await stack.invoke("syncWorker", { Records: [plan] });
+    const released = (await receiveRecords(10)).filter((r) => r.body.includes(syncId));
+    for (const record of [role, ...released]) {
+      await stack.invoke("syncWorker", { Records: [record] });
+      await deleteMessage(record);
+    }
+    await deleteMessage(plan);
+    await stack.drainQueue("finalize");
+
+    // Assess: the plan job's second delivery found it done and released the held job; the run is
+    // exact, nothing is left held.
+    expect(released.map((r) => r.body)).toEqual([child.body]);
+    expect(await heldJobs(syncId)).toBe(0);
+    const run = await runs.get(syncId);
+    expect(run?.status).toBe("complete");
+    expect(run?.jobsDone).toBe(3);
+    expect(platform.uploads.get(syncId)?.accepted).toBe(1);
   });
 });
