@@ -69,7 +69,7 @@ export class RunFlow {
    * Commits a job's result: its records stored under the delivery's message id (one object, none
    * when it read no records), then the job counted done and its children claimed, in one
    * conditional transaction; then `#afterCommit`, which calls `freeSlot` (the delivery gives its
-   * job slot back) before it sends the children. Returns the outcome and the children owned.
+   * job slot back) before it sends children. Returns the outcome and the children owned.
    */
   async commit(
     job: Job,
@@ -83,7 +83,7 @@ export class RunFlow {
     // A delivery that ran beside the one that committed writes nothing (a read is cheaper than
     // a PUT); one still racing it writes an object no marker names, expired with the run's.
     if ((await this.#runs.marker(syncId, id))?.state === "done") {
-      return this.#afterCommit(job, "already_done", result, [], freeSlot);
+      return this.#afterCommit(job, "already_done", result, []);
     }
     let shardKey: string | undefined;
     if (result.records.length > 0) {
@@ -104,24 +104,24 @@ export class RunFlow {
   }
 
   /**
-   * After a commit: the delivery gives its slot back (`freeSlot`), and if it committed, sends
-   * the children the job owns into the run's free slots and holds the rest (`JobSlots.dispatch`);
-   * one that found the job done by another delivery sends them if that one has not (should it die
-   * before sending). Then the run goes to finalize if nothing is outstanding.
+   * After a commit: the delivery that committed gives its slot back (`freeSlot`, so a child may
+   * have it) and sends the children the job owns into the run's free slots, holding the rest
+   * (`JobSlots.dispatch`); one that found the job done by another delivery sends them if that one
+   * has not (should it die before sending). Then the run goes to finalize if nothing is outstanding.
    */
   async #afterCommit(
     job: Job,
     outcome: CommitOutcome,
     result: JobResult,
     owned: readonly ChildClaim[],
-    freeSlot: () => Promise<void>,
+    freeSlot: () => Promise<void> = async () => {},
   ): Promise<{ outcome: CommitOutcome; children: number }> {
     const { syncId } = job;
     const id = jobId(job);
-    await freeSlot();
     if (outcome === "run_over") return { outcome, children: owned.length };
     if (outcome === "committed") {
       if (owned.length > 0) {
+        await freeSlot();
         const ownedIds = new Set(owned.map((child) => child.jobId));
         await this.#slots(syncId).dispatch(
           this.#config.syncJobsQueueUrl,
