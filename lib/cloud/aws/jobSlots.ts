@@ -57,7 +57,7 @@ export class JobSlots {
     const now = Date.now();
     const { free, reserved } = await this.#slots(now, undefined, holder);
     // From a random free slot, so workers taking slots at once seldom race for the same one; a
-    // worker that loses two races finds the slots taken (and may come back), not worth more writes.
+    // worker that loses two races finds the slots taken (its job is held), not worth more writes.
     const first = Math.floor(Math.random() * free.length);
     const tries = [...reserved, ...free.slice(first), ...free.slice(0, first)].slice(0, TRIES);
     for (const sk of tries) {
