@@ -37,6 +37,7 @@ export async function driveToEnd(
   syncIds: () => readonly string[] | undefined,
   label: string,
   workerOptions: Pick<DrainOptions, "onBatch" | "onInvoked"> = {},
+  finalizeOptions: Pick<DrainOptions, "onBatch" | "onInvoked"> = {},
 ): Promise<Drained> {
   const until = async () => {
     const ids = syncIds();
@@ -60,7 +61,7 @@ export async function driveToEnd(
   try {
     const [worker, finalize] = await Promise.all([
       stack.drainQueue("syncWorker", { ...UNBOUNDED_DRAIN, until, ...workerOptions }),
-      stack.drainQueue("finalize", { ...UNBOUNDED_DRAIN, until }),
+      stack.drainQueue("finalize", { ...UNBOUNDED_DRAIN, until, ...finalizeOptions }),
     ]);
     return { worker, finalize };
   } finally {

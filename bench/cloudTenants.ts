@@ -28,10 +28,22 @@ export interface JobTimes {
   handlerSeconds: number;
   /** The invocations' thread CPU, s: the same work alone and beside; what the wall adds is waiting. */
   cpuSeconds: number;
+  /**
+   * Each delivery (the run's jobs, then finalize's), s from the run's start: sent, received,
+   * answered, and its CPU; where the run's time goes on its critical path.
+   */
+  steps: { what: string; sent: number; received: number; ended: number; cpu: number }[];
 }
 
 export interface TenantsRun {
-  large: { users: number; jobs: number; seconds: number; backlogAtSmallStart: number };
+  large: {
+    users: number;
+    jobs: number;
+    seconds: number;
+    backlogAtSmallStart: number;
+    /** Its deliveries held for its cap of jobs in flight (the worker's `jobsHeld`). */
+    held: number;
+  };
   small: {
     users: number;
     jobs: number;
@@ -51,39 +63,82 @@ export interface TenantsRun {
 
 const LATENCY_MS = 40;
 
-/** Notes each job delivery's queue wait, handler time and CPU under its run (the drain's hooks). */
+const noTimes = (): JobTimes => ({
+  deliveries: 0,
+  queueSeconds: 0,
+  handlerSeconds: 0,
+  cpuSeconds: 0,
+  steps: [],
+});
+
+/**
+ * Notes each delivery's queue wait, handler time and CPU under its run (the drains' hooks): the
+ * worker's jobs in the sums and the steps, finalize's in the steps only.
+ */
 function jobTimesByRun() {
   const byRun = new Map<string, JobTimes>();
+  // Steps in epoch ms until read, when they are taken from the run's start.
+  const received = new Map<string, JobTimes["steps"][number]>();
   const of = (record: SQSRecord) => {
     const { syncId } = JSON.parse(record.body) as { syncId: string };
     let times = byRun.get(syncId);
     if (!times) {
-      times = { deliveries: 0, queueSeconds: 0, handlerSeconds: 0, cpuSeconds: 0 };
+      times = noTimes();
       byRun.set(syncId, times);
     }
     return times;
   };
-  return {
-    hooks: {
-      onBatch: (records: SQSRecord[]) => {
-        const at = Date.now();
-        for (const record of records) {
-          const times = of(record);
-          times.deliveries++;
-          times.queueSeconds += (at - Number(record.attributes.SentTimestamp)) / 1000;
-        }
-      },
-      onInvoked: (records: SQSRecord[], cost: InvocationCost) => {
-        // A batch's cost is its records' together: each is given an equal part.
-        for (const record of records) {
-          const times = of(record);
-          times.handlerSeconds += cost.ms / 1000 / records.length;
-          times.cpuSeconds += cost.cpuMs / 1000 / records.length;
-        }
-      },
+  const hooksFor = (jobs: boolean) => ({
+    onBatch: (records: SQSRecord[]) => {
+      const at = Date.now();
+      for (const record of records) {
+        const times = of(record);
+        const sentAt = Number(record.attributes.SentTimestamp);
+        const body = JSON.parse(record.body) as { resourceType?: string; op?: string };
+        const step = {
+          what: jobs ? `${body.resourceType}/${body.op}` : "finalize",
+          sent: sentAt,
+          received: at,
+          ended: Number.NaN,
+          cpu: Number.NaN,
+        };
+        times.steps.push(step);
+        received.set(record.receiptHandle, step);
+        if (!jobs) continue;
+        times.deliveries++;
+        times.queueSeconds += (at - sentAt) / 1000;
+      }
     },
-    of: (syncId: string): JobTimes =>
-      byRun.get(syncId) ?? { deliveries: 0, queueSeconds: 0, handlerSeconds: 0, cpuSeconds: 0 },
+    onInvoked: (records: SQSRecord[], cost: InvocationCost) => {
+      // A batch's cost is its records' together: each is given an equal part.
+      for (const record of records) {
+        const times = of(record);
+        const step = received.get(record.receiptHandle);
+        if (step) {
+          step.ended = Date.now();
+          step.cpu = cost.cpuMs / 1000 / records.length;
+        }
+        if (!jobs) continue;
+        times.handlerSeconds += cost.ms / 1000 / records.length;
+        times.cpuSeconds += cost.cpuMs / 1000 / records.length;
+      }
+    },
+  });
+  return {
+    worker: hooksFor(true),
+    finalize: hooksFor(false),
+    /** The run's times, its steps in seconds from `startedAt` (epoch ms). */
+    of: (syncId: string, startedAt: number): JobTimes => {
+      const times = byRun.get(syncId) ?? noTimes();
+      const since = (ms: number) => Math.round(ms - startedAt) / 1000;
+      const steps = times.steps.map((step) => ({
+        ...step,
+        sent: since(step.sent),
+        received: since(step.received),
+        ended: since(step.ended),
+      }));
+      return { ...times, steps };
+    },
   };
 }
 
@@ -136,9 +191,10 @@ export async function runCloudTenants(
     // Alone (its containers warm afterwards, as they are beside the large run).
     const loadAlone = loadavg()[0] ?? 0;
     const aloneStarted = performance.now();
+    const aloneAt = Date.now();
     const aloneId = await sync("small");
     const times = jobTimesByRun();
-    await driveToEnd(stack, runs, () => [aloneId], "small alone", times.hooks);
+    await driveToEnd(stack, runs, () => [aloneId], "small alone", times.worker, times.finalize);
     const aloneSeconds = (performance.now() - aloneStarted) / 1000;
 
     // Together: the small run starts once the large run's backlog is on the queue.
@@ -152,7 +208,8 @@ export async function runCloudTenants(
       runs,
       () => watched,
       "large, then small beside it",
-      times.hooks,
+      times.worker,
+      times.finalize,
     );
     let backlog = 0;
     while (backlog < BACKLOG && !(await ended(largeId))) {
@@ -160,11 +217,12 @@ export async function runCloudTenants(
       await new Promise((r) => setTimeout(r, 200));
     }
     const smallStarted = performance.now();
+    const smallAt = Date.now();
     const smallId = await sync("small");
     watched = [largeId, smallId];
     const togetherSeconds = await timeToEnd(smallId, smallStarted);
     process.stderr.write(
-      `bench: the small run ended ${togetherSeconds.toFixed(1)} s after its start\n`,
+      `bench: the small run ended ${togetherSeconds.toFixed(1)} s after its start (alone ${aloneSeconds.toFixed(1)} s): ${(togetherSeconds / aloneSeconds).toFixed(2)} x\n`,
     );
     const { worker } = await draining;
     const largeSeconds = (performance.now() - largeStarted) / 1000;
@@ -175,14 +233,18 @@ export async function runCloudTenants(
         jobs: large?.jobsDone ?? 0,
         seconds: largeSeconds,
         backlogAtSmallStart: backlog,
+        held: stack
+          .logs("syncWorker")
+          .filter(({ line }) => line.includes("cap of jobs in flight") && line.includes(largeId))
+          .length,
       },
       small: {
         users: sizes.small.users,
         jobs: small?.jobsDone ?? 0,
         aloneSeconds,
         togetherSeconds,
-        alone: times.of(aloneId),
-        together: times.of(smallId),
+        alone: times.of(aloneId, aloneAt),
+        together: times.of(smallId, smallAt),
       },
       ratio: togetherSeconds / aloneSeconds,
       invocations: worker.invocations,

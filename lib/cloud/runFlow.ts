@@ -1,5 +1,6 @@
 import { type Job, type JobResult, parseJob, type RunIdentity } from "../sync";
 import { jobId } from "../sync/job";
+import { JobSlots } from "./aws/jobSlots";
 import { sendFinalize, sendJobs } from "./aws/messages";
 import type { JobMarker, RunItem } from "./aws/runItem";
 import { type ChildClaim, type CommitOutcome, FINALIZE_LEASE_SECONDS, RunStore } from "./aws/runs";
@@ -67,13 +68,15 @@ export class RunFlow {
   /**
    * Commits a job's result: its records stored under the delivery's message id (one object, none
    * when it read no records), then the job counted done and its children claimed, in one
-   * conditional transaction; then `#afterCommit`. Returns the outcome and the children owned.
+   * conditional transaction; then `#afterCommit`, which calls `freeSlot` (the delivery gives its
+   * job slot back) before it sends children. Returns the outcome and the children owned.
    */
   async commit(
     job: Job,
     deliveryId: string,
     result: JobResult,
     requests: number,
+    freeSlot: () => Promise<void> = async () => {},
   ): Promise<{ outcome: CommitOutcome; children: number }> {
     const { syncId } = job;
     const id = jobId(job);
@@ -97,27 +100,30 @@ export class RunFlow {
       requests,
       children,
     });
-    return this.#afterCommit(job, outcome, result, owned);
+    return this.#afterCommit(job, outcome, result, owned, freeSlot);
   }
 
   /**
-   * After a commit: the delivery that committed sends the children the job owns; one that found
-   * the job done by another delivery sends them if that one has not (should it die before
-   * sending). Then the run goes to finalize if nothing is outstanding.
+   * After a commit: the delivery that committed gives its slot back (`freeSlot`, so a child may
+   * have it) and sends the children the job owns into the run's free slots, holding the rest
+   * (`JobSlots.dispatch`); one that found the job done by another delivery sends them if that one
+   * has not (should it die before sending). Then the run goes to finalize if nothing is outstanding.
    */
   async #afterCommit(
     job: Job,
     outcome: CommitOutcome,
     result: JobResult,
     owned: readonly ChildClaim[],
+    freeSlot: () => Promise<void> = async () => {},
   ): Promise<{ outcome: CommitOutcome; children: number }> {
     const { syncId } = job;
     const id = jobId(job);
     if (outcome === "run_over") return { outcome, children: owned.length };
     if (outcome === "committed") {
       if (owned.length > 0) {
+        await freeSlot();
         const ownedIds = new Set(owned.map((child) => child.jobId));
-        await sendJobs(
+        await this.#slots(syncId).dispatch(
           this.#config.syncJobsQueueUrl,
           result.followUps.filter((child) => ownedIds.has(jobId(child))),
         );
@@ -213,11 +219,25 @@ export class RunFlow {
   async #sendChildrenOnce(syncId: string, marker: JobMarker): Promise<void> {
     if (marker.childrenSent !== false) return;
     const pending = await this.#runs.pendingChildren(syncId, marker.jobId);
-    await sendJobs(
+    await this.#slots(syncId).dispatch(
       this.#config.syncJobsQueueUrl,
       pending.flatMap((child) => (child.job ? [parseJob(JSON.parse(child.job))] : [])),
     );
     await this.#runs.markChildrenSent(syncId, marker.jobId);
+  }
+
+  /** The run's job slots and held jobs (`INSTANCE_JOBS_IN_FLIGHT` of them in flight at once). */
+  #slots(syncId: string): JobSlots {
+    return new JobSlots(this.#config.runsTable, syncId, this.#config.instanceJobsInFlight);
+  }
+
+  /**
+   * Sends held jobs of the run into its free slots: after a delivery gave its slot back, held a
+   * job, or found its job done (`finished`: a slot reserved for that copy is free; the delivery
+   * that did it may have died before it released).
+   */
+  async releaseHeld(syncId: string, finished?: string): Promise<number> {
+    return this.#slots(syncId).releaseIntoFreeSlots(this.#config.syncJobsQueueUrl, finished);
   }
 
   /** Sends the finalize message once nothing is outstanding (finalize takes a run only once). */

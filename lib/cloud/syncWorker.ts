@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { SQSRecord } from "aws-lambda";
 import * as z from "zod";
 import { ConnectorError, messageOf } from "../errors";
@@ -31,8 +30,6 @@ const MAX_BACKOFF_SECONDS = 256;
 const rateRefusals = z.coerce.number().int().min(0);
 /** A job slot's lease lasts the invocation's time left and this much more. */
 const SLOT_LEASE_MARGIN_MS = 10_000;
-/** A job deferred for its instance's cap comes back after this many seconds (jittered). */
-const DEFER_SECONDS = { min: 3, max: 8 } as const;
 
 /**
  * How far a job follows its list's next pages in one delivery (docs/cloud.md, "Jobs"): a shard of
@@ -84,17 +81,30 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       return;
     case "already_done":
       logger.info("job already done");
+      // A slot reserved for this copy is free; the delivery that did the job may have died before
+      // it released held jobs into its own.
+      await flow.releaseHeld(job.syncId, jobId(job));
       return;
   }
   const slots = new JobSlots(config.runsTable, job.syncId, config.instanceJobsInFlight);
-  const holder = randomUUID();
+  // Held by the job's id: a slot a release reserved for the job is its own.
+  const holder = jobId(job);
   // The lease outlives the invocation, so a worker that dies frees its slot soon after.
   const slot = await slots.take(holder, Date.now() + inv.remainingMs() + SLOT_LEASE_MARGIN_MS);
   if (slot === undefined) {
-    await deferJob(record, job, inv);
+    await holdJob(job, slots, flow, inv);
     return;
   }
   await flow.heartbeat(job.syncId);
+  let slotHeld = true;
+  const freeSlot = async () => {
+    if (!slotHeld) return;
+    slotHeld = false;
+    // A slot not given back is free again when its lease ends.
+    await slots.giveBack(slot, holder).catch((error: unknown) => {
+      logger.warn("job slot not given back", { error: messageOf(error) });
+    });
+  };
 
   let counters: HttpCounters | undefined;
   let committed = false;
@@ -117,6 +127,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       record.messageId,
       result,
       ctx.counters.requests,
+      freeSlot,
     );
     logger.info("job done", {
       outcome,
@@ -132,29 +143,28 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
   } catch (error) {
     await handleFailure(error, record, job, inv);
   } finally {
-    // A slot not given back is free again when its lease ends.
-    await slots.giveBack(slot, holder).catch((error: unknown) => {
-      logger.warn("job slot not given back", { error: messageOf(error) });
-    });
+    await freeSlot();
     await countUpstream(job, counters, committed, inv);
+    // Into the slot just given back, or one a commit's children left free. A failure throws, so
+    // the message comes back and its next delivery releases them (`already_done` above).
+    await flow.releaseHeld(job.syncId);
   }
 }
 
 /**
- * A job whose instance has all its slots in flight goes back to the queue as a copy delayed a few
- * seconds, so it holds no worker while it waits and the other instances' jobs take the free ones;
- * it spends no delivery, and its run's stall clock moves to its return.
+ * A job whose instance has all its slots in flight waits in the runs table until a slot frees
+ * (docs/cloud.md, "Jobs"), so it holds no worker and leaves the queue to the other instances'
+ * jobs; it spends no delivery. Then it is released at once if a slot freed meanwhile (its giver
+ * may have looked before it was held).
  */
-async function deferJob(record: SQSRecord, job: Job, { config, telemetry }: WorkerInvocation) {
-  const delaySeconds =
-    DEFER_SECONDS.min + Math.floor(Math.random() * (DEFER_SECONDS.max - DEFER_SECONDS.min + 1));
-  telemetry.count("jobsDeferred", 1);
-  telemetry.logger.info("instance at its cap of jobs in flight; job sent back with a delay", {
+async function holdJob(job: Job, slots: JobSlots, flow: RunFlow, { telemetry }: WorkerInvocation) {
+  telemetry.count("jobsHeld", 1);
+  telemetry.logger.info("instance at its cap of jobs in flight; job held until a slot frees", {
     syncId: job.syncId,
     connectorId: job.connectorId,
-    delaySeconds,
   });
-  await sendBack(config, job, delaySeconds, rateRefusalsOf(record));
+  await slots.hold([job]);
+  await flow.releaseHeld(job.syncId);
 }
 
 /** Sends the job back to the queue delayed, and moves its run's stall clock to its return. */

@@ -7,35 +7,41 @@
 // the harness at the mapping's concurrency (10 workers; 4 where a backlog must form).
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
+  DeleteMessageCommand,
   GetQueueAttributesCommand,
   type Message,
   PurgeQueueCommand,
   ReceiveMessageCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
-import { DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { SQSRecord } from "aws-lambda";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { RunStore } from "../../lib/cloud";
+import { JobSlots } from "../../lib/cloud/aws/jobSlots";
 import { startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { startPlatformSimulator } from "../../lib/simulators/platform";
+import { parseJob } from "../../lib/sync";
 import { awsClientConfig, type Moto, runOperator, type Stack, startStackOnMoto } from "./harness";
 
 let moto: Moto;
 let stack: Stack;
 let sqs: SQSClient;
 let runs: RunStore;
+let dynamo: DynamoDBDocumentClient;
 const closers: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
   ({ moto, stack } = await startStackOnMoto({ stage: "dev" }));
   sqs = new SQSClient({ ...awsClientConfig(moto.endpoint), useQueueUrlAsEndpoint: false });
   runs = new RunStore(stack.outputs.RunsTableName as string);
+  dynamo = DynamoDBDocumentClient.from(new DynamoDBClient(awsClientConfig(moto.endpoint)));
 });
 
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
   sqs?.destroy();
+  dynamo?.destroy();
   await stack?.close();
   await moto?.stop();
 });
@@ -59,6 +65,27 @@ async function instance(
   });
   expect(put.code).toBe(0);
   return { upstream, platform };
+}
+
+/** Sets the workers' cap of one run's jobs in flight for the test (the stage's default after). */
+async function capJobsInFlight(cap: number) {
+  await stack.updateEnvironment("syncWorker", { INSTANCE_JOBS_IN_FLIGHT: String(cap) });
+  onTestFinished(() =>
+    stack.updateEnvironment("syncWorker", { INSTANCE_JOBS_IN_FLIGHT: undefined }),
+  );
+}
+
+/** The run's jobs held in the runs table for a free slot. */
+async function heldJobs(syncId: string): Promise<number> {
+  const { Count = 0 } = await dynamo.send(
+    new QueryCommand({
+      TableName: stack.outputs.RunsTableName as string,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :held)",
+      ExpressionAttributeValues: { ":pk": `run#${syncId}`, ":held": "held#" },
+      ConsistentRead: true,
+    }),
+  );
+  return Count;
 }
 
 async function startSync(connectorId: string): Promise<string> {
@@ -104,18 +131,30 @@ async function receiveRecords(count: number): Promise<SQSRecord[]> {
   );
 }
 
+/** Deletes a received message, as the mapping does after its invocation succeeded. */
+async function deleteMessage(record: SQSRecord) {
+  await sqs.send(
+    new DeleteMessageCommand({
+      QueueUrl: stack.outputs.SyncJobsQueueUrl,
+      ReceiptHandle: record.receiptHandle,
+    }),
+  );
+}
+
 describe("two tenants at once", () => {
   it("a small instance's jobs are received before a large instance's backlog", async () => {
     // Prepare: a large tenant whose first page of 900 teams fans out into 18 membership jobs
     // (groups of 50 teams, docs/cloud.md "Jobs"), so with four workers (one job each: the
     // mapping's batch size is 1) most of them wait on the queue while the small run starts; and a
     // small one of a handful of jobs. No client-side rate, so no shared-rate writes slow moto.
+    // The instances' cap of jobs in flight is lifted, so the large run's jobs wait on the queue.
     await instance(
       "large",
       { seed: 21, size: { users: 900, teams: 900, roles: 4 } },
       { CONNECTOR_ACCOUNTING_PAGE_SIZE: "2000", CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0" },
     );
     const small = await instance("small", { seed: 22, size: { users: 50, teams: 5, roles: 2 } });
+    await capJobsInFlight(100);
     const largeId = await startSync("large");
 
     // Act: four workers run, noting each job as they receive it; once 10 of the large run's jobs
@@ -175,7 +214,7 @@ describe("two tenants at once", () => {
     expect(Math.max(...largeWaiting)).toBeGreaterThan(5);
   });
 
-  it("an instance runs at most its cap of jobs at once: a job beyond it goes back with a delay, holding no worker", async () => {
+  it("an instance runs at most its cap of jobs at once: a job beyond it waits in the runs table, holding no worker", async () => {
     // Prepare: an instance capped at one job in flight, behind an upstream slow enough (300 ms an
     // answer) that its first root job still runs when the second is received.
     const { platform } = await instance("capped", {
@@ -183,28 +222,92 @@ describe("two tenants at once", () => {
       size: { users: 30, teams: 3, roles: 2 },
       faults: { latencyMs: 300 },
     });
-    await stack.updateEnvironment("syncWorker", { INSTANCE_JOBS_IN_FLIGHT: "1" });
-    try {
-      const syncId = await startSync("capped");
+    await capJobsInFlight(1);
+    const syncId = await startSync("capped");
 
-      // Act: two workers take its two root jobs at once.
-      const drained = await stack.drainQueue("syncWorker", { concurrency: 2 });
-      await stack.drainQueue("finalize");
+    // Act: two workers take its two root jobs at once.
+    const drained = await stack.drainQueue("syncWorker", { concurrency: 2 });
+    await stack.drainQueue("finalize");
 
-      // Assess: one of them was sent back with a delay instead of waiting for the slot (one more
-      // delivery than jobs), and the run is exact all the same: each job committed once.
-      const deferred = stack
-        .logs("syncWorker")
-        .filter(({ line }) => line.includes("cap of jobs in flight") && line.includes(syncId));
-      expect(deferred.length).toBeGreaterThanOrEqual(1);
-      const run = await runs.get(syncId);
-      expect(run?.status).toBe("complete");
-      expect(run?.jobsDone).toBe(3);
-      expect(drained.invocations).toBe(3 + deferred.length);
-      expect(platform.uploads.get(syncId)?.accepted).toBe(1);
-    } finally {
-      await stack.updateEnvironment("syncWorker", { INSTANCE_JOBS_IN_FLIGHT: undefined });
-    }
+    // Assess: one of them was held instead of waiting for the slot (one more delivery than jobs),
+    // released when the slot freed, and the run is exact all the same: each job committed once.
+    const held = stack
+      .logs("syncWorker")
+      .filter(({ line }) => line.includes("cap of jobs in flight") && line.includes(syncId));
+    expect(held.length).toBeGreaterThanOrEqual(1);
+    const run = await runs.get(syncId);
+    expect(run?.status).toBe("complete");
+    expect(run?.jobsDone).toBe(3);
+    expect(drained.invocations).toBe(3 + held.length);
+    expect(await heldJobs(syncId)).toBe(0);
+    expect(platform.uploads.get(syncId)?.accepted).toBe(1);
+  });
+
+  it("a run's jobs beyond its free slots wait in the runs table, not on the queue", async () => {
+    // Prepare: the large tenant's shape again (its plan asks for 18 membership jobs at once), capped
+    // at 2 jobs in flight, with 3 workers.
+    const { platform } = await instance(
+      "fanout",
+      { seed: 26, size: { users: 900, teams: 900, roles: 4 } },
+      { CONNECTOR_ACCOUNTING_PAGE_SIZE: "2000", CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0" },
+    );
+    await capJobsInFlight(2);
+    const syncId = await startSync("fanout");
+
+    // Act: the workers drain the queue while the test notes how many of its messages it holds.
+    let draining = true;
+    let mostOnQueue = 0;
+    const sampling = (async () => {
+      while (draining) {
+        const { Attributes: a = {} } = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: stack.outputs.SyncJobsQueueUrl,
+            AttributeNames: [
+              "ApproximateNumberOfMessages",
+              "ApproximateNumberOfMessagesNotVisible",
+            ],
+          }),
+        );
+        const onQueue =
+          Number(a.ApproximateNumberOfMessages) + Number(a.ApproximateNumberOfMessagesNotVisible);
+        mostOnQueue = Math.max(mostOnQueue, onQueue);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    const drained = await stack.drainQueue("syncWorker", { concurrency: 3 }).finally(() => {
+      draining = false;
+    });
+    await sampling;
+    await stack.drainQueue("finalize");
+
+    // Assess: exact, nothing left held, and the queue never held the 18 children at once: each
+    // message was sent into a slot reserved for it (at most 2), or is a delivery being held (at most
+    // one a worker). Every delivery is a job committed, a job held (received with no slot free),
+    // or a copy that found its job done (two workers released it at once).
+    const run = await runs.get(syncId);
+    expect(run?.status).toBe("complete");
+    expect(platform.uploads.get(syncId)?.accepted).toBe(1);
+    expect(await heldJobs(syncId)).toBe(0);
+    const lines = stack
+      .logs("syncWorker")
+      .map(({ line }) => line)
+      .filter((line) => line.includes(syncId));
+    const heldDeliveries = lines.filter((line) => line.includes("cap of jobs in flight")).length;
+    const copies = lines.filter(
+      (line) => line.includes("job already done") || line.includes('"outcome":"already_done"'),
+    ).length;
+    console.info(
+      JSON.stringify({
+        scenario: "held",
+        mostOnQueue,
+        heldDeliveries,
+        copies,
+        jobs: run?.jobsDone,
+      }),
+    );
+    expect(run?.jobsDone).toBeGreaterThan(18);
+    expect(drained.invocations).toBe((run?.jobsDone ?? 0) + heldDeliveries + copies);
+    expect(mostOnQueue).toBeLessThanOrEqual(2 + 3);
   });
 });
 
@@ -216,7 +319,6 @@ describe("a run's jobs on the move", () => {
   const scheduled = { "detail-type": "Scheduled Event", source: "aws.events", detail: {} };
 
   async function setLastProgress(syncId: string, at: Date) {
-    const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient(awsClientConfig(moto.endpoint)));
     await dynamo.send(
       new UpdateCommand({
         TableName: runsTable(),
@@ -225,7 +327,6 @@ describe("a run's jobs on the move", () => {
         ExpressionAttributeValues: { ":at": at.toISOString() },
       }),
     );
-    dynamo.destroy();
   }
 
   it("carry their instance as MessageGroupId, and a job that starts moves the run's stall clock", async () => {
@@ -303,5 +404,45 @@ describe("a run's jobs on the move", () => {
     const clockAhead = Date.parse(run?.lastProgressAt ?? "") - before;
     expect(clockAhead).toBeGreaterThanOrEqual(delaySeconds * 1000);
     expect(clockAhead).toBeLessThanOrEqual(delaySeconds * 1000 + 60_000);
+  });
+
+  it("a job held by a worker that died before it released it is released by the next delivery of the run", async () => {
+    // Prepare: a run whose plan job ran and committed; its one membership job then held in the
+    // runs table, not on the queue: what a commit leaves when its worker dies after it held the
+    // children and before it released them (the worker's message was not deleted).
+    const { platform } = await instance("orphan", {
+      seed: 27,
+      size: { users: 30, teams: 3, roles: 2 },
+    });
+    const syncId = await startSync("orphan");
+    const roots = await receiveRecords(2);
+    const plan = roots.find((r) => r.body.includes('"plan"'));
+    const role = roots.find((r) => !r.body.includes('"plan"'));
+    if (!plan || !role) throw new Error("the run's two root jobs were not on the queue");
+    await stack.invoke("syncWorker", { Records: [plan] });
+    const [child] = await receiveRecords(1);
+    if (!child) throw new Error("the plan job sent no child");
+    await deleteMessage(child);
+    await new JobSlots(runsTable(), syncId, 8).hold([parseJob(JSON.parse(child.body))]);
+
+    // Act: the plan job's message comes back (its worker died); then the job it released and the
+    // role job run, one a delivery (other tests' messages wait on this queue: no drain here).
+    await stack.invoke("syncWorker", { Records: [plan] });
+    const released = (await receiveRecords(10)).filter((r) => r.body.includes(syncId));
+    for (const record of [role, ...released]) {
+      await stack.invoke("syncWorker", { Records: [record] });
+      await deleteMessage(record);
+    }
+    await deleteMessage(plan);
+    await stack.drainQueue("finalize");
+
+    // Assess: the plan job's second delivery found it done and released the held job; the run is
+    // exact, nothing is left held.
+    expect(released.map((r) => r.body)).toEqual([child.body]);
+    expect(await heldJobs(syncId)).toBe(0);
+    const run = await runs.get(syncId);
+    expect(run?.status).toBe("complete");
+    expect(run?.jobsDone).toBe(3);
+    expect(platform.uploads.get(syncId)?.accepted).toBe(1);
   });
 });

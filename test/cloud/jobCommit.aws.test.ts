@@ -120,9 +120,10 @@ describe("a coarse job's commit", () => {
     expect(first).toEqual({ outcome: "committed", children: 5 });
     expect(second).toEqual({ outcome: "already_done", children: 0 });
     expect(counts.s3).toEqual({ PUT: 1 });
-    // The commit's transaction (the job, the run, five children) and the children's sent mark.
+    // The commit's transaction (the job, the run, five children), a job slot reserved for each
+    // child sent (docs/cloud.md, "Jobs"), and the children's sent mark.
     expect(counts.dynamodb.TransactWriteItems).toBe(1);
-    expect(counts.dynamodbItemsWritten).toBe(2 + 5 + 1);
+    expect(counts.dynamodbItemsWritten).toBe(2 + 5 + 5 + 1);
     expect(await objects(syncId)).toEqual([
       `runs/${syncId}/shards/${jobId(root)}/delivery-1.jsonl`,
     ]);

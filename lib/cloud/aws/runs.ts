@@ -1,11 +1,5 @@
-import { setTimeout as sleep } from "node:timers/promises";
-import {
-  BatchWriteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { batchWrite } from "./batchWrite";
 import { awsClients } from "./clients";
 import { isConditionFailure } from "./instances";
 import { type ChildClaim, type CommitOutcome, commitJob, type DoneJob } from "./jobCommit";
@@ -73,17 +67,7 @@ export class RunStore {
         },
       },
     }));
-    for (let i = 0; i < markers.length; i += 25) {
-      let requests: Record<string, unknown>[] | undefined = markers.slice(i, i + 25);
-      for (let attempt = 1; requests && requests.length > 0; attempt++) {
-        if (attempt > 5) throw new Error(`DynamoDB did not accept the root jobs of ${run.syncId}`);
-        const { UnprocessedItems } = await awsClients().dynamo.send(
-          new BatchWriteCommand({ RequestItems: { [this.#table]: requests } }),
-        );
-        requests = UnprocessedItems?.[this.#table] as Record<string, unknown>[] | undefined;
-        if (requests?.length) await sleep(50 * 2 ** attempt);
-      }
-    }
+    await batchWrite(this.#table, markers, `the root jobs of ${run.syncId}`);
   }
 
   async get(syncId: string): Promise<RunItem | undefined> {
