@@ -34,36 +34,66 @@ const FOLD_EVERY_MS = 1_000;
 const MAX_PERMIT_WAIT_MS = 10_000;
 /** A slot this late (ms) is still taken by a request that waits (a claim's round trip). */
 const STALE_SLOT_MS = 100;
+/**
+ * A request whose slot is further off than this (ms) reads the clock again this long before it,
+ * so a fold's cut or hold reaches the slots already claimed, not only the next claims.
+ */
+const REREAD_LEAD_MS = 30;
 /** The items outlive the last run by an hour, so the next sync starts from what was learned. */
 const EXPIRES_SECONDS = 3_600;
 /** Tries of a fold that lost to another worker's (each rereads the model). */
 const FOLD_TRIES = 5;
 const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)" } as const;
 
-/** What a worker last saw of the clock (the `slots` item). */
+/**
+ * What a worker last saw of the clock (the `clock` item). Slots are numbered as they are claimed;
+ * slot `k` from `fromSlot` on starts at `fromAt + (k - fromSlot) / pace`, which a fold rewrites, so a slot
+ * claimed before a cut or a hold starts at the new schedule's time.
+ */
 interface Clock {
-  /** The first slot no worker holds (ms). */
+  /** The first slot no worker holds (ms): the schedule's time of slot `claimed`. */
   nextSlot: number;
   /** Slots a second. */
   pace: number;
   /** Slots claimed by every worker, counted. */
   claimed: number;
-  /** The model's last fold (ms). */
+  /** The schedule: slot `fromSlot` starts at `fromAt` (ms). */
+  fromSlot: number;
+  fromAt: number;
+  /** The model's last fold (ms), and the schedule's rewrites, counted. */
   foldedAt: number;
+  folds: number;
 }
 
 const clockItem = z.object({
   nextSlot: z.number(),
   pace: z.number(),
   claimed: z.number(),
+  fromSlot: z.number(),
+  fromAt: z.number(),
   foldedAt: z.number(),
+  folds: z.number(),
 });
 const modelItem = z.object({ version: z.number(), model: z.string() });
 
-/** Slots of the clock started by `now` (those claimed beyond it are not yet). */
+/** When slot `index` starts, by `clock`'s schedule (a slot before `fromSlot` keeps `otherwise`). */
+function slotTime(clock: Clock, index: number, otherwise = clock.fromAt): number {
+  if (index < clock.fromSlot) return otherwise;
+  return clock.fromAt + ((index - clock.fromSlot) * 1000) / clock.pace;
+}
+
+/** Slots of the clock started by `now`, counted (those at a later time are not yet). */
 function startedBy(clock: Clock | undefined, now: number): number {
   if (!clock) return 0;
-  return clock.claimed - Math.max(0, Math.floor(((clock.nextSlot - now) * clock.pace) / 1000));
+  const due = clock.fromSlot + Math.floor(((now - clock.fromAt) * clock.pace) / 1000) + 1;
+  return Math.min(clock.claimed, Math.max(clock.fromSlot, due));
+}
+
+/** The later view of the clock: schedules rewritten, then slots claimed, counted. */
+function later(a: Clock | undefined, b: Clock | undefined): Clock | undefined {
+  if (!a || !b) return a ?? b;
+  if (a.folds !== b.folds) return a.folds > b.folds ? a : b;
+  return a.claimed >= b.claimed ? a : b;
 }
 
 /**
@@ -95,13 +125,19 @@ export function sharedRate(
 /** One book per instance in this process, kept while the function is warm. */
 const books = new Map<string, SlotBook>();
 
-/** A permit, with the slot it was given (ms). */
+/** A permit, with the time its request started at (ms). */
 export interface SlotPermit extends SharedPermit {
   readonly slot: number;
 }
 
+/** A slot claimed: its number, and its time by the schedule seen at the claim (ms). */
+interface Slot {
+  index: number;
+  at: number;
+}
+
 interface Waiter {
-  resolve(slot: number): void;
+  resolve(slot: Slot): void;
   reject(error: unknown): void;
 }
 
@@ -113,7 +149,10 @@ export class SlotBook implements SharedRate {
   readonly #settings: RateSettings;
   #clock: Clock | undefined;
   /** Slots claimed and not yet taken, in time order. */
-  #slots: number[] = [];
+  #slots: Slot[] = [];
+  /** A read of the clock under way, shared by the requests that wait for it. */
+  #reading: Promise<void> | undefined;
+  #readAt = 0;
   #waiting: Waiter[] = [];
   /** The slots taken over the last horizon: this process's demand. */
   #taken: number[] = [];
@@ -128,15 +167,15 @@ export class SlotBook implements SharedRate {
 
   constructor(table: string, pk: string, settings: RateSettings) {
     this.#table = table;
-    this.#key = { pk, sk: "slots" };
+    this.#key = { pk, sk: "clock" };
     this.#modelKey = { pk, sk: "model" };
     this.#settings = settings;
   }
 
   async permit(signal?: AbortSignal): Promise<SlotPermit> {
-    const slot = await this.#take(signal);
+    const deadline = Date.now() + MAX_PERMIT_WAIT_MS;
+    const slot = await this.#startAt(await this.#take(signal), deadline, signal);
     this.#taken = [...this.#taken.filter((t) => t > slot - HORIZON_MS), slot];
-    if (slot > Date.now()) await sleepUnlessAborted(slot - Date.now(), signal);
     return {
       slot,
       // A slot is taken for accepted until told otherwise (`rateFold.ts`).
@@ -151,13 +190,47 @@ export class SlotBook implements SharedRate {
     };
   }
 
+  /**
+   * Waits for the slot's time by the clock's latest schedule, read again `REREAD_LEAD_MS` before
+   * it; returns the time it started at. Past `deadline`, its job goes back to the queue.
+   */
+  async #startAt(slot: Slot, deadline: number, signal: AbortSignal | undefined): Promise<number> {
+    let at = slot.at;
+    for (;;) {
+      const clock = this.#clock;
+      if (clock) at = slotTime(clock, slot.index, at);
+      if (at > deadline) throw new RateLimitedError(SHARED_RATE, at - Date.now());
+      const wait = at - Date.now();
+      if (wait <= 0) return at;
+      if (wait <= REREAD_LEAD_MS) {
+        await sleepUnlessAborted(wait, signal);
+        return at;
+      }
+      await sleepUnlessAborted(wait - REREAD_LEAD_MS, signal);
+      await this.#reread();
+    }
+  }
+
+  /** The clock read again, once for all the requests of this process that ask at about once. */
+  async #reread(): Promise<void> {
+    if (!this.#reading && Date.now() - this.#readAt > REREAD_LEAD_MS / 2) {
+      this.#reading = this.#readClock().finally(() => {
+        this.#reading = undefined;
+        this.#readAt = Date.now();
+      });
+    }
+    await this.#reading;
+  }
+
   /** A slot: one held, or the next claim's; a job waits `MAX_PERMIT_WAIT_MS` at most. */
-  #take(signal: AbortSignal | undefined): Promise<number> {
+  #take(signal: AbortSignal | undefined): Promise<Slot> {
     const now = Date.now();
-    while ((this.#slots[0] ?? now) < now - STALE_SLOT_MS) this.#slots.shift();
+    const clock = this.#clock;
+    const timeOf = (slot: Slot) => (clock ? slotTime(clock, slot.index, slot.at) : slot.at);
+    while (this.#slots[0] && timeOf(this.#slots[0]) < now - STALE_SLOT_MS) this.#slots.shift();
     const held = this.#slots.shift();
     if (held !== undefined) return Promise.resolve(held);
-    return new Promise<number>((resolve, reject) => {
+    return new Promise<Slot>((resolve, reject) => {
       const settle = () => {
         clearTimeout(timer);
         unlink?.();
@@ -223,11 +296,12 @@ export class SlotBook implements SharedRate {
 
   /**
    * Claims `count` slots at `pace` with one conditional update: after the clock's next free slot
-   * while it runs (at `now` or later), from `now` when it stood. A condition that fails (the clock
-   * stood, another worker started it, or it is more than twice the horizon ahead) returns the clock
-   * as it is: no slot this time. Each worker keeps the horizon from the clock it saw last.
+   * while it runs (at `now` or later, at the pace this worker saw), from `now` when it stood (the
+   * schedule starts again there). A condition that fails (the clock stood, another worker started
+   * it, its pace changed, or it is more than twice the horizon ahead) returns the clock as it is:
+   * no slot this time. Each worker keeps the horizon from the clock it saw last.
    */
-  async #claim(count: number, pace: number, now: number): Promise<number[]> {
+  async #claim(count: number, pace: number, now: number): Promise<Slot[]> {
     const span = (count * 1000) / pace;
     const running = this.#clock !== undefined && this.#clock.nextSlot >= now;
     const values = {
@@ -247,27 +321,35 @@ export class SlotBook implements SharedRate {
                 UpdateExpression:
                   "SET nextSlot = nextSlot + :span, expiresAt = :expires ADD claimed :count",
                 // Twice the horizon: workers that saw the clock at once may all claim, yet not
-                // many blocks ahead (a cut comes that much too late for the slots claimed).
-                ConditionExpression: "nextSlot BETWEEN :now AND :latest",
-                ExpressionAttributeValues: { ...values, ":latest": now + 2 * HORIZON_MS },
+                // many blocks ahead.
+                ConditionExpression: "nextSlot BETWEEN :now AND :latest AND pace = :pace",
+                ExpressionAttributeValues: {
+                  ...values,
+                  ":latest": now + 2 * HORIZON_MS,
+                  ":pace": pace,
+                },
               }
             : {
                 UpdateExpression:
-                  "SET nextSlot = :now + :span, expiresAt = :expires, pace = if_not_exists(pace, :pace), foldedAt = if_not_exists(foldedAt, :now) ADD claimed :count",
+                  "SET nextSlot = :now + :span, fromAt = :now, fromSlot = if_not_exists(claimed, :zero), folds = if_not_exists(folds, :zero), expiresAt = :expires, pace = if_not_exists(pace, :pace), foldedAt = if_not_exists(foldedAt, :now) ADD claimed :count",
                 ConditionExpression: "attribute_not_exists(nextSlot) OR nextSlot < :now",
-                ExpressionAttributeValues: { ...values, ":pace": pace },
+                ExpressionAttributeValues: { ...values, ":pace": pace, ":zero": 0 },
               }),
           ReturnValues: "ALL_NEW",
           ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         }),
       );
-      this.#clock = clockItem.parse(Attributes);
-      const end = this.#clock.nextSlot;
-      return Array.from({ length: count }, (_, i) => end - span + (i * 1000) / pace);
+      const clock = clockItem.parse(Attributes);
+      this.#clock = later(this.#clock, clock);
+      const first = clock.claimed - count;
+      return Array.from({ length: count }, (_, i) => ({
+        index: first + i,
+        at: slotTime(clock, first + i),
+      }));
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       this.counts.lostClaims++;
-      this.#clock = clockOf((error as { Item?: unknown }).Item);
+      this.#clock = later(this.#clock, clockOf((error as { Item?: unknown }).Item));
       return [];
     }
   }
@@ -312,7 +394,7 @@ export class SlotBook implements SharedRate {
       new GetCommand({ TableName: this.#table, Key: this.#key, ConsistentRead: true }),
     );
     const clock = clockItem.safeParse(Item);
-    if (clock.success) this.#clock = clock.data;
+    if (clock.success) this.#clock = later(this.#clock, clock.data);
   }
 
   async #readModel(now: number): Promise<{ shared: SharedModelState; version: number }> {
@@ -355,26 +437,53 @@ export class SlotBook implements SharedRate {
   }
 
   /**
-   * The clock at the model's pace; a block's hold moves its next slot to the hold's end (a slot
-   * claimed beyond it is given twice: a hold is two windows or more, the horizon half of one).
+   * The clock's schedule rewritten to the model's pace from its first slot not yet started (after
+   * the last started, at the new spacing, and after a block's hold), conditionally on no slot
+   * claimed meanwhile (the clock as the condition's failure returns it, tried again). Slots
+   * already claimed then start at the new schedule's times: their requests read it before.
    */
   async #setPace(shared: SharedModelState, now: number): Promise<void> {
     const hold = heldUntil(shared.model, now);
     const pace = slotPace(shared.model);
-    if (hold === undefined && pace === this.#clock?.pace) return;
-    const values = { ":pace": pace, ":now": now };
-    this.counts.folds++;
-    const { Attributes } = await awsClients().dynamo.send(
-      new UpdateCommand({
-        TableName: this.#table,
-        Key: this.#key,
-        UpdateExpression: `SET pace = :pace, foldedAt = :now${hold === undefined ? "" : ", nextSlot = :hold"}`,
-        ExpressionAttributeValues: hold === undefined ? values : { ...values, ":hold": hold },
-        ReturnValues: "ALL_NEW",
-      }),
-    );
-    const clock = clockItem.safeParse(Attributes);
-    if (clock.success) this.#clock = clock.data;
+    for (let attempt = 0; attempt < FOLD_TRIES; attempt++) {
+      const clock = this.#clock;
+      if (!clock || (hold === undefined && pace === clock.pace)) return;
+      const fromSlot = startedBy(clock, now);
+      const lastStart = slotTime(clock, fromSlot - 1, clock.fromAt - 1000 / clock.pace);
+      const fromAt = Math.max(now, hold ?? now, lastStart + 1000 / pace);
+      const values = {
+        ":pace": pace,
+        ":now": now,
+        ":fromSlot": fromSlot,
+        ":fromAt": fromAt,
+        ":next": fromAt + ((clock.claimed - fromSlot) * 1000) / pace,
+        ":claimed": clock.claimed,
+        ":folds": clock.folds,
+        ":one": 1,
+      };
+      this.counts.folds++;
+      try {
+        const { Attributes } = await awsClients().dynamo.send(
+          new UpdateCommand({
+            TableName: this.#table,
+            Key: this.#key,
+            UpdateExpression:
+              "SET pace = :pace, foldedAt = :now, fromSlot = :fromSlot, fromAt = :fromAt, nextSlot = :next ADD folds :one",
+            ConditionExpression: "claimed = :claimed AND folds = :folds",
+            ExpressionAttributeValues: values,
+            ReturnValues: "ALL_NEW",
+            ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+          }),
+        );
+        this.#clock = later(this.#clock, clockItem.parse(Attributes));
+        return;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        this.counts.lostFolds++;
+        const seen = clockOf((error as { Item?: unknown }).Item);
+        if (seen) this.#clock = seen;
+      }
+    }
   }
 }
 
@@ -382,7 +491,11 @@ export class SlotBook implements SharedRate {
 function clockOf(item: unknown): Clock | undefined {
   const typed = item as Record<string, { N?: string } | undefined> | undefined;
   const clock = clockItem.safeParse(
-    Object.fromEntries(Object.keys(clockItem.shape).map((k) => [k, Number(typed?.[k]?.N)])),
+    Object.fromEntries(
+      Object.keys(clockItem.shape)
+        .filter((k) => typed?.[k]?.N !== undefined)
+        .map((k) => [k, Number(typed?.[k]?.N)]),
+    ),
   );
   return clock.success ? clock.data : undefined;
 }
