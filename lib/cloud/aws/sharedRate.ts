@@ -163,7 +163,7 @@ export class SlotBook implements SharedRate {
   /** The model's last fold this process read or wrote (the clock's pace may not have changed). */
   #foldedAt = 0;
   /** Requests this process made of the store, for tests and benches. */
-  readonly counts = { claims: 0, lostClaims: 0, folds: 0, lostFolds: 0, reads: 0 };
+  readonly counts = { claims: 0, lostClaims: 0, slots: 0, folds: 0, lostFolds: 0, reads: 0 };
 
   constructor(table: string, pk: string, settings: RateSettings) {
     this.#table = table;
@@ -341,6 +341,7 @@ export class SlotBook implements SharedRate {
       );
       const clock = clockItem.parse(Attributes);
       this.#clock = later(this.#clock, clock);
+      this.counts.slots += count;
       const first = clock.claimed - count;
       return Array.from({ length: count }, (_, i) => ({
         index: first + i,
