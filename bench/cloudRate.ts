@@ -58,10 +58,16 @@ export interface CloudRateRow {
   /** `cloud sync` to the end of finalize, and the upstream's first request to its last answer. */
   syncSeconds: number;
   upstreamSeconds: number;
-  /** The cloud's own time, no request upstream: sync start to the first, the last to the end. */
+  /** The cloud's own time, outside the upstream's span: sync start to its first request, its last answer to the end. */
   outsideSeconds: number;
   floorSeconds: number;
   wallPerFloor: number;
+  /**
+   * Wall over the floor plus the cloud's own time of the same run (`outsideSeconds`: the sync
+   * started, queued and run up to its first request, then the last job committed and finalize),
+   * which no rate controller can shorten: what the controller made of the time it had.
+   */
+  wallPerCloudFloor: number;
   upstreamPerFloor: number;
   /** What the upstream received (each worker container's token request included) and refused. */
   requests: number;
@@ -121,8 +127,9 @@ function table(rows: CloudRateRow[]): string {
     "limiter",
     "controller",
     "wall / floor",
+    "wall / (floor + own time)",
     "upstream span / floor",
-    "outside the span, s",
+    "own time, s",
     "requests / min (429s)",
     "store writes / request",
     "floor, s",
@@ -133,6 +140,7 @@ function table(rows: CloudRateRow[]): string {
       r.limiter,
       r.controller + (r.ok ? "" : ` (failed: ${r.error ?? "?"})`),
       r.wallPerFloor.toFixed(2),
+      r.wallPerCloudFloor.toFixed(2),
       r.upstreamPerFloor.toFixed(2),
       r.outsideSeconds.toFixed(1),
       `${r.requestsPerMinimum.toFixed(3)} (${r.refused})`,
@@ -160,6 +168,7 @@ function row(
   });
   const round = (n: number) => Math.round(n * 1000) / 1000;
   const upstreamSeconds = (run.server.spanMs ?? 0) / 1000 + LATENCY_MS / 1000;
+  const outsideSeconds = run.syncMs / 1000 - upstreamSeconds;
   const rateWrites = run.aws?.dynamodbWritesByKind.rate ?? 0;
   return {
     limiter,
@@ -167,9 +176,10 @@ function row(
     ok: run.ok,
     syncSeconds: round(run.syncMs / 1000),
     upstreamSeconds: round(upstreamSeconds),
-    outsideSeconds: round(run.syncMs / 1000 - upstreamSeconds),
+    outsideSeconds: round(outsideSeconds),
     floorSeconds: round(floor),
     wallPerFloor: round(run.syncMs / 1000 / floor),
+    wallPerCloudFloor: round(run.syncMs / 1000 / (floor + outsideSeconds)),
     upstreamPerFloor: round(upstreamSeconds / floor),
     requests: run.server.requests,
     refused: run.server.throttled,

@@ -10,6 +10,7 @@
 import {
   accepted,
   newRateState,
+  nextStartAt,
   type RateSettings,
   type RateState,
   refused,
@@ -71,6 +72,15 @@ export function fold(
 /** The shared clock's pace, starts a second: the model's, or its ceiling while it paces nothing. */
 export function slotPace(model: RateState): number {
   return model.pace ?? model.ceiling ?? Number.POSITIVE_INFINITY;
+}
+
+/**
+ * When the model lets the next start go, `now` or later: after a block's hold, and once the last
+ * window's starts are fewer than the pace (rule 1), so a cut is not spent at once after the
+ * starts that overshot.
+ */
+export function resumeAt(model: RateState, now: number): number {
+  return nextStartAt(model, now) ?? heldUntil(model, now) ?? now;
 }
 
 /** Until when every start waits (a block's hold), if later than `now`. */

@@ -26,6 +26,15 @@ describe("the shared model's folds", () => {
     expect(slotPace(shared.model)).toBeLessThanOrEqual(11);
   });
 
+  it("learn a token bucket from folds every 100 ms at about one process's cost", () => {
+    // One process's model takes in each answer as it comes, accepted or refused: folds every 5
+    // ms of the answers stand for it. The workers' folds take slots started for accepted.
+    const oneProcess = behindBucket(5, "answers");
+    const shared = behindBucket(100, "slots");
+    expect(shared.refused).toBeLessThanOrEqual(oneProcess.refused + 3);
+    expect(shared.accepted).toBeGreaterThanOrEqual(oneProcess.accepted - 2);
+  });
+
   it("hold every start on a long Retry-After", () => {
     const shared = fold(newSharedModel({}, T0), 5, T0 + 500, [
       { startedAt: T0 + 450, at: T0 + 500, signal: { retryAfterMs: 3_000 } },
@@ -40,3 +49,39 @@ describe("the shared model's folds", () => {
     expect(JSON.parse(JSON.stringify(shared))).toEqual(shared);
   });
 });
+
+/**
+ * 8 s of a clock starting requests at the model's pace behind a token bucket of 10 a second, burst
+ * 5: each answered 40 ms after its start (accepted while the bucket has a token), and a fold every
+ * `foldEveryMs` taking in the refusals come by then and, as accepted, the `slots` started by then
+ * (what the workers' folds do) or the accepted `answers` come by then.
+ */
+function behindBucket(
+  foldEveryMs: number,
+  counted: "slots" | "answers",
+): { refused: number; accepted: number } {
+  let shared = newSharedModel({}, T0);
+  const bucket = { tokens: 5, at: T0 };
+  let answers: { at: number; startedAt: number; ok: boolean }[] = [];
+  let accepted = 0;
+  let refused = 0;
+  let started = 0;
+  let next = T0;
+  for (let now = T0 + foldEveryMs; now <= T0 + 8_000; now += foldEveryMs) {
+    for (; next <= now; next += 1000 / slotPace(shared.model)) {
+      bucket.tokens = Math.min(5, bucket.tokens + ((next - bucket.at) * 10) / 1000);
+      bucket.at = next;
+      const ok = bucket.tokens >= 1;
+      if (ok) bucket.tokens--;
+      answers.push({ at: next + 40, startedAt: next, ok });
+      started++;
+    }
+    const due = answers.filter((a) => a.at <= now);
+    answers = answers.filter((a) => a.at > now);
+    accepted += due.filter((a) => a.ok).length;
+    const refusals = due.filter((a) => !a.ok).map((a) => ({ ...a, signal: {} }));
+    refused += refusals.length;
+    shared = fold(shared, counted === "slots" ? started : accepted + refused, now, refusals);
+  }
+  return { refused, accepted };
+}

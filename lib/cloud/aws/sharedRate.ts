@@ -10,9 +10,9 @@ import {
 import { newRateState, type RateSettings } from "../../rate";
 import {
   fold,
-  heldUntil,
   newSharedModel,
   type Refusal,
+  resumeAt,
   type SharedModelState,
   slotPace,
 } from "../rateFold";
@@ -444,14 +444,16 @@ export class SlotBook implements SharedRate {
    * already claimed then start at the new schedule's times: their requests read it before.
    */
   async #setPace(shared: SharedModelState, now: number): Promise<void> {
-    const hold = heldUntil(shared.model, now);
+    const resume = resumeAt(shared.model, now);
     const pace = slotPace(shared.model);
     for (let attempt = 0; attempt < FOLD_TRIES; attempt++) {
       const clock = this.#clock;
-      if (!clock || (hold === undefined && pace === clock.pace)) return;
+      if (!clock) return;
       const fromSlot = startedBy(clock, now);
+      const due = slotTime(clock, fromSlot);
+      if (pace === clock.pace && resume <= due + 1000 / pace) return;
       const lastStart = slotTime(clock, fromSlot - 1, clock.fromAt - 1000 / clock.pace);
-      const fromAt = Math.max(now, hold ?? now, lastStart + 1000 / pace);
+      const fromAt = Math.max(resume, lastStart + 1000 / pace);
       const values = {
         ":pace": pace,
         ":now": now,
