@@ -1,7 +1,14 @@
 // The rate model driven by many workers' answers in folds (lib/cloud/rateFold.ts): pure, on a
 // clock passed in.
 import { describe, expect, it } from "vitest";
-import { fold, heldUntil, newSharedModel, slotPace } from "../../lib/cloud/rateFold";
+import {
+  fold,
+  heldUntil,
+  newSharedModel,
+  reschedule,
+  slotPace,
+  slotTime,
+} from "../../lib/cloud/rateFold";
 import { START_RATE } from "../../lib/rate";
 
 const T0 = 1_000_000;
@@ -33,6 +40,28 @@ describe("the shared model's folds", () => {
     const shared = behindBucket(100, "slots");
     expect(shared.refused).toBeLessThanOrEqual(oneProcess.refused + 3);
     expect(shared.accepted).toBeGreaterThanOrEqual(oneProcess.accepted - 2);
+  });
+
+  it("reschedule the clock's slots not yet started at a cut, after the last started", () => {
+    // 20 slots claimed at 20 a second from T0; by T0 + 500 ms, 11 have started.
+    const clock = {
+      nextSlot: T0 + 1_000,
+      pace: 20,
+      claimed: 20,
+      fromSlot: 0,
+      fromAt: T0,
+      foldedAt: T0,
+      folds: 0,
+    };
+    const cut = newSharedModel({ requestsPerSecond: 10 }, T0).model;
+    const next = reschedule(clock, cut, T0 + 500);
+    expect(next).toEqual({ pace: 10, fromSlot: 11, fromAt: T0 + 600, nextSlot: T0 + 1_500 });
+    const after = { ...clock, ...(next ?? {}) };
+    // A slot claimed before the cut starts at the new spacing; one already started keeps its time.
+    expect(slotTime(after, 12)).toBe(T0 + 700);
+    expect(slotTime(after, 5, slotTime(clock, 5))).toBe(T0 + 250);
+    // At the same pace, with nothing to wait for, the schedule stands.
+    expect(reschedule(after, cut, T0 + 650)).toBeUndefined();
   });
 
   it("hold every start on a long Retry-After", () => {

@@ -1,5 +1,3 @@
-import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import * as z from "zod";
 import {
   onAbort,
   RateLimitedError,
@@ -9,15 +7,24 @@ import {
 } from "../../http";
 import { newRateState, type RateSettings } from "../../rate";
 import {
+  type Clock,
   fold,
-  newSharedModel,
+  later,
   type Refusal,
-  resumeAt,
+  reschedule,
   type SharedModelState,
   slotPace,
+  slotTime,
+  startedBy,
 } from "../rateFold";
-import { awsClients } from "./clients";
-import { isConditionFailure } from "./instances";
+import {
+  type ClockChange,
+  type RateItems,
+  readClock,
+  readModel,
+  updateClock,
+  writeModel,
+} from "./rateItems";
 
 /**
  * A worker claims only while the clock's next free slot is within this of now (ms), and a block
@@ -39,69 +46,17 @@ const STALE_SLOT_MS = 100;
  * so a fold's cut or hold reaches the slots already claimed, not only the next claims.
  */
 const REREAD_LEAD_MS = 30;
-/** The items outlive the last run by an hour, so the next sync starts from what was learned. */
-const EXPIRES_SECONDS = 3_600;
 /** Tries of a fold that lost to another worker's (each rereads the model). */
 const FOLD_TRIES = 5;
 const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)" } as const;
 
 /**
- * What a worker last saw of the clock (the `clock` item). Slots are numbered as they are claimed;
- * slot `k` from `fromSlot` on starts at `fromAt + (k - fromSlot) / pace`, which a fold rewrites, so a slot
- * claimed before a cut or a hold starts at the new schedule's time.
- */
-interface Clock {
-  /** The first slot no worker holds (ms): the schedule's time of slot `claimed`. */
-  nextSlot: number;
-  /** Slots a second. */
-  pace: number;
-  /** Slots claimed by every worker, counted. */
-  claimed: number;
-  /** The schedule: slot `fromSlot` starts at `fromAt` (ms). */
-  fromSlot: number;
-  fromAt: number;
-  /** The model's last fold (ms), and the schedule's rewrites, counted. */
-  foldedAt: number;
-  folds: number;
-}
-
-const clockItem = z.object({
-  nextSlot: z.number(),
-  pace: z.number(),
-  claimed: z.number(),
-  fromSlot: z.number(),
-  fromAt: z.number(),
-  foldedAt: z.number(),
-  folds: z.number(),
-});
-const modelItem = z.object({ version: z.number(), model: z.string() });
-
-/** When slot `index` starts, by `clock`'s schedule (a slot before `fromSlot` keeps `otherwise`). */
-function slotTime(clock: Clock, index: number, otherwise = clock.fromAt): number {
-  if (index < clock.fromSlot) return otherwise;
-  return clock.fromAt + ((index - clock.fromSlot) * 1000) / clock.pace;
-}
-
-/** Slots of the clock started by `now`, counted (those at a later time are not yet). */
-function startedBy(clock: Clock | undefined, now: number): number {
-  if (!clock) return 0;
-  const due = clock.fromSlot + Math.floor(((now - clock.fromAt) * clock.pace) / 1000) + 1;
-  return Math.min(clock.claimed, Math.max(clock.fromSlot, due));
-}
-
-/** The later view of the clock: schedules rewritten, then slots claimed, counted. */
-function later(a: Clock | undefined, b: Clock | undefined): Clock | undefined {
-  if (!a || !b) return a ?? b;
-  if (a.folds !== b.folds) return a.folds > b.folds ? a : b;
-  return a.claimed >= b.claimed ? a : b;
-}
-
-/**
  * The instance's request rate, shared by every worker of its runs: lib/rate's model, its state
- * in the runs table (docs/rate-control.md, "The cloud runtime"). Two items: `slots`, a clock of
- * start slots spaced at the model's pace, which a worker claims a block of with one atomic
- * conditional update, and `model`, the model's state, read and written (conditionally on its
- * version) only at a fold: on a 429, or every `FOLD_EVERY_MS` as slots are started.
+ * in the runs table (docs/rate-control.md, "The cloud runtime"; `rateItems.ts`). Two items:
+ * `clock`, start slots on a schedule at the model's pace, which a worker claims a block of with
+ * one atomic conditional update, and `model`, the model's state, read and written (conditionally
+ * on its version) only at a fold: on a 429, or every `FOLD_EVERY_MS` as slots are started, which
+ * rewrites the clock's schedule.
  * `requestsPerSecond` 0 (no ceiling, no pace) shares nothing.
  */
 export function sharedRate(
@@ -143,9 +98,7 @@ interface Waiter {
 
 /** A process's side of the shared clock: the slots it holds, the requests waiting for one. */
 export class SlotBook implements SharedRate {
-  readonly #table: string;
-  readonly #key: { pk: string; sk: string };
-  readonly #modelKey: { pk: string; sk: string };
+  readonly #items: RateItems;
   readonly #settings: RateSettings;
   #clock: Clock | undefined;
   /** Slots claimed and not yet taken, in time order. */
@@ -166,9 +119,7 @@ export class SlotBook implements SharedRate {
   readonly counts = { claims: 0, lostClaims: 0, slots: 0, folds: 0, lostFolds: 0, reads: 0 };
 
   constructor(table: string, pk: string, settings: RateSettings) {
-    this.#table = table;
-    this.#key = { pk, sk: "clock" };
-    this.#modelKey = { pk, sk: "model" };
+    this.#items = { table, pk };
     this.#settings = settings;
   }
 
@@ -304,55 +255,34 @@ export class SlotBook implements SharedRate {
   async #claim(count: number, pace: number, now: number): Promise<Slot[]> {
     const span = (count * 1000) / pace;
     const running = this.#clock !== undefined && this.#clock.nextSlot >= now;
-    const values = {
-      ":span": span,
-      ":count": count,
-      ":now": now,
-      ":expires": Math.floor(now / 1000) + EXPIRES_SECONDS,
-    };
+    const values = { ":span": span, ":count": count, ":now": now, ":pace": pace };
     this.counts.claims++;
-    try {
-      const { Attributes } = await awsClients().dynamo.send(
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: this.#key,
-          ...(running
-            ? {
-                UpdateExpression:
-                  "SET nextSlot = nextSlot + :span, expiresAt = :expires ADD claimed :count",
-                // Twice the horizon: workers that saw the clock at once may all claim, yet not
-                // many blocks ahead.
-                ConditionExpression: "nextSlot BETWEEN :now AND :latest AND pace = :pace",
-                ExpressionAttributeValues: {
-                  ...values,
-                  ":latest": now + 2 * HORIZON_MS,
-                  ":pace": pace,
-                },
-              }
-            : {
-                UpdateExpression:
-                  "SET nextSlot = :now + :span, fromAt = :now, fromSlot = if_not_exists(claimed, :zero), folds = if_not_exists(folds, :zero), expiresAt = :expires, pace = if_not_exists(pace, :pace), foldedAt = if_not_exists(foldedAt, :now) ADD claimed :count",
-                ConditionExpression: "attribute_not_exists(nextSlot) OR nextSlot < :now",
-                ExpressionAttributeValues: { ...values, ":pace": pace, ":zero": 0 },
-              }),
-          ReturnValues: "ALL_NEW",
-          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-        }),
-      );
-      const clock = clockItem.parse(Attributes);
-      this.#clock = later(this.#clock, clock);
-      this.counts.slots += count;
-      const first = clock.claimed - count;
-      return Array.from({ length: count }, (_, i) => ({
-        index: first + i,
-        at: slotTime(clock, first + i),
-      }));
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
+    const clock = await this.#update(
+      running
+        ? [
+            "SET nextSlot = nextSlot + :span ADD claimed :count",
+            // Twice the horizon: workers that saw the clock at once may all claim, yet not many
+            // blocks ahead.
+            "nextSlot BETWEEN :now AND :latest AND pace = :pace",
+            { ...values, ":latest": now + 2 * HORIZON_MS },
+          ]
+        : [
+            "SET nextSlot = :now + :span, fromAt = :now, fromSlot = if_not_exists(claimed, :zero), folds = if_not_exists(folds, :zero), pace = :pace, foldedAt = if_not_exists(foldedAt, :now) ADD claimed :count",
+            "attribute_not_exists(nextSlot) OR (nextSlot < :now AND pace = :pace)",
+            { ...values, ":zero": 0 },
+          ],
+      now,
+    );
+    if (!clock) {
       this.counts.lostClaims++;
-      this.#clock = later(this.#clock, clockOf((error as { Item?: unknown }).Item));
       return [];
     }
+    this.counts.slots += count;
+    const first = clock.claimed - count;
+    return Array.from({ length: count }, (_, i) => ({
+      index: first + i,
+      at: slotTime(clock, first + i),
+    }));
   }
 
   /**
@@ -389,54 +319,6 @@ export class SlotBook implements SharedRate {
     if (this.#refusals.length > 0) void this.#fold();
   }
 
-  async #readClock(): Promise<void> {
-    this.counts.reads++;
-    const { Item } = await awsClients().dynamo.send(
-      new GetCommand({ TableName: this.#table, Key: this.#key, ConsistentRead: true }),
-    );
-    const clock = clockItem.safeParse(Item);
-    if (clock.success) this.#clock = later(this.#clock, clock.data);
-  }
-
-  async #readModel(now: number): Promise<{ shared: SharedModelState; version: number }> {
-    this.counts.reads++;
-    const { Item } = await awsClients().dynamo.send(
-      new GetCommand({ TableName: this.#table, Key: this.#modelKey, ConsistentRead: true }),
-    );
-    if (!Item) return { shared: newSharedModel(this.#settings, now), version: 0 };
-    const item = modelItem.parse(Item);
-    const shared = JSON.parse(item.model) as SharedModelState;
-    this.#foldedAt = Math.max(this.#foldedAt, shared.foldedAt);
-    // A state of another shape (the model's `version` changed) is started afresh.
-    const fresh = shared.model?.version !== 1;
-    return { shared: fresh ? newSharedModel(this.#settings, now) : shared, version: item.version };
-  }
-
-  /** Whether the write won (the version read is still the stored one). */
-  async #writeModel(shared: SharedModelState, version: number): Promise<boolean> {
-    this.counts.folds++;
-    try {
-      await awsClients().dynamo.send(
-        new PutCommand({
-          TableName: this.#table,
-          Item: {
-            ...this.#modelKey,
-            version: version + 1,
-            model: JSON.stringify(shared),
-            expiresAt: Math.floor(shared.foldedAt / 1000) + EXPIRES_SECONDS,
-          },
-          ConditionExpression: "attribute_not_exists(pk) OR version = :version",
-          ExpressionAttributeValues: { ":version": version },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      this.counts.lostFolds++;
-      return false;
-    }
-  }
-
   /**
    * The clock's schedule rewritten to the model's pace from its first slot not yet started (after
    * the last started, at the new spacing, and after a block's hold), conditionally on no slot
@@ -444,61 +326,51 @@ export class SlotBook implements SharedRate {
    * already claimed then start at the new schedule's times: their requests read it before.
    */
   async #setPace(shared: SharedModelState, now: number): Promise<void> {
-    const resume = resumeAt(shared.model, now);
-    const pace = slotPace(shared.model);
     for (let attempt = 0; attempt < FOLD_TRIES; attempt++) {
       const clock = this.#clock;
-      if (!clock) return;
-      const fromSlot = startedBy(clock, now);
-      const due = slotTime(clock, fromSlot);
-      if (pace === clock.pace && resume <= due + 1000 / pace) return;
-      const lastStart = slotTime(clock, fromSlot - 1, clock.fromAt - 1000 / clock.pace);
-      const fromAt = Math.max(resume, lastStart + 1000 / pace);
+      const next = clock && reschedule(clock, shared.model, now);
+      if (!clock || !next) return;
+      this.counts.folds++;
       const values = {
-        ":pace": pace,
+        ":pace": next.pace,
         ":now": now,
-        ":fromSlot": fromSlot,
-        ":fromAt": fromAt,
-        ":next": fromAt + ((clock.claimed - fromSlot) * 1000) / pace,
+        ":fromSlot": next.fromSlot,
+        ":fromAt": next.fromAt,
+        ":next": next.nextSlot,
         ":claimed": clock.claimed,
         ":folds": clock.folds,
         ":one": 1,
       };
-      this.counts.folds++;
-      try {
-        const { Attributes } = await awsClients().dynamo.send(
-          new UpdateCommand({
-            TableName: this.#table,
-            Key: this.#key,
-            UpdateExpression:
-              "SET pace = :pace, foldedAt = :now, fromSlot = :fromSlot, fromAt = :fromAt, nextSlot = :next ADD folds :one",
-            ConditionExpression: "claimed = :claimed AND folds = :folds",
-            ExpressionAttributeValues: values,
-            ReturnValues: "ALL_NEW",
-            ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-          }),
-        );
-        this.#clock = later(this.#clock, clockItem.parse(Attributes));
-        return;
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-        this.counts.lostFolds++;
-        const seen = clockOf((error as { Item?: unknown }).Item);
-        if (seen) this.#clock = seen;
-      }
+      const update =
+        "SET pace = :pace, foldedAt = :now, fromSlot = :fromSlot, fromAt = :fromAt, nextSlot = :next ADD folds :one";
+      const condition = "claimed = :claimed AND folds = :folds";
+      if (await this.#update([update, condition, values], now)) return;
+      this.counts.lostFolds++;
     }
   }
-}
 
-/** The clock in a condition failure's item (DynamoDB's typed values: numbers as `{ N }`). */
-function clockOf(item: unknown): Clock | undefined {
-  const typed = item as Record<string, { N?: string } | undefined> | undefined;
-  const clock = clockItem.safeParse(
-    Object.fromEntries(
-      Object.keys(clockItem.shape)
-        .filter((k) => typed?.[k]?.N !== undefined)
-        .map((k) => [k, Number(typed?.[k]?.N)]),
-    ),
-  );
-  return clock.success ? clock.data : undefined;
+  async #update(change: ClockChange, now: number): Promise<Clock | undefined> {
+    const { clock, seen } = await updateClock(this.#items, change, now);
+    this.#clock = later(this.#clock, clock ?? seen);
+    return clock;
+  }
+
+  async #readClock(): Promise<void> {
+    this.counts.reads++;
+    this.#clock = later(this.#clock, await readClock(this.#items));
+  }
+
+  async #readModel(now: number): Promise<{ shared: SharedModelState; version: number }> {
+    this.counts.reads++;
+    const read = await readModel(this.#items, this.#settings, now);
+    this.#foldedAt = Math.max(this.#foldedAt, read.shared.foldedAt);
+    return read;
+  }
+
+  async #writeModel(shared: SharedModelState, version: number): Promise<boolean> {
+    this.counts.folds++;
+    const won = await writeModel(this.#items, shared, version);
+    if (!won) this.counts.lostFolds++;
+    return won;
+  }
 }
