@@ -73,7 +73,9 @@ describe("the shared rate's slots", () => {
     const permit = await first.permit();
     // The second worker claims a block of four slots, 100 to 400 ms after the first's.
     const later = Promise.all([1, 2, 3, 4].map(() => second.permit()));
-    while (second.counts.slots < 4) await new Promise((r) => setTimeout(r, 5));
+    for (let tries = 0; second.counts.slots < 4 && tries < 400; tries++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
     const refusedAt = Date.now();
     await permit.refused(3_000);
     const slots = (await later).map((p) => p.slot).sort((a, b) => a - b);

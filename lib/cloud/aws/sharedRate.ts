@@ -46,6 +46,11 @@ const STALE_SLOT_MS = 100;
  * so a fold's cut or hold reaches the slots already claimed, not only the next claims.
  */
 const REREAD_LEAD_MS = 30;
+/**
+ * A claim at a pace off the clock's by at most this share succeeds: a probe's steps (a few
+ * percent a fold) would otherwise fail every worker's next claim, a write each.
+ */
+const PACE_DRIFT = 0.1;
 /** Tries of a fold that lost to another worker's (each rereads the model). */
 const FOLD_TRIES = 5;
 const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)" } as const;
@@ -255,21 +260,27 @@ export class SlotBook implements SharedRate {
   async #claim(count: number, pace: number, now: number): Promise<Slot[]> {
     const span = (count * 1000) / pace;
     const running = this.#clock !== undefined && this.#clock.nextSlot >= now;
-    const values = { ":span": span, ":count": count, ":now": now, ":pace": pace };
+    const values = { ":span": span, ":count": count, ":now": now };
     this.counts.claims++;
     const clock = await this.#update(
       running
         ? [
             "SET nextSlot = nextSlot + :span ADD claimed :count",
             // Twice the horizon: workers that saw the clock at once may all claim, yet not many
-            // blocks ahead.
-            "nextSlot BETWEEN :now AND :latest AND pace = :pace",
-            { ...values, ":latest": now + 2 * HORIZON_MS },
+            // blocks ahead. A pace moved by a probe's step still claims (the slots' times come
+            // from the schedule; the next free slot is off by that step of a block at most).
+            "nextSlot BETWEEN :now AND :latest AND pace BETWEEN :slower AND :faster",
+            {
+              ...values,
+              ":latest": now + 2 * HORIZON_MS,
+              ":slower": pace / (1 + PACE_DRIFT),
+              ":faster": pace * (1 + PACE_DRIFT),
+            },
           ]
         : [
             "SET nextSlot = :now + :span, fromAt = :now, fromSlot = if_not_exists(claimed, :zero), folds = if_not_exists(folds, :zero), pace = :pace, foldedAt = if_not_exists(foldedAt, :now) ADD claimed :count",
             "attribute_not_exists(nextSlot) OR (nextSlot < :now AND pace = :pace)",
-            { ...values, ":zero": 0 },
+            { ...values, ":pace": pace, ":zero": 0 },
           ],
       now,
     );
