@@ -1,11 +1,12 @@
 /**
- * `npm run bench -- --cloud-rate [--only bucket-counter,window-model]`: the rate the cloud's
+ * `npm run bench -- --cloud-rate [--only bucket-counter,window-told,window-model]`: the rate the cloud's
  * workers share (docs/rate-control.md, "The cloud runtime"), through the packaged stack on
  * moto_server with the harness's workers (up to 10 invocations at once, warm containers), for a
  * 3,000-user BlackLine tenant behind a token bucket and a fixed window of 10 requests a second.
- * Each limiter is run with the shared rate model the worker runs (lib/cloud/aws/sharedRate.ts)
- * and with the per-second counter it replaced (bench/cloudRate/perSecondCounter.ts, bundled into
- * the worker in its place), each on a stack of its own, in the same process. The store's writes
+ * Each limiter is run with the shared rate model the worker runs (lib/cloud/aws/sharedRate.ts),
+ * with the same model told the limiter's rate, and with the per-second counter it replaced
+ * (bench/cloudRate/perSecondCounter.ts, bundled into the worker in its place), each on a stack of
+ * its own, in the same process; a table of every row at the end. The store's writes
  * are the DynamoDB writes on `rate#` items, counted at the harness's proxy. Measures; asserts
  * nothing.
  */
@@ -25,19 +26,29 @@ const TENANT: TenantSize = { users: 3_000, teams: 150, roles: 10, maxTeamsPerUse
 const LATENCY_MS = 40;
 /** Requests the workers can have in flight: 10 invocations, a batch of 10 jobs each. */
 const WORKER_CONCURRENCY = 100;
+/** The limiters' rate, requests a second: what the told anchor is configured with. */
+const RATE = 10;
 const LIMITERS: { name: string; text: string; limiter: LimiterSettings }[] = [
   {
     name: "bucket",
-    text: "token bucket 10/s, burst 5",
-    limiter: { kind: "token_bucket", ratePerSecond: 10, burst: 5 },
+    text: `token bucket ${RATE}/s, burst 5`,
+    limiter: { kind: "token_bucket", ratePerSecond: RATE, burst: 5 },
   },
   {
     name: "window",
-    text: "fixed window of 10 per 1 s",
-    limiter: { kind: "fixed_window", limit: 10, windowSeconds: 1 },
+    text: `fixed window of ${RATE} per 1 s`,
+    limiter: { kind: "fixed_window", limit: RATE, windowSeconds: 1 },
   },
 ];
-const CONTROLLERS = { counter: "per-second counter (before)", model: "shared rate model" } as const;
+/**
+ * The anchors beside the model: the per-second counter it replaced, and the model told the
+ * limiter's rate (`CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND`), what a user who knows it would set.
+ */
+const CONTROLLERS = {
+  counter: "per-second counter (before)",
+  told: `shared model told ${RATE}/s`,
+  model: "shared rate model",
+} as const;
 type Controller = keyof typeof CONTROLLERS;
 
 export interface CloudRateRow {
@@ -47,8 +58,16 @@ export interface CloudRateRow {
   /** `cloud sync` to the end of finalize, and the upstream's first request to its last answer. */
   syncSeconds: number;
   upstreamSeconds: number;
+  /** The cloud's own time, outside the upstream's span: sync start to its first request, its last answer to the end. */
+  outsideSeconds: number;
   floorSeconds: number;
   wallPerFloor: number;
+  /**
+   * Wall over the floor plus the cloud's own time of the same run (`outsideSeconds`: the sync
+   * started, queued and run up to its first request, then the last job committed and finalize),
+   * which no rate controller can shorten: what the controller made of the time it had.
+   */
+  wallPerCloudFloor: number;
   upstreamPerFloor: number;
   /** What the upstream received (each worker container's token request included) and refused. */
   requests: number;
@@ -66,7 +85,7 @@ export interface CloudRateRow {
   error?: string;
 }
 
-/** `only`: `<limiter>-<controller>` names (`bucket-counter`); all four when absent. */
+/** `only`: `<limiter>-<controller>` names (`bucket-counter`); all six when absent. */
 export async function runCloudRate(paths: BenchPaths, only?: string[]): Promise<CloudRateRow[]> {
   const rows: CloudRateRow[] = [];
   const counterWorker = await counterBundle(paths.root);
@@ -90,12 +109,47 @@ export async function runCloudRate(paths: BenchPaths, only?: string[]): Promise<
         async deployed(stack) {
           if (controller === "counter") await stack.updateFunctionCode("syncWorker", counterWorker);
         },
+        ...(controller === "told"
+          ? { instanceEnv: { CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: String(RATE) } }
+          : {}),
       });
       rows.push(row(text, CONTROLLERS[controller], limiter, run));
       process.stdout.write(`${JSON.stringify(rows.at(-1))}\n`);
     }
   }
+  process.stdout.write(table(rows));
   return rows;
+}
+
+/** Every row's figures as a Markdown table (the JSON lines above hold the rest). */
+function table(rows: CloudRateRow[]): string {
+  const head = [
+    "limiter",
+    "controller",
+    "wall / floor",
+    "wall / (floor + own time)",
+    "upstream span / floor",
+    "own time, s",
+    "requests / min (429s)",
+    "store writes / request",
+    "floor, s",
+    "load",
+  ];
+  const lines = rows.map((r) =>
+    [
+      r.limiter,
+      r.controller + (r.ok ? "" : ` (failed: ${r.error ?? "?"})`),
+      r.wallPerFloor.toFixed(2),
+      r.wallPerCloudFloor.toFixed(2),
+      r.upstreamPerFloor.toFixed(2),
+      r.outsideSeconds.toFixed(1),
+      `${r.requestsPerMinimum.toFixed(3)} (${r.refused})`,
+      r.writesPerRequest.toFixed(2),
+      r.floorSeconds.toFixed(1),
+      r.load.toFixed(1),
+    ].join(" | "),
+  );
+  return `${[head.join(" | "), head.map(() => "---").join(" | "), ...lines].map((l) => `| ${l} |`).join("\n")}\n`;
 }
 
 function row(
@@ -114,6 +168,7 @@ function row(
   });
   const round = (n: number) => Math.round(n * 1000) / 1000;
   const upstreamSeconds = (run.server.spanMs ?? 0) / 1000 + LATENCY_MS / 1000;
+  const outsideSeconds = run.syncMs / 1000 - upstreamSeconds;
   const rateWrites = run.aws?.dynamodbWritesByKind.rate ?? 0;
   return {
     limiter,
@@ -121,8 +176,10 @@ function row(
     ok: run.ok,
     syncSeconds: round(run.syncMs / 1000),
     upstreamSeconds: round(upstreamSeconds),
+    outsideSeconds: round(outsideSeconds),
     floorSeconds: round(floor),
     wallPerFloor: round(run.syncMs / 1000 / floor),
+    wallPerCloudFloor: round(run.syncMs / 1000 / (floor + outsideSeconds)),
     upstreamPerFloor: round(upstreamSeconds / floor),
     requests: run.server.requests,
     refused: run.server.throttled,

@@ -68,6 +68,8 @@ export interface CloudRun {
 /** What a bench adds to a cloud run: after the deploy and the instance, before the sync. */
 export interface CloudSyncHooks {
   deployed?(stack: Stack): Promise<void>;
+  /** Settings of the instance beside the upstream's (`CONNECTOR_..._REQUESTS_PER_SECOND`). */
+  instanceEnv?: Record<string, string>;
 }
 
 export async function runCloudSync(
@@ -92,7 +94,7 @@ export async function runCloudSync(
     const operator = (argv: string[], env: Record<string, string> = {}) =>
       runOperator(stack, argv, env);
 
-    const env = { ...upstream.ready.env, ...platform.env() };
+    const env = { ...upstream.ready.env, ...platform.env(), ...hooks.instanceEnv };
     const put = await operator(["put-instance", "bench", "blackline", "--no-sync"], env);
     if (put.code !== 0) throw new Error(`put-instance: ${put.stderr.trim()}`);
     await hooks.deployed?.(stack);

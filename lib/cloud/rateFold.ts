@@ -10,6 +10,7 @@
 import {
   accepted,
   newRateState,
+  nextStartAt,
   type RateSettings,
   type RateState,
   refused,
@@ -73,9 +74,77 @@ export function slotPace(model: RateState): number {
   return model.pace ?? model.ceiling ?? Number.POSITIVE_INFINITY;
 }
 
+/**
+ * When the model lets the next start go, `now` or later: after a block's hold, and once the last
+ * window's starts are fewer than the pace (rule 1), so a cut is not spent at once after the
+ * starts that overshot.
+ */
+export function resumeAt(model: RateState, now: number): number {
+  return nextStartAt(model, now) ?? heldUntil(model, now) ?? now;
+}
+
 /** Until when every start waits (a block's hold), if later than `now`. */
 export function heldUntil(model: RateState, now: number): number | undefined {
   return model.blocked && model.heldUntil !== null && model.heldUntil > now
     ? model.heldUntil
     : undefined;
+}
+
+/**
+ * What a worker last saw of the shared clock (lib/cloud/aws/sharedRate.ts). Slots are numbered as
+ * they are claimed; slot `k` from `fromSlot` on starts at `fromAt + (k - fromSlot) / pace`, which a
+ * fold rewrites, so a slot claimed before a cut or a hold starts at the new schedule's time.
+ */
+export interface Clock {
+  /** The first slot no worker holds (ms): the schedule's time of slot `claimed`. */
+  nextSlot: number;
+  /** Slots a second. */
+  pace: number;
+  /** Slots claimed by every worker, counted. */
+  claimed: number;
+  /** The schedule: slot `fromSlot` starts at `fromAt` (ms). */
+  fromSlot: number;
+  fromAt: number;
+  /** The model's last fold (ms), and the schedule's rewrites, counted. */
+  foldedAt: number;
+  folds: number;
+}
+
+/** When slot `index` starts, by `clock`'s schedule (a slot before `fromSlot` keeps `otherwise`). */
+export function slotTime(clock: Clock, index: number, otherwise = clock.fromAt): number {
+  if (index < clock.fromSlot) return otherwise;
+  return clock.fromAt + ((index - clock.fromSlot) * 1000) / clock.pace;
+}
+
+/** Slots of the clock started by `now`, counted (those at a later time are not yet). */
+export function startedBy(clock: Clock | undefined, now: number): number {
+  if (!clock) return 0;
+  const due = clock.fromSlot + Math.floor(((now - clock.fromAt) * clock.pace) / 1000) + 1;
+  return Math.min(clock.claimed, Math.max(clock.fromSlot, due));
+}
+
+/** The later view of the clock: schedules rewritten, then slots claimed, counted. */
+export function later(a: Clock | undefined, b: Clock | undefined): Clock | undefined {
+  if (!a || !b) return a ?? b;
+  if (a.folds !== b.folds) return a.folds > b.folds ? a : b;
+  return a.claimed >= b.claimed ? a : b;
+}
+
+/**
+ * The clock's schedule at the model's pace from its first slot not yet started: after the last
+ * started at the new spacing, and no sooner than `resumeAt`. Undefined when the schedule stands
+ * (the same pace, nothing to wait for beyond its next slot).
+ */
+export function reschedule(
+  clock: Clock,
+  model: RateState,
+  now: number,
+): Pick<Clock, "pace" | "fromSlot" | "fromAt" | "nextSlot"> | undefined {
+  const pace = slotPace(model);
+  const resume = resumeAt(model, now);
+  const fromSlot = startedBy(clock, now);
+  if (pace === clock.pace && resume <= slotTime(clock, fromSlot) + 1000 / pace) return undefined;
+  const lastStart = slotTime(clock, fromSlot - 1, clock.fromAt - 1000 / clock.pace);
+  const fromAt = Math.max(resume, lastStart + 1000 / pace);
+  return { pace, fromSlot, fromAt, nextSlot: fromAt + ((clock.claimed - fromSlot) * 1000) / pace };
 }

@@ -63,4 +63,23 @@ describe("the shared rate's slots", () => {
     const [next] = await permits(second, 1);
     expect(next?.slot).toBeGreaterThanOrEqual(refusedAt + 3_000);
   });
+
+  it("move the slots another worker claimed before a 429's hold to the hold's end", async () => {
+    const settings = { requestsPerSecond: 10 };
+    const [first, second] = [1, 2].map(() => new SlotBook(TABLE, "rate#moved", settings)) as [
+      SlotBook,
+      SlotBook,
+    ];
+    const permit = await first.permit();
+    // The second worker claims a block of four slots, 100 to 400 ms after the first's.
+    const later = Promise.all([1, 2, 3, 4].map(() => second.permit()));
+    for (let tries = 0; second.counts.slots < 4 && tries < 400; tries++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const refusedAt = Date.now();
+    await permit.refused(3_000);
+    const slots = (await later).map((p) => p.slot).sort((a, b) => a - b);
+    // Its last two (300 and 400 ms on) read the clock again before they start.
+    expect(slots.slice(2).every((slot) => slot >= refusedAt + 3_000)).toBe(true);
+  });
 });

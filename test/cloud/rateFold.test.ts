@@ -1,7 +1,14 @@
 // The rate model driven by many workers' answers in folds (lib/cloud/rateFold.ts): pure, on a
 // clock passed in.
 import { describe, expect, it } from "vitest";
-import { fold, heldUntil, newSharedModel, slotPace } from "../../lib/cloud/rateFold";
+import {
+  fold,
+  heldUntil,
+  newSharedModel,
+  reschedule,
+  slotPace,
+  slotTime,
+} from "../../lib/cloud/rateFold";
 import { START_RATE } from "../../lib/rate";
 
 const T0 = 1_000_000;
@@ -26,6 +33,37 @@ describe("the shared model's folds", () => {
     expect(slotPace(shared.model)).toBeLessThanOrEqual(11);
   });
 
+  it("learn a token bucket from folds every 100 ms at about one process's cost", () => {
+    // One process's model takes in each answer as it comes, accepted or refused: folds every 5
+    // ms of the answers stand for it. The workers' folds take slots started for accepted.
+    const oneProcess = behindBucket(5, "answers");
+    const shared = behindBucket(100, "slots");
+    expect(shared.refused).toBeLessThanOrEqual(oneProcess.refused + 3);
+    expect(shared.accepted).toBeGreaterThanOrEqual(oneProcess.accepted - 2);
+  });
+
+  it("reschedule the clock's slots not yet started at a cut, after the last started", () => {
+    // 20 slots claimed at 20 a second from T0; by T0 + 500 ms, 11 have started.
+    const clock = {
+      nextSlot: T0 + 1_000,
+      pace: 20,
+      claimed: 20,
+      fromSlot: 0,
+      fromAt: T0,
+      foldedAt: T0,
+      folds: 0,
+    };
+    const cut = newSharedModel({ requestsPerSecond: 10 }, T0).model;
+    const next = reschedule(clock, cut, T0 + 500);
+    expect(next).toEqual({ pace: 10, fromSlot: 11, fromAt: T0 + 600, nextSlot: T0 + 1_500 });
+    const after = { ...clock, ...(next ?? {}) };
+    // A slot claimed before the cut starts at the new spacing; one already started keeps its time.
+    expect(slotTime(after, 12)).toBe(T0 + 700);
+    expect(slotTime(after, 5, slotTime(clock, 5))).toBe(T0 + 250);
+    // At the same pace, with nothing to wait for, the schedule stands.
+    expect(reschedule(after, cut, T0 + 650)).toBeUndefined();
+  });
+
   it("hold every start on a long Retry-After", () => {
     const shared = fold(newSharedModel({}, T0), 5, T0 + 500, [
       { startedAt: T0 + 450, at: T0 + 500, signal: { retryAfterMs: 3_000 } },
@@ -40,3 +78,39 @@ describe("the shared model's folds", () => {
     expect(JSON.parse(JSON.stringify(shared))).toEqual(shared);
   });
 });
+
+/**
+ * 8 s of a clock starting requests at the model's pace behind a token bucket of 10 a second, burst
+ * 5: each answered 40 ms after its start (accepted while the bucket has a token), and a fold every
+ * `foldEveryMs` taking in the refusals come by then and, as accepted, the `slots` started by then
+ * (what the workers' folds do) or the accepted `answers` come by then.
+ */
+function behindBucket(
+  foldEveryMs: number,
+  counted: "slots" | "answers",
+): { refused: number; accepted: number } {
+  let shared = newSharedModel({}, T0);
+  const bucket = { tokens: 5, at: T0 };
+  let answers: { at: number; startedAt: number; ok: boolean }[] = [];
+  let accepted = 0;
+  let refused = 0;
+  let started = 0;
+  let next = T0;
+  for (let now = T0 + foldEveryMs; now <= T0 + 8_000; now += foldEveryMs) {
+    for (; next <= now; next += 1000 / slotPace(shared.model)) {
+      bucket.tokens = Math.min(5, bucket.tokens + ((next - bucket.at) * 10) / 1000);
+      bucket.at = next;
+      const ok = bucket.tokens >= 1;
+      if (ok) bucket.tokens--;
+      answers.push({ at: next + 40, startedAt: next, ok });
+      started++;
+    }
+    const due = answers.filter((a) => a.at <= now);
+    answers = answers.filter((a) => a.at > now);
+    accepted += due.filter((a) => a.ok).length;
+    const refusals = due.filter((a) => !a.ok).map((a) => ({ ...a, signal: {} }));
+    refused += refusals.length;
+    shared = fold(shared, counted === "slots" ? started : accepted + refused, now, refusals);
+  }
+  return { refused, accepted };
+}

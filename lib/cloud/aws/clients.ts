@@ -17,12 +17,14 @@ export interface AwsClients {
   secrets: SecretsManagerClient;
 }
 
-let clients: AwsClients | undefined;
+/** Made again when `AWS_ENDPOINT_URL` changes: a bench's next emulator in the same process. */
+let clients: { endpoint: string | undefined; made: AwsClients } | undefined;
 
 export function awsClients(): AwsClients {
-  if (clients) return clients;
-  const emulated = Boolean(process.env.AWS_ENDPOINT_URL);
-  clients = {
+  const endpoint = process.env.AWS_ENDPOINT_URL;
+  if (clients && clients.endpoint === endpoint) return clients.made;
+  const emulated = Boolean(endpoint);
+  const made = {
     dynamo: DynamoDBDocumentClient.from(new DynamoDBClient({}), {
       marshallOptions: { removeUndefinedValues: true },
     }),
@@ -30,5 +32,6 @@ export function awsClients(): AwsClients {
     s3: new S3Client(emulated ? { forcePathStyle: true } : {}),
     secrets: new SecretsManagerClient({}),
   };
-  return clients;
+  clients = { endpoint, made };
+  return made;
 }

@@ -1,5 +1,3 @@
-import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import * as z from "zod";
 import {
   onAbort,
   RateLimitedError,
@@ -9,15 +7,24 @@ import {
 } from "../../http";
 import { newRateState, type RateSettings } from "../../rate";
 import {
+  type Clock,
   fold,
-  heldUntil,
-  newSharedModel,
+  later,
   type Refusal,
+  reschedule,
   type SharedModelState,
   slotPace,
+  slotTime,
+  startedBy,
 } from "../rateFold";
-import { awsClients } from "./clients";
-import { isConditionFailure } from "./instances";
+import {
+  type ClockChange,
+  type RateItems,
+  readClock,
+  readModel,
+  updateClock,
+  writeModel,
+} from "./rateItems";
 
 /**
  * A worker claims only while the clock's next free slot is within this of now (ms), and a block
@@ -34,44 +41,27 @@ const FOLD_EVERY_MS = 1_000;
 const MAX_PERMIT_WAIT_MS = 10_000;
 /** A slot this late (ms) is still taken by a request that waits (a claim's round trip). */
 const STALE_SLOT_MS = 100;
-/** The items outlive the last run by an hour, so the next sync starts from what was learned. */
-const EXPIRES_SECONDS = 3_600;
+/**
+ * A request whose slot is further off than this (ms) reads the clock again this long before it,
+ * so a fold's cut or hold reaches the slots already claimed, not only the next claims.
+ */
+const REREAD_LEAD_MS = 30;
+/**
+ * A claim at a pace off the clock's by at most this share succeeds: a probe's steps (a few
+ * percent a fold) would otherwise fail every worker's next claim, a write each.
+ */
+const PACE_DRIFT = 0.1;
 /** Tries of a fold that lost to another worker's (each rereads the model). */
 const FOLD_TRIES = 5;
 const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)" } as const;
 
-/** What a worker last saw of the clock (the `slots` item). */
-interface Clock {
-  /** The first slot no worker holds (ms). */
-  nextSlot: number;
-  /** Slots a second. */
-  pace: number;
-  /** Slots claimed by every worker, counted. */
-  claimed: number;
-  /** The model's last fold (ms). */
-  foldedAt: number;
-}
-
-const clockItem = z.object({
-  nextSlot: z.number(),
-  pace: z.number(),
-  claimed: z.number(),
-  foldedAt: z.number(),
-});
-const modelItem = z.object({ version: z.number(), model: z.string() });
-
-/** Slots of the clock started by `now` (those claimed beyond it are not yet). */
-function startedBy(clock: Clock | undefined, now: number): number {
-  if (!clock) return 0;
-  return clock.claimed - Math.max(0, Math.floor(((clock.nextSlot - now) * clock.pace) / 1000));
-}
-
 /**
  * The instance's request rate, shared by every worker of its runs: lib/rate's model, its state
- * in the runs table (docs/rate-control.md, "The cloud runtime"). Two items: `slots`, a clock of
- * start slots spaced at the model's pace, which a worker claims a block of with one atomic
- * conditional update, and `model`, the model's state, read and written (conditionally on its
- * version) only at a fold: on a 429, or every `FOLD_EVERY_MS` as slots are started.
+ * in the runs table (docs/rate-control.md, "The cloud runtime"; `rateItems.ts`). Two items:
+ * `clock`, start slots on a schedule at the model's pace, which a worker claims a block of with
+ * one atomic conditional update, and `model`, the model's state, read and written (conditionally
+ * on its version) only at a fold: on a 429, or every `FOLD_EVERY_MS` as slots are started, which
+ * rewrites the clock's schedule.
  * `requestsPerSecond` 0 (no ceiling, no pace) shares nothing.
  */
 export function sharedRate(
@@ -95,25 +85,32 @@ export function sharedRate(
 /** One book per instance in this process, kept while the function is warm. */
 const books = new Map<string, SlotBook>();
 
-/** A permit, with the slot it was given (ms). */
+/** A permit, with the time its request started at (ms). */
 export interface SlotPermit extends SharedPermit {
   readonly slot: number;
 }
 
+/** A slot claimed: its number, and its time by the schedule seen at the claim (ms). */
+interface Slot {
+  index: number;
+  at: number;
+}
+
 interface Waiter {
-  resolve(slot: number): void;
+  resolve(slot: Slot): void;
   reject(error: unknown): void;
 }
 
 /** A process's side of the shared clock: the slots it holds, the requests waiting for one. */
 export class SlotBook implements SharedRate {
-  readonly #table: string;
-  readonly #key: { pk: string; sk: string };
-  readonly #modelKey: { pk: string; sk: string };
+  readonly #items: RateItems;
   readonly #settings: RateSettings;
   #clock: Clock | undefined;
   /** Slots claimed and not yet taken, in time order. */
-  #slots: number[] = [];
+  #slots: Slot[] = [];
+  /** A read of the clock under way, shared by the requests that wait for it. */
+  #reading: Promise<void> | undefined;
+  #readAt = 0;
   #waiting: Waiter[] = [];
   /** The slots taken over the last horizon: this process's demand. */
   #taken: number[] = [];
@@ -124,19 +121,17 @@ export class SlotBook implements SharedRate {
   /** The model's last fold this process read or wrote (the clock's pace may not have changed). */
   #foldedAt = 0;
   /** Requests this process made of the store, for tests and benches. */
-  readonly counts = { claims: 0, lostClaims: 0, folds: 0, lostFolds: 0, reads: 0 };
+  readonly counts = { claims: 0, lostClaims: 0, slots: 0, folds: 0, lostFolds: 0, reads: 0 };
 
   constructor(table: string, pk: string, settings: RateSettings) {
-    this.#table = table;
-    this.#key = { pk, sk: "slots" };
-    this.#modelKey = { pk, sk: "model" };
+    this.#items = { table, pk };
     this.#settings = settings;
   }
 
   async permit(signal?: AbortSignal): Promise<SlotPermit> {
-    const slot = await this.#take(signal);
+    const deadline = Date.now() + MAX_PERMIT_WAIT_MS;
+    const slot = await this.#startAt(await this.#take(signal), deadline, signal);
     this.#taken = [...this.#taken.filter((t) => t > slot - HORIZON_MS), slot];
-    if (slot > Date.now()) await sleepUnlessAborted(slot - Date.now(), signal);
     return {
       slot,
       // A slot is taken for accepted until told otherwise (`rateFold.ts`).
@@ -151,13 +146,47 @@ export class SlotBook implements SharedRate {
     };
   }
 
+  /**
+   * Waits for the slot's time by the clock's latest schedule, read again `REREAD_LEAD_MS` before
+   * it; returns the time it started at. Past `deadline`, its job goes back to the queue.
+   */
+  async #startAt(slot: Slot, deadline: number, signal: AbortSignal | undefined): Promise<number> {
+    let at = slot.at;
+    for (;;) {
+      const clock = this.#clock;
+      if (clock) at = slotTime(clock, slot.index, at);
+      if (at > deadline) throw new RateLimitedError(SHARED_RATE, at - Date.now());
+      const wait = at - Date.now();
+      if (wait <= 0) return at;
+      if (wait <= REREAD_LEAD_MS) {
+        await sleepUnlessAborted(wait, signal);
+        return at;
+      }
+      await sleepUnlessAborted(wait - REREAD_LEAD_MS, signal);
+      await this.#reread();
+    }
+  }
+
+  /** The clock read again, once for all the requests of this process that ask at about once. */
+  async #reread(): Promise<void> {
+    if (!this.#reading && Date.now() - this.#readAt > REREAD_LEAD_MS / 2) {
+      this.#reading = this.#readClock().finally(() => {
+        this.#reading = undefined;
+        this.#readAt = Date.now();
+      });
+    }
+    await this.#reading;
+  }
+
   /** A slot: one held, or the next claim's; a job waits `MAX_PERMIT_WAIT_MS` at most. */
-  #take(signal: AbortSignal | undefined): Promise<number> {
+  #take(signal: AbortSignal | undefined): Promise<Slot> {
     const now = Date.now();
-    while ((this.#slots[0] ?? now) < now - STALE_SLOT_MS) this.#slots.shift();
+    const clock = this.#clock;
+    const timeOf = (slot: Slot) => (clock ? slotTime(clock, slot.index, slot.at) : slot.at);
+    while (this.#slots[0] && timeOf(this.#slots[0]) < now - STALE_SLOT_MS) this.#slots.shift();
     const held = this.#slots.shift();
     if (held !== undefined) return Promise.resolve(held);
-    return new Promise<number>((resolve, reject) => {
+    return new Promise<Slot>((resolve, reject) => {
       const settle = () => {
         clearTimeout(timer);
         unlink?.();
@@ -223,53 +252,48 @@ export class SlotBook implements SharedRate {
 
   /**
    * Claims `count` slots at `pace` with one conditional update: after the clock's next free slot
-   * while it runs (at `now` or later), from `now` when it stood. A condition that fails (the clock
-   * stood, another worker started it, or it is more than twice the horizon ahead) returns the clock
-   * as it is: no slot this time. Each worker keeps the horizon from the clock it saw last.
+   * while it runs (at `now` or later, at the pace this worker saw), from `now` when it stood (the
+   * schedule starts again there). A condition that fails (the clock stood, another worker started
+   * it, its pace changed, or it is more than twice the horizon ahead) returns the clock as it is:
+   * no slot this time. Each worker keeps the horizon from the clock it saw last.
    */
-  async #claim(count: number, pace: number, now: number): Promise<number[]> {
+  async #claim(count: number, pace: number, now: number): Promise<Slot[]> {
     const span = (count * 1000) / pace;
     const running = this.#clock !== undefined && this.#clock.nextSlot >= now;
-    const values = {
-      ":span": span,
-      ":count": count,
-      ":now": now,
-      ":expires": Math.floor(now / 1000) + EXPIRES_SECONDS,
-    };
+    const values = { ":span": span, ":count": count, ":now": now };
     this.counts.claims++;
-    try {
-      const { Attributes } = await awsClients().dynamo.send(
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: this.#key,
-          ...(running
-            ? {
-                UpdateExpression:
-                  "SET nextSlot = nextSlot + :span, expiresAt = :expires ADD claimed :count",
-                // Twice the horizon: workers that saw the clock at once may all claim, yet not
-                // many blocks ahead (a cut comes that much too late for the slots claimed).
-                ConditionExpression: "nextSlot BETWEEN :now AND :latest",
-                ExpressionAttributeValues: { ...values, ":latest": now + 2 * HORIZON_MS },
-              }
-            : {
-                UpdateExpression:
-                  "SET nextSlot = :now + :span, expiresAt = :expires, pace = if_not_exists(pace, :pace), foldedAt = if_not_exists(foldedAt, :now) ADD claimed :count",
-                ConditionExpression: "attribute_not_exists(nextSlot) OR nextSlot < :now",
-                ExpressionAttributeValues: { ...values, ":pace": pace },
-              }),
-          ReturnValues: "ALL_NEW",
-          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-        }),
-      );
-      this.#clock = clockItem.parse(Attributes);
-      const end = this.#clock.nextSlot;
-      return Array.from({ length: count }, (_, i) => end - span + (i * 1000) / pace);
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
+    const clock = await this.#update(
+      running
+        ? [
+            "SET nextSlot = nextSlot + :span ADD claimed :count",
+            // Twice the horizon: workers that saw the clock at once may all claim, yet not many
+            // blocks ahead. A pace moved by a probe's step still claims (the slots' times come
+            // from the schedule; the next free slot is off by that step of a block at most).
+            "nextSlot BETWEEN :now AND :latest AND pace BETWEEN :slower AND :faster",
+            {
+              ...values,
+              ":latest": now + 2 * HORIZON_MS,
+              ":slower": pace / (1 + PACE_DRIFT),
+              ":faster": pace * (1 + PACE_DRIFT),
+            },
+          ]
+        : [
+            "SET nextSlot = :now + :span, fromAt = :now, fromSlot = if_not_exists(claimed, :zero), folds = if_not_exists(folds, :zero), pace = :pace, foldedAt = if_not_exists(foldedAt, :now) ADD claimed :count",
+            "attribute_not_exists(nextSlot) OR (nextSlot < :now AND pace = :pace)",
+            { ...values, ":pace": pace, ":zero": 0 },
+          ],
+      now,
+    );
+    if (!clock) {
       this.counts.lostClaims++;
-      this.#clock = clockOf((error as { Item?: unknown }).Item);
       return [];
     }
+    this.counts.slots += count;
+    const first = clock.claimed - count;
+    return Array.from({ length: count }, (_, i) => ({
+      index: first + i,
+      at: slotTime(clock, first + i),
+    }));
   }
 
   /**
@@ -306,83 +330,58 @@ export class SlotBook implements SharedRate {
     if (this.#refusals.length > 0) void this.#fold();
   }
 
+  /**
+   * The clock's schedule rewritten to the model's pace from its first slot not yet started (after
+   * the last started, at the new spacing, and after a block's hold), conditionally on no slot
+   * claimed meanwhile (the clock as the condition's failure returns it, tried again). Slots
+   * already claimed then start at the new schedule's times: their requests read it before.
+   */
+  async #setPace(shared: SharedModelState, now: number): Promise<void> {
+    for (let attempt = 0; attempt < FOLD_TRIES; attempt++) {
+      const clock = this.#clock;
+      const next = clock && reschedule(clock, shared.model, now);
+      if (!clock || !next) return;
+      this.counts.folds++;
+      const values = {
+        ":pace": next.pace,
+        ":now": now,
+        ":fromSlot": next.fromSlot,
+        ":fromAt": next.fromAt,
+        ":next": next.nextSlot,
+        ":claimed": clock.claimed,
+        ":folds": clock.folds,
+        ":one": 1,
+      };
+      const update =
+        "SET pace = :pace, foldedAt = :now, fromSlot = :fromSlot, fromAt = :fromAt, nextSlot = :next ADD folds :one";
+      const condition = "claimed = :claimed AND folds = :folds";
+      if (await this.#update([update, condition, values], now)) return;
+      this.counts.lostFolds++;
+    }
+  }
+
+  async #update(change: ClockChange, now: number): Promise<Clock | undefined> {
+    const { clock, seen } = await updateClock(this.#items, change, now);
+    this.#clock = later(this.#clock, clock ?? seen);
+    return clock;
+  }
+
   async #readClock(): Promise<void> {
     this.counts.reads++;
-    const { Item } = await awsClients().dynamo.send(
-      new GetCommand({ TableName: this.#table, Key: this.#key, ConsistentRead: true }),
-    );
-    const clock = clockItem.safeParse(Item);
-    if (clock.success) this.#clock = clock.data;
+    this.#clock = later(this.#clock, await readClock(this.#items));
   }
 
   async #readModel(now: number): Promise<{ shared: SharedModelState; version: number }> {
     this.counts.reads++;
-    const { Item } = await awsClients().dynamo.send(
-      new GetCommand({ TableName: this.#table, Key: this.#modelKey, ConsistentRead: true }),
-    );
-    if (!Item) return { shared: newSharedModel(this.#settings, now), version: 0 };
-    const item = modelItem.parse(Item);
-    const shared = JSON.parse(item.model) as SharedModelState;
-    this.#foldedAt = Math.max(this.#foldedAt, shared.foldedAt);
-    // A state of another shape (the model's `version` changed) is started afresh.
-    const fresh = shared.model?.version !== 1;
-    return { shared: fresh ? newSharedModel(this.#settings, now) : shared, version: item.version };
+    const read = await readModel(this.#items, this.#settings, now);
+    this.#foldedAt = Math.max(this.#foldedAt, read.shared.foldedAt);
+    return read;
   }
 
-  /** Whether the write won (the version read is still the stored one). */
   async #writeModel(shared: SharedModelState, version: number): Promise<boolean> {
     this.counts.folds++;
-    try {
-      await awsClients().dynamo.send(
-        new PutCommand({
-          TableName: this.#table,
-          Item: {
-            ...this.#modelKey,
-            version: version + 1,
-            model: JSON.stringify(shared),
-            expiresAt: Math.floor(shared.foldedAt / 1000) + EXPIRES_SECONDS,
-          },
-          ConditionExpression: "attribute_not_exists(pk) OR version = :version",
-          ExpressionAttributeValues: { ":version": version },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      this.counts.lostFolds++;
-      return false;
-    }
+    const won = await writeModel(this.#items, shared, version);
+    if (!won) this.counts.lostFolds++;
+    return won;
   }
-
-  /**
-   * The clock at the model's pace; a block's hold moves its next slot to the hold's end (a slot
-   * claimed beyond it is given twice: a hold is two windows or more, the horizon half of one).
-   */
-  async #setPace(shared: SharedModelState, now: number): Promise<void> {
-    const hold = heldUntil(shared.model, now);
-    const pace = slotPace(shared.model);
-    if (hold === undefined && pace === this.#clock?.pace) return;
-    const values = { ":pace": pace, ":now": now };
-    this.counts.folds++;
-    const { Attributes } = await awsClients().dynamo.send(
-      new UpdateCommand({
-        TableName: this.#table,
-        Key: this.#key,
-        UpdateExpression: `SET pace = :pace, foldedAt = :now${hold === undefined ? "" : ", nextSlot = :hold"}`,
-        ExpressionAttributeValues: hold === undefined ? values : { ...values, ":hold": hold },
-        ReturnValues: "ALL_NEW",
-      }),
-    );
-    const clock = clockItem.safeParse(Attributes);
-    if (clock.success) this.#clock = clock.data;
-  }
-}
-
-/** The clock in a condition failure's item (DynamoDB's typed values: numbers as `{ N }`). */
-function clockOf(item: unknown): Clock | undefined {
-  const typed = item as Record<string, { N?: string } | undefined> | undefined;
-  const clock = clockItem.safeParse(
-    Object.fromEntries(Object.keys(clockItem.shape).map((k) => [k, Number(typed?.[k]?.N)])),
-  );
-  return clock.success ? clock.data : undefined;
 }
