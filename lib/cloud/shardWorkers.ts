@@ -26,8 +26,10 @@ export const SHARD_WORKER = new URL("./shard-worker.mjs", import.meta.url);
  * (a worker there only takes turns with the main thread); none where the script is not there
  * (run from the sources), so the shards are then made ready on the main thread.
  */
-export function shardWorkerCount(script: URL = SHARD_WORKER): number {
-  const vcpus = availableParallelism();
+export function shardWorkerCount(
+  script: URL = SHARD_WORKER,
+  vcpus: number = availableParallelism(),
+): number {
   return vcpus > 1 && existsSync(fileURLToPath(script)) ? vcpus - 1 : 0;
 }
 
@@ -65,7 +67,11 @@ export class ShardWorkers {
     const answer = new Promise<PreparedPage>((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
     });
-    worker.postMessage({ id, chunks } satisfies ShardRequest);
+    // One buffer of its own: a chunk that is a view of a larger one would be copied whole.
+    const bytes = chunks.some((chunk) => typeof chunk === "string")
+      ? chunks
+      : [Buffer.concat(chunks as Buffer[])];
+    worker.postMessage({ id, chunks: bytes } satisfies ShardRequest);
     return answer;
   }
 

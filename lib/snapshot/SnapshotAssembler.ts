@@ -14,11 +14,10 @@ import {
   readSpoolFrames,
   SPOOL_DIGEST_AT,
   SPOOL_HASH_WORDS,
-  SPOOL_ID_AT,
   type SpoolFrame,
   spoolFrame,
 } from "./grantSpool";
-import { HashedIdSet, hashId, WORDS } from "./HashedIdSet";
+import { HashedIdSet, WORDS } from "./HashedIdSet";
 import { endStream, jsonLine, NEWLINE, writeChunk, writeJsonLine } from "./jsonLines";
 import { findLeftOutGrants, type GrantSearch, type LeftOutGrants } from "./leftOutGrants";
 import {
@@ -356,10 +355,7 @@ export class SnapshotAssembler {
         case "grant": {
           const at = grants.length * SPOOL_HASH_WORDS;
           if (at === this.#pageHashes.length) this.#growPageHashes();
-          this.#hashes.entitlement(record.entitlement, this.#pageHashes, at);
-          this.#hashes.resource(record.principal, this.#pageHashes, at + WORDS);
-          this.#digest.grantHash(record, this.#pageHashes, at + SPOOL_DIGEST_AT);
-          hashId(record.id, this.#pageHashes, at + SPOOL_ID_AT);
+          this.#hashes.grant(record, this.#pageHashes, at);
           grants.push(record);
           grantTexts.push(texts?.[i]);
           continue;

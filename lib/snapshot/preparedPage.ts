@@ -1,4 +1,3 @@
-import { SnapshotDigestBuilder } from "../guard/SnapshotDigestBuilder";
 import {
   GRANT_START,
   grantLine,
@@ -6,7 +5,7 @@ import {
   type ResourceKey,
   resourceLine,
 } from "./canonicalLine";
-import { SPOOL_DIGEST_AT, SPOOL_HASH_WORDS, SPOOL_ID_AT, spoolFrame } from "./grantSpool";
+import { SPOOL_HASH_WORDS, spoolFrame } from "./grantSpool";
 import { hashId, WORDS } from "./HashedIdSet";
 import { jsonLinesBytes } from "./jsonLines";
 import type { RecordHashes } from "./recordHashes";
@@ -134,12 +133,7 @@ export function preparePage(lines: readonly string[], hashes: RecordHashes): Pre
   if (grants.length > 0) {
     grantHashes = new Uint32Array(grants.length * SPOOL_HASH_WORDS);
     for (let g = 0; g < grants.length; g++) {
-      const grant = grants[g] as GrantRecord;
-      const at = g * SPOOL_HASH_WORDS;
-      hashes.entitlement(grant.entitlement, grantHashes, at);
-      hashes.resource(grant.principal, grantHashes, at + WORDS);
-      digestRule.grantHash(grant, grantHashes, at + SPOOL_DIGEST_AT);
-      hashId(grant.id, grantHashes, at + SPOOL_ID_AT);
+      hashes.grant(grants[g] as GrantRecord, grantHashes, g * SPOOL_HASH_WORDS);
     }
   }
   return {
@@ -151,6 +145,3 @@ export function preparePage(lines: readonly string[], hashes: RecordHashes): Pre
     otherKinds,
   };
 }
-
-/** Only its `grantHash`, the digest's one rule for a grant's hash, is used. */
-const digestRule = new SnapshotDigestBuilder();

@@ -1,4 +1,7 @@
+import { SnapshotDigestBuilder } from "../guard/SnapshotDigestBuilder";
+import { SPOOL_DIGEST_AT, SPOOL_ID_AT } from "./grantSpool";
 import { hashId, WORDS } from "./HashedIdSet";
+import type { GrantRecord } from "./records";
 
 /**
  * The hashes the snapshot's writer keeps of records (`HashedIdSet`'s 128-bit hashes), with what
@@ -10,6 +13,17 @@ export class RecordHashes {
   readonly #typeMasks = new Map<string, Uint32Array>();
   #lastEntitlement: string | undefined;
   readonly #lastEntitlementHash = new Uint32Array(WORDS);
+
+  /**
+   * A grant's hashes as its spool frame holds them (`SPOOL_HASH_WORDS` words at `at` of `out`): its
+   * entitlement's, its principal's, the removal guard's and its id's (grantSpool.ts).
+   */
+  grant(grant: GrantRecord, out: Uint32Array, at: number): void {
+    this.entitlement(grant.entitlement, out, at);
+    this.resource(grant.principal, out, at + WORDS);
+    digestRule.grantHash(grant, out, at + SPOOL_DIGEST_AT);
+    hashId(grant.id, out, at + SPOOL_ID_AT);
+  }
 
   /** The hash of an entitlement id, at `at` of `out`. */
   entitlement(id: string, out: Uint32Array, at: number): void {
@@ -37,6 +51,9 @@ export class RecordHashes {
     }
   }
 }
+
+/** Only its `grantHash`, the digest's one rule for a grant's hash, is used. */
+const digestRule = new SnapshotDigestBuilder();
 
 /** A resource type's hash with the used-slot bit clear, so XOR with it keeps an id's hash used. */
 function typeMask(type: string): Uint32Array {

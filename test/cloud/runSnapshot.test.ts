@@ -19,6 +19,7 @@ import {
   SHARD_READS_IN_FLIGHT,
   writeRunSnapshot,
 } from "../../lib/cloud/runSnapshot";
+import { shardWorkerCount } from "../../lib/cloud/shardWorkers";
 import {
   jsonLine,
   type ResourceTypeRecord,
@@ -326,6 +327,16 @@ describe("finalize's snapshot, byte for byte", () => {
     await expect(written).rejects.toThrow(SyntaxError);
     await expect(written).rejects.toThrow(/JSON/);
     expect(await readdir(dir)).toEqual([]);
+  });
+});
+
+describe("finalize's shard workers", () => {
+  it("are one a vCPU but the main thread's, none on one vCPU or without their script", async () => {
+    const script = await shardWorkerScript();
+    expect(shardWorkerCount(script, 4)).toBe(3);
+    expect(shardWorkerCount(script, 2)).toBe(1);
+    expect(shardWorkerCount(script, 1)).toBe(0);
+    expect(shardWorkerCount(new URL("./no-such-worker.mjs", script), 4)).toBe(0);
   });
 });
 
