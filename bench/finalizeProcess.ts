@@ -9,11 +9,13 @@
 import { createReadStream, readFileSync } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { finished } from "node:stream/promises";
+import { pathToFileURL } from "node:url";
 import { S3GuardStore } from "../lib/cloud/aws/guardStore";
 import { ShardStore } from "../lib/cloud/aws/shards";
-import { writeRunSnapshot } from "../lib/cloud/runSnapshot";
+import { type ShardWorkerOptions, writeRunSnapshot } from "../lib/cloud/runSnapshot";
+import { shardWorkerCount } from "../lib/cloud/shardWorkers";
 import { parseRemovalLimit } from "../lib/guard";
 import { publishGuarded } from "../lib/publish";
 import type { SnapshotRecord } from "../lib/snapshot";
@@ -52,6 +54,8 @@ export interface FinalizeProcessMeasure {
    * snapshot is written, and while the guard judges and the digest is recorded.
    */
   mainCpuMs: { assembly: number; guard: number };
+  /** Worker threads that made the shards ready (`ShardWorkers`); 0: the main thread did. */
+  shardWorkers: number;
 }
 
 const MIB = 1024 * 1024;
@@ -62,6 +66,18 @@ function mainThreadCpuMs(): number {
   const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * Finalize's shard workers as its package starts them: their script bundled beside this one
+ * (scripts/bench.mjs), one a vCPU but the main thread's; BENCH_SHARD_WORKERS=<n> starts n (0: the
+ * shards are made ready on the main thread, as on one vCPU), to measure what a larger finalize's
+ * threads cost.
+ */
+function shardWorkers(): ShardWorkerOptions {
+  const script = pathToFileURL(join(dirname(process.argv[1] as string), "shard-worker.mjs"));
+  const asked = process.env.BENCH_SHARD_WORKERS;
+  return { count: asked ? Number(asked) : shardWorkerCount(script), script };
 }
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
@@ -108,6 +124,7 @@ async function main(): Promise<void> {
         shardKeys: spec.shardKeys,
         openShard: (key) => shards.openShard(key),
       },
+      shardWorkers(),
     );
     const assembled = performance.now();
     const mainAssembled = mainThreadCpuMs();
@@ -144,6 +161,7 @@ async function main(): Promise<void> {
       assemblyMs: Math.round(assembled - began),
       guardMs: Math.round(guardMs),
       mainCpuMs,
+      shardWorkers: snapshot.shardWorkers,
     };
     process.stdout.write(`${JSON.stringify(measure)}\n`);
   } finally {

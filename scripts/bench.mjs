@@ -28,6 +28,8 @@ await build({
     main: "bench/main.ts",
     simulatorHost: "bench/simulatorHost.ts",
     finalizeProcess: "bench/finalizeProcess.ts",
+    // finalize's shard workers, beside finalizeProcess as beside finalize's handler.
+    "shard-worker": "lib/cloud/shardWorker.ts",
   },
   outdir: join(root, "dist", "bench"),
   outExtension: { ".js": ".mjs" },

@@ -30,6 +30,12 @@ export const FUNCTIONS = {
   settings: "functions/settings/handler.ts",
 };
 
+/**
+ * Scripts a function starts in worker threads, bundled beside its handler (each its own file, as
+ * `new Worker` loads it): finalize's shard workers (lib/cloud/shardWorkers.ts).
+ */
+const WORKERS = { finalize: { "shard-worker": "lib/cloud/shardWorker.ts" } };
+
 /** The file inside each zip; serverless.yml sets `handler: handler.handler`. */
 const HANDLER_FILE = "handler.mjs";
 
@@ -140,7 +146,12 @@ async function bundle(key, entry) {
   const outdir = join(outRoot, key);
   await rm(outdir, { recursive: true, force: true });
   const result = await build({
-    entryPoints: { handler: join(root, entry) },
+    entryPoints: {
+      handler: join(root, entry),
+      ...Object.fromEntries(
+        Object.entries(WORKERS[key] ?? {}).map(([name, source]) => [name, join(root, source)]),
+      ),
+    },
     outdir,
     outExtension: { ".js": ".mjs" },
     bundle: true,

@@ -101,6 +101,7 @@ export async function finalizeRun(
       bytes: upload.bytes,
       guard: { basis: verdict.basis, users: verdict.users, grants: verdict.grants },
       jobs: shardKeys.length,
+      shardWorkers: snapshot.shardWorkers,
       durationMs,
     });
     return { syncId, status: "complete", counts: snapshot.counts };

@@ -8,6 +8,8 @@ import {
   SnapshotFile,
   type SnapshotRecord,
 } from "../snapshot";
+import type { PreparedPage } from "../snapshot/preparedPage";
+import { ShardWorkers, shardWorkerCount } from "./shardWorkers";
 
 /** How a write error in finalize's temporary directory tells the fix. */
 const FINALIZE_ELSEWHERE =
@@ -38,21 +40,35 @@ export interface RunRecords {
 }
 
 /**
+ * How many worker threads make the shards ready (`ShardWorkers`) and from which script; 0 makes
+ * them on the main thread. By default `shardWorkerCount()`: in finalize's package, one a vCPU but
+ * the main thread's.
+ */
+export interface ShardWorkerOptions {
+  count: number;
+  script?: URL;
+}
+
+/**
  * Writes a run's snapshot as gzip at `path`, through the same assembler and file sink as the CLI
  * (`SnapshotFile`: a temporary file beside `path`, renamed onto it when complete). A write the
  * system refuses (a full /tmp) fails with `WriteFailedError` naming the file and the fix, and
  * leaves no file; it never escapes as an unheard stream error that would crash the function.
  * With the counts comes the removal guard's digest of the file, built as it was written.
- * Shards are read `SHARD_READS_IN_FLIGHT` at a time and written in the order of `shardKeys`.
+ * Shards are read `SHARD_READS_IN_FLIGHT` at a time and written in the order of `shardKeys`, made
+ * ready in `workers` threads when there are any (`shardWorkers` tells how many were).
  */
 export async function writeRunSnapshot(
   path: string,
   run: { syncId: string; connector: string; startedAt: string },
   records: RunRecords,
-): Promise<AssembledSnapshot & { digest: SnapshotDigest }> {
+  workers: ShardWorkerOptions = { count: shardWorkerCount() },
+): Promise<AssembledSnapshot & { digest: SnapshotDigest; shardWorkers: number }> {
   const file = await SnapshotFile.open(path, run.syncId, FINALIZE_ELSEWHERE);
   let assembler: SnapshotAssembler | undefined;
+  let pool: ShardWorkers | undefined;
   try {
+    if (workers.count > 0) pool = new ShardWorkers(workers.count, workers.script);
     assembler = await SnapshotAssembler.open({
       out: file.stream,
       outFile: file.file,
@@ -65,26 +81,62 @@ export async function writeRunSnapshot(
       startedAt: new Date(run.startedAt),
     });
     await assembler.write(records.resourceTypes);
-    // One page's writes (its spool frame compressed, its chunks written) go on while the next is
-    // serialised: the assembler serialises a page when handed it and writes pages in order.
-    let writing: Promise<void> = Promise.resolve();
-    for await (const shard of shardsInOrder(records)) {
-      for await (const lines of lineBatches(Readable.from(shard))) {
-        const page = assembler.writeLines(lines);
-        page.catch(() => {}); // heard below, or by `complete`
-        await writing;
-        writing = page;
-      }
-    }
-    await writing;
+    if (pool) await writePrepared(assembler, records, pool, workers.count);
+    else await writeInThread(assembler, records);
     const snapshot = await assembler.complete();
     await file.commit();
-    return { ...snapshot, digest: assembler.digest };
+    return { ...snapshot, digest: assembler.digest, shardWorkers: pool ? workers.count : 0 };
   } catch (error) {
     await assembler?.abort();
     await file.abort();
     throw error;
+  } finally {
+    await pool?.close();
   }
+}
+
+/** Each shard's lines made ready and written on this thread. */
+async function writeInThread(assembler: SnapshotAssembler, records: RunRecords): Promise<void> {
+  // One page's writes (its spool frame compressed, its chunks written) go on while the next is
+  // serialised: the assembler serialises a page when handed it and writes pages in order.
+  let writing: Promise<void> = Promise.resolve();
+  for await (const shard of shardsInOrder(records)) {
+    for await (const lines of lineBatches(Readable.from(shard))) {
+      const page = assembler.writeLines(lines);
+      page.catch(() => {}); // heard below, or by `complete`
+      await writing;
+      writing = page;
+    }
+  }
+  await writing;
+}
+
+/**
+ * Each shard made ready in the workers (`ShardWorkers`), two a worker in flight, and written in
+ * the order of `shardKeys`: this thread keeps the first of each identity and copies the bytes.
+ */
+async function writePrepared(
+  assembler: SnapshotAssembler,
+  records: RunRecords,
+  pool: ShardWorkers,
+  count: number,
+): Promise<void> {
+  const ready: Promise<PreparedPage>[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  const writeNext = async () => {
+    const page = assembler.writePrepared(await (ready.shift() as Promise<PreparedPage>));
+    page.catch(() => {}); // heard below, or by `complete`
+    await writing;
+    writing = page;
+  };
+  for await (const shard of shardsInOrder(records)) {
+    const page = pool.prepare(shard);
+    page.catch(() => {}); // heard when its turn comes, or left when the snapshot stops early
+    ready.push(page);
+    if (ready.length >= 2 * count) await writeNext();
+  }
+  while (ready.length > 0) await writeNext();
+  await writing;
 }
 
 /**

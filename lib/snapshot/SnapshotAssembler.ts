@@ -7,33 +7,27 @@ import type { SnapshotDigest } from "../guard/SnapshotDigest";
 import { SnapshotDigestBuilder } from "../guard/SnapshotDigestBuilder";
 import { type SyncFile, writeFailure } from "../sync/errors";
 import { CHUNK_BYTES, ChunkCopier } from "./ChunkCopier";
-import {
-  GRANT_START,
-  grantLine,
-  RESOURCE_START,
-  type ResourceKey,
-  resourceLine,
-} from "./canonicalLine";
+import type { ResourceKey } from "./canonicalLine";
 import {
   COMPRESSED_SPOOL,
   createSpool,
   readSpoolFrames,
   SPOOL_DIGEST_AT,
   SPOOL_HASH_WORDS,
-  SPOOL_ID_AT,
   type SpoolFrame,
   spoolFrame,
 } from "./grantSpool";
-import { HashedIdSet, hashId, WORDS } from "./HashedIdSet";
-import {
-  endStream,
-  jsonLine,
-  jsonLinesBytes,
-  NEWLINE,
-  writeChunk,
-  writeJsonLine,
-} from "./jsonLines";
+import { HashedIdSet, WORDS } from "./HashedIdSet";
+import { endStream, jsonLine, NEWLINE, writeChunk, writeJsonLine } from "./jsonLines";
 import { findLeftOutGrants, type GrantSearch, type LeftOutGrants } from "./leftOutGrants";
+import {
+  linesBytes,
+  PREPARED_WORDS,
+  PreparedKind,
+  type PreparedPage,
+  parseLines,
+} from "./preparedPage";
+import { RecordHashes } from "./recordHashes";
 import {
   type GrantRecord,
   type RecordKind,
@@ -126,9 +120,7 @@ export class SnapshotAssembler {
     entitlement: 0,
     grant: 0,
   };
-  readonly #typeMasks = new Map<string, Uint32Array>();
-  #lastEntitlement: string | undefined;
-  readonly #lastEntitlementHash = new Uint32Array(WORDS);
+  readonly #hashes = new RecordHashes();
   /** The spool hashes of the page in hand, `SPOOL_HASH_WORDS` a grant; grown as pages need. */
   #pageHashes = new Uint32Array(1024 * SPOOL_HASH_WORDS);
   #closed = false;
@@ -217,20 +209,19 @@ export class SnapshotAssembler {
    */
   writeLines(lines: readonly string[]): Promise<void> {
     return this.#enqueue(() => {
-      const records: (SnapshotRecord | ResourceKey)[] = new Array(lines.length);
-      const texts: (string | undefined)[] = new Array(lines.length);
-      for (let i = 0; i < lines.length; i++) {
-        const line = lines[i] as string;
-        const known = line.startsWith(GRANT_START)
-          ? grantLine(line)
-          : line.startsWith(RESOURCE_START)
-            ? resourceLine(line)
-            : undefined;
-        records[i] = known ?? (JSON.parse(line) as SnapshotRecord);
-        texts[i] = known && line;
-      }
+      const { records, texts } = parseLines(lines);
       return this.#serialisePage(records, texts);
     });
+  }
+
+  /**
+   * Writes a page `preparePage` made ready (in a worker thread: finalize's shard workers), as
+   * `writeLines` writes its lines, byte for byte: here its records are only looked up by the hashes
+   * it carries (the first of each identity kept), counted, added to the digest and their bytes
+   * copied; its grants' spool frame is copied as it is.
+   */
+  writePrepared(page: PreparedPage): Promise<void> {
+    return this.#enqueue(() => this.#copyPrepared(page));
   }
 
   /** Serialises a page now (see `write`) and queues its chunks' writes after the pages before. */
@@ -357,7 +348,7 @@ export class SnapshotAssembler {
           if (!this.#resourceTypes.add(record.id)) continue;
           break;
         case "resource":
-          this.#hashResource(record, scratch, 0);
+          this.#hashes.resource(record, scratch, 0);
           if (!this.#resources.addHash(scratch, 0)) continue;
           break;
         case "entitlement":
@@ -366,10 +357,7 @@ export class SnapshotAssembler {
         case "grant": {
           const at = grants.length * SPOOL_HASH_WORDS;
           if (at === this.#pageHashes.length) this.#growPageHashes();
-          this.#hashEntitlement(record.entitlement, this.#pageHashes, at);
-          this.#hashResource(record.principal, this.#pageHashes, at + WORDS);
-          this.#digest.grantHash(record, this.#pageHashes, at + SPOOL_DIGEST_AT);
-          hashId(record.id, this.#pageHashes, at + SPOOL_ID_AT);
+          this.#hashes.grant(record, this.#pageHashes, at);
           grants.push(record);
           grantTexts.push(texts?.[i]);
           continue;
@@ -390,33 +378,51 @@ export class SnapshotAssembler {
     };
   }
 
-  /**
-   * The hash of an entitlement id, kept for the next grant: a membership page's grants all name
-   * one entitlement, hashed once.
-   */
-  #hashEntitlement(id: string, out: Uint32Array, at: number): void {
-    if (id !== this.#lastEntitlement) {
-      hashId(id, this.#lastEntitlementHash, 0);
-      this.#lastEntitlement = id;
+  /** See `writePrepared`: returns the chunks the page filled. */
+  #copyPrepared(page: PreparedPage): FilledChunks {
+    const { records, users, otherKinds } = page;
+    const lines = Buffer.from(page.lines.buffer, page.lines.byteOffset, page.lines.byteLength);
+    const kept: Buffer[] = [];
+    let start = 0;
+    let user = 0;
+    let other = 0;
+    for (let at = 0; at < records.length; at += PREPARED_WORDS) {
+      const end = records[at + 1] as number;
+      const kind = records[at] as number;
+      let name: RecordKind | undefined;
+      let added = true;
+      if (kind === PreparedKind.resourceType) {
+        name = "resource_type";
+        added = this.#resourceTypes.addHash(records, at + 2);
+      } else if (kind === PreparedKind.resource || kind === PreparedKind.user) {
+        name = "resource";
+        added = this.#resources.addHash(records, at + 2);
+      } else if (kind === PreparedKind.entitlement) {
+        name = "entitlement";
+        added = this.#entitlements.addHash(records, at + 2);
+      }
+      if (kind === PreparedKind.user) {
+        const [type, id] = [users[user] as string, users[user + 1] as string];
+        user += 2;
+        if (added) this.#digest.add({ kind: "resource", type, id, user: true });
+      }
+      // Another kind is written and counted as `#serialisePage` does; no set holds it.
+      if (kind === PreparedKind.other) name = otherKinds[other++] as RecordKind;
+      if (added) {
+        this.#counts[name as RecordKind]++;
+        kept.push(lines.subarray(start, end));
+      }
+      start = end;
     }
-    out.set(this.#lastEntitlementHash, at);
-  }
-
-  /**
-   * The hash of a resource: its id's, XOR its type's (`typeMask`), so that no key is built from
-   * the two strings. For one type this maps distinct ids to distinct hashes; two resources of two
-   * types collide only when their ids' hashes differ by exactly the two masks (2^-127 a pair).
-   */
-  #hashResource(ref: { type: string; id: string }, out: Uint32Array, at: number): void {
-    hashId(ref.id, out, at);
-    let mask = this.#typeMasks.get(ref.type);
-    if (!mask) {
-      mask = typeMask(ref.type);
-      this.#typeMasks.set(ref.type, mask);
-    }
-    for (let word = 0; word < WORDS; word++) {
-      out[at + word] = (out[at + word] as number) ^ (mask[word] as number);
-    }
+    const out = kept.length === records.length / PREPARED_WORDS ? lines : Buffer.concat(kept);
+    this.#spooled += page.grants;
+    const spool = page.spool;
+    return {
+      spool: spool
+        ? this.#spoolChunks.fill(Buffer.from(spool.buffer, spool.byteOffset, spool.byteLength))
+        : [],
+      out: out.length > 0 ? this.#outChunks.fill(out) : [],
+    };
   }
 
   #growPageHashes(): void {
@@ -453,31 +459,8 @@ export class SnapshotAssembler {
 
 const scratch = new Uint32Array(WORDS);
 
-/**
- * The lines of a page's records, UTF-8: `texts[i]` as it is where there (a record read from its
- * line in the writer's form), else the record serialised; all serialised at once when none is
- * there (`jsonLinesBytes`).
- */
-function linesBytes(
-  records: readonly (SnapshotRecord | ResourceKey)[],
-  texts: readonly (string | undefined)[],
-): Buffer {
-  if (texts.every((text) => text === undefined)) return jsonLinesBytes(records);
-  let joined = "";
-  for (let i = 0; i < records.length; i++) joined += `${texts[i] ?? JSON.stringify(records[i])}\n`;
-  return Buffer.from(joined);
-}
-
 /** The chunks a page's bytes filled, to write in order: the spool's, then the snapshot's. */
 interface FilledChunks {
   spool: Buffer[];
   out: Buffer[];
-}
-
-/** A resource type's hash with the used-slot bit clear, so XOR with it keeps an id's hash used. */
-function typeMask(type: string): Uint32Array {
-  const mask = new Uint32Array(WORDS);
-  hashId(type, mask, 0);
-  mask[0] = (mask[0] as number) & ~1;
-  return mask;
 }

@@ -3,7 +3,9 @@
 // Sizes are bytes, not times; the package is the one the other AWS tests deploy.
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
+import { ShardWorkers } from "../../lib/cloud/shardWorkers";
 import { ensurePackaged } from "./harness/package";
 
 /** Issue 8: "bundle < 1 MB minified", in the unit bench/results.ts checks it in. */
@@ -36,6 +38,23 @@ describe("function bundles", () => {
       const bytes = (await readFile(join(functionsDir, f.key, "handler.mjs"))).length;
       expect(f.handlerBytes, f.key).toBe(bytes);
       expect(bytes, `${f.key}: ${bytes} bytes`).toBeLessThan(MAX_HANDLER_BYTES);
+    }
+  });
+
+  it("finalize carries its shard worker, which runs from the package and carries no AWS SDK", async () => {
+    const script = join(functionsDir, "finalize", "shard-worker.mjs");
+    const map = JSON.parse(await readFile(`${script}.map`, "utf8")) as { sources: string[] };
+    expect(map.sources.filter((s) => s.includes("node_modules/@aws-sdk/"))).toEqual([]);
+    const workers = new ShardWorkers(1, pathToFileURL(script));
+    try {
+      const page = await workers.prepare([
+        '{"kind":"resource","type":"user","id":"u1","displayName":"U","user":{"login":"u","emails":[]}}\n',
+        '{"kind":"grant","id":"g1","entitlement":"e1","principal":{"type":"user","id":"u1"}}\n',
+      ]);
+      expect(page).toMatchObject({ grants: 1, users: ["user", "u1"] });
+      await expect(workers.prepare(["{not json\n"])).rejects.toThrow(SyntaxError);
+    } finally {
+      await workers.close();
     }
   });
 

@@ -5,6 +5,7 @@
 // the operator commands' Lambda invokes go to the same harness (the one part not exercised on
 // AWS itself). Upstreams and the platform are the simulators, real HTTP servers on loopback.
 // The removal guard's cases (guard.ts) run first, on the same stack.
+import { availableParallelism } from "node:os";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { GetQueueAttributesCommand, PurgeQueueCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
@@ -132,6 +133,15 @@ describe("a cloud sync", () => {
       lastSyncStatus: "complete",
     });
     expect(row?.currentSyncId).toBeUndefined();
+    // The packaged finalize made the shards ready in its worker threads, one a vCPU but its own.
+    const completed = stack
+      .logs("finalize")
+      .map((l) => l.line)
+      .find((line) => line.includes('"run complete"'));
+    const vcpus = availableParallelism();
+    expect(JSON.parse(completed ?? "{}")).toMatchObject({
+      shardWorkers: vcpus > 1 ? vcpus - 1 : 0,
+    });
     const run = await new RunStore(stack.outputs.RunsTableName as string).get(syncId);
     // What the closing note reports: one BlackLine cloud sync of 1,300 users.
     console.info(

@@ -142,7 +142,7 @@ export function deployedStackCases(deployed: () => { moto: Moto; stack: Stack })
     expect([f.scheduler, f.syncWorker, f.finalize, f.action].map((x) => x?.timeoutSeconds)).toEqual(
       [60, 120, 900, 30],
     );
-    expect(f.finalize?.memoryMb).toBe(3538);
+    expect(f.finalize?.memoryMb).toBe(7076);
   });
 
   it("wires SyncJobsQueue to syncWorker, FinalizeQueue to finalize and InstanceChecksQueue to the scheduler", async () => {

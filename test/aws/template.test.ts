@@ -135,12 +135,12 @@ describe("packaged template", () => {
     expect(checks.ScalingConfig).toEqual({ MaximumConcurrency: 10 });
   });
 
-  it("gives finalize the ephemeral storage a 10,000,000-user snapshot needs in /tmp, and two vCPUs", () => {
+  it("gives finalize the ephemeral storage a 10,000,000-user snapshot needs in /tmp, and four vCPUs", () => {
     // About 0.32 MB per 1,000 users (bench/finalizeMemory.ts): 3.2 GB at 10,000,000, under half.
     const finalize = props(template.Resources.FinalizeLambdaFunction);
     expect(finalize.EphemeralStorage).toEqual({ Size: 10240 });
-    // One vCPU a 1,769 MB: the main thread on one, gzip and the spool's compression on the other.
-    expect(finalize.MemorySize).toBe(3538);
+    // One vCPU a 1,769 MB: the main thread on one, three shard workers and the thread pool beside.
+    expect(finalize.MemorySize).toBe(7076);
   });
 
   it("invokes the scheduler every 5 minutes", () => {

@@ -10,6 +10,7 @@ import { execFile } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -18,6 +19,7 @@ import {
   SHARD_READS_IN_FLIGHT,
   writeRunSnapshot,
 } from "../../lib/cloud/runSnapshot";
+import { shardWorkerCount } from "../../lib/cloud/shardWorkers";
 import {
   jsonLine,
   type ResourceTypeRecord,
@@ -97,24 +99,32 @@ async function answerUntil(store: ReturnType<typeof heldShards>, done: Promise<u
 }
 
 describe("finalize's shard reads", () => {
-  it("keeps a window of reads in flight and writes the shards in key order, whatever order they answer in", async () => {
-    const dir = await makeTempDir();
-    const path = join(dir, "s1.jsonl.gz");
-    const store = heldShards();
+  it.each([
+    ["on the main thread", 0],
+    ["in shard workers", 2],
+  ])(
+    "keeps a window of reads in flight and writes the shards in key order, whatever order they answer in, %s",
+    async (_, count) => {
+      const dir = await makeTempDir();
+      const path = join(dir, "s1.jsonl.gz");
+      const store = heldShards();
+      const workers = { count, script: count > 0 ? await shardWorkerScript() : undefined };
 
-    const written = writeRunSnapshot(path, run, {
-      resourceTypes: [userType],
-      shardKeys: keys,
-      openShard: (key) => store.openShard(key),
-    });
-    await answerUntil(store, written);
+      const written = writeRunSnapshot(
+        path,
+        run,
+        { resourceTypes: [userType], shardKeys: keys, openShard: (key) => store.openShard(key) },
+        workers,
+      );
+      await answerUntil(store, written);
 
-    const snapshot = await written;
-    expect(snapshot.counts.resource).toBe(200);
-    expect(store.mostWaiting).toBe(SHARD_READS_IN_FLIGHT);
-    const ids = (await readSnapshot(path)).filter((l) => l.kind === "resource").map((l) => l.id);
-    expect(ids).toEqual(keys.flatMap((key) => [`${key}-1`, `${key}-2`]));
-  });
+      const snapshot = await written;
+      expect(snapshot.counts.resource).toBe(200);
+      expect(store.mostWaiting).toBe(SHARD_READS_IN_FLIGHT);
+      const ids = (await readSnapshot(path)).filter((l) => l.kind === "resource").map((l) => l.id);
+      expect(ids).toEqual(keys.flatMap((key) => [`${key}-1`, `${key}-2`]));
+    },
+  );
 
   it("reads fewer shards ahead when they are large: about SHARD_BYTES_AHEAD of them", async () => {
     const dir = await makeTempDir();
@@ -133,28 +143,36 @@ describe("finalize's shard reads", () => {
     expect(store.mostWaiting).toBeLessThanOrEqual(3);
   });
 
-  it("fails with the read's error when a shard cannot be read, and leaves no file", async () => {
-    const dir = await makeTempDir();
-    const store = heldShards(keys[40]);
+  it.each([
+    ["on the main thread", 0],
+    ["in shard workers", 2],
+  ])(
+    "fails with the read's error when a shard cannot be read, and leaves no file, %s",
+    async (_, count) => {
+      const dir = await makeTempDir();
+      const store = heldShards(keys[40]);
+      const workers = { count, script: count > 0 ? await shardWorkerScript() : undefined };
 
-    const written = writeRunSnapshot(join(dir, "s1.jsonl.gz"), run, {
-      resourceTypes: [userType],
-      shardKeys: keys,
-      openShard: (key) => store.openShard(key),
-    });
-    await answerUntil(store, written);
+      const written = writeRunSnapshot(
+        join(dir, "s1.jsonl.gz"),
+        run,
+        { resourceTypes: [userType], shardKeys: keys, openShard: (key) => store.openShard(key) },
+        workers,
+      );
+      await answerUntil(store, written);
 
-    await expect(written).rejects.toThrow("s3://shards/shard-040: read failed");
-    expect(await readdir(dir)).toEqual([]);
-    // The reads still in flight end, and start no other.
-    const opened = store.opened;
-    for (let round = 0; round < 3; round++) {
-      store.answerNewestFirst();
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    expect(store.opened).toBe(opened);
-    expect(opened).toBeLessThan(keys.length);
-  });
+      await expect(written).rejects.toThrow("s3://shards/shard-040: read failed");
+      expect(await readdir(dir)).toEqual([]);
+      // The reads still in flight end, and start no other.
+      const opened = store.opened;
+      for (let round = 0; round < 3; round++) {
+        store.answerNewestFirst();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(store.opened).toBe(opened);
+      expect(opened).toBeLessThan(keys.length);
+    },
+  );
 });
 
 /**
@@ -225,60 +243,109 @@ describe("finalize's snapshot, byte for byte", () => {
     vi.useRealTimers();
   });
 
-  it("is the snapshot the records' path writes: the same bytes, counts and digest", async () => {
-    vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-11-29T12:00:00.000Z") });
+  it.each([
+    ["on the main thread", 0],
+    ["in shard workers", 2],
+  ])(
+    "is the snapshot the records' path writes: the same bytes, counts and digest, %s",
+    async (_, count) => {
+      vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-11-29T12:00:00.000Z") });
+      const dir = await makeTempDir();
+      const workers = { count, script: count > 0 ? await shardWorkerScript() : undefined };
+      const shards = mixedShards();
+      const shardKeys = shards.map((_, i) => `shard-${i}`);
+      const ofKey = (key: string) => shards[shardKeys.indexOf(key)] as string[];
+      const types: ResourceTypeRecord[] = [
+        userType,
+        { kind: "resource_type", id: "team", displayName: "Team", traits: ["group"] },
+      ];
+
+      const fast = await writeRunSnapshot(
+        join(dir, "fast.jsonl.gz"),
+        run,
+        {
+          resourceTypes: types,
+          shardKeys,
+          // Lines cut across chunks, as an S3 body comes.
+          openShard: async (key) => {
+            const text = `${ofKey(key).join("\n")}\n`;
+            return Readable.from([text.slice(0, 1000), text.slice(1000, 1003), text.slice(1003)]);
+          },
+        },
+        workers,
+      );
+
+      // The records' path: each line parsed and written as a record (what finalize did before).
+      const file = await SnapshotFile.open(join(dir, "records.jsonl.gz"), run.syncId, "elsewhere");
+      const assembler = await SnapshotAssembler.open({
+        out: file.stream,
+        outFile: file.file,
+        outReleasesChunks: true,
+        spoolDir: dir,
+        syncId: run.syncId,
+        connector: run.connector,
+        startedAt: new Date(run.startedAt),
+      });
+      await assembler.write(types);
+      for (const key of shardKeys) {
+        await assembler.write(ofKey(key).map((line) => JSON.parse(line) as SnapshotRecord));
+      }
+      const slow = await assembler.complete();
+      await file.commit();
+
+      const fastBytes = gunzipSync(await readFile(join(dir, "fast.jsonl.gz")));
+      const slowBytes = gunzipSync(await readFile(join(dir, "records.jsonl.gz")));
+      expect(fastBytes.toString("utf8")).toBe(slowBytes.toString("utf8"));
+      expect(fast.counts).toEqual(slow.counts);
+      expect(fast.skipped).toEqual(slow.skipped);
+      expect(fast.digest).toEqual(assembler.digest);
+      // What the check judged: repeats written once, dangling grants left out and counted.
+      expect(fast.skipped.dangling_grant).toBe(12);
+      expect(fast.counts.resource).toBe(6 * 30 + 10 + 4 + 6);
+      const written = (await readSnapshot(join(dir, "fast.jsonl.gz")))
+        .filter((l) => l.id !== undefined)
+        .map((l) => `${l.kind} ${l.type ?? ""} ${l.id}`);
+      expect(new Set(written).size).toBe(written.length);
+    },
+  );
+
+  it("fails with a worker's error in its class when a line is no JSON, and leaves no file", async () => {
     const dir = await makeTempDir();
     const shards = mixedShards();
-    const shardKeys = shards.map((_, i) => `shard-${i}`);
-    const ofKey = (key: string) => shards[shardKeys.indexOf(key)] as string[];
-    const types: ResourceTypeRecord[] = [
-      userType,
-      { kind: "resource_type", id: "team", displayName: "Team", traits: ["group"] },
-    ];
-
-    const fast = await writeRunSnapshot(join(dir, "fast.jsonl.gz"), run, {
-      resourceTypes: types,
-      shardKeys,
-      // Lines cut across chunks, as an S3 body comes.
-      openShard: async (key) => {
-        const text = `${ofKey(key).join("\n")}\n`;
-        return Readable.from([text.slice(0, 1000), text.slice(1000, 1003), text.slice(1003)]);
+    shards[2] = [...(shards[2] as string[]), '{"kind":"resource",'];
+    const written = writeRunSnapshot(
+      join(dir, "s1.jsonl.gz"),
+      run,
+      {
+        resourceTypes: [userType],
+        shardKeys: shards.map((_, i) => String(i)),
+        openShard: async (key) => Readable.from([`${shards[Number(key)]?.join("\n")}\n`]),
       },
-    });
+      { count: 2, script: await shardWorkerScript() },
+    );
 
-    // The records' path: each line parsed and written as a record (what finalize did before).
-    const file = await SnapshotFile.open(join(dir, "records.jsonl.gz"), run.syncId, "elsewhere");
-    const assembler = await SnapshotAssembler.open({
-      out: file.stream,
-      outFile: file.file,
-      outReleasesChunks: true,
-      spoolDir: dir,
-      syncId: run.syncId,
-      connector: run.connector,
-      startedAt: new Date(run.startedAt),
-    });
-    await assembler.write(types);
-    for (const key of shardKeys) {
-      await assembler.write(ofKey(key).map((line) => JSON.parse(line) as SnapshotRecord));
-    }
-    const slow = await assembler.complete();
-    await file.commit();
-
-    const fastBytes = gunzipSync(await readFile(join(dir, "fast.jsonl.gz")));
-    const slowBytes = gunzipSync(await readFile(join(dir, "records.jsonl.gz")));
-    expect(fastBytes.toString("utf8")).toBe(slowBytes.toString("utf8"));
-    expect(fast.counts).toEqual(slow.counts);
-    expect(fast.skipped).toEqual(slow.skipped);
-    expect(fast.digest).toEqual(assembler.digest);
-    // What the check judged: repeats written once, dangling grants left out and counted.
-    expect(fast.skipped.dangling_grant).toBe(12);
-    expect(fast.counts.resource).toBe(6 * 30 + 10 + 4 + 6);
-    const written = (await readSnapshot(join(dir, "fast.jsonl.gz")))
-      .filter((l) => l.id !== undefined)
-      .map((l) => `${l.kind} ${l.type ?? ""} ${l.id}`);
-    expect(new Set(written).size).toBe(written.length);
+    await expect(written).rejects.toThrow(SyntaxError);
+    await expect(written).rejects.toThrow(/JSON/);
+    expect(await readdir(dir)).toEqual([]);
   });
 });
+
+describe("finalize's shard workers", () => {
+  it("are one a vCPU but the main thread's, none on one vCPU or without their script", async () => {
+    const script = await shardWorkerScript();
+    expect(shardWorkerCount(script, 4)).toBe(3);
+    expect(shardWorkerCount(script, 2)).toBe(1);
+    expect(shardWorkerCount(script, 1)).toBe(0);
+    expect(shardWorkerCount(new URL("./no-such-worker.mjs", script), 4)).toBe(0);
+  });
+});
+
+/** lib/cloud/shardWorker.ts bundled, as scripts/package-functions.mjs bundles it for finalize. */
+async function shardWorkerScript(): Promise<URL> {
+  const script = join(await makeTempDir(), "shard-worker.mjs");
+  bundleScript('import "./lib/cloud/shardWorker";', script);
+  return pathToFileURL(script);
+}
 
 describe("finalize's temporary files past a file size limit (EFBIG)", () => {
   it("fails naming the grant spool and how to give finalize more /tmp, and leaves no file", async () => {
