@@ -4,10 +4,8 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
 import type { SnapshotDigest } from "../guard/SnapshotDigest";
-import { SnapshotDigestBuilder } from "../guard/SnapshotDigestBuilder";
 import { type SyncFile, writeFailure } from "../sync/errors";
 import { CHUNK_BYTES, ChunkCopier } from "./ChunkCopier";
-import type { ResourceKey } from "./canonicalLine";
 import {
   COMPRESSED_SPOOL,
   createSpool,
@@ -15,28 +13,18 @@ import {
   SPOOL_DIGEST_AT,
   SPOOL_HASH_WORDS,
   type SpoolFrame,
-  spoolFrame,
 } from "./grantSpool";
-import { HashedIdSet, WORDS } from "./HashedIdSet";
 import { endStream, jsonLine, NEWLINE, writeChunk, writeJsonLine } from "./jsonLines";
 import { findLeftOutGrants, type GrantSearch, type LeftOutGrants } from "./leftOutGrants";
+import { type PreparedPage, parseLines } from "./preparedPage";
 import {
-  linesBytes,
-  PREPARED_WORDS,
-  PreparedKind,
-  type PreparedPage,
-  parseLines,
-} from "./preparedPage";
-import { RecordHashes } from "./recordHashes";
-import {
-  type GrantRecord,
-  type RecordKind,
   SNAPSHOT_VERSION,
   type SnapshotRecord,
   type SyncEndRecord,
   type SyncStartRecord,
 } from "./records";
 import { createTempFile, unregisterTempFile } from "./tempFiles";
+import { type PageBytes, WrittenRecords } from "./WrittenRecords";
 
 export interface AssembledSnapshot {
   counts: SyncEndRecord["counts"];
@@ -103,26 +91,12 @@ export class SnapshotAssembler {
   readonly #spoolChunks: ChunkCopier;
   /** Where `findLeftOutGrants` looks once the spool is complete. */
   readonly #grantSearch: Pick<GrantSearch, "spoolPath" | "spoolFile" | "passGrants">;
-  /** Grants spooled, repeats included. */
-  #spooled = 0;
   readonly #outChunks: ChunkCopier;
   readonly #syncId: string;
   readonly #connector: string;
-  readonly #digest = new SnapshotDigestBuilder();
+  /** What was written: sets, counts, digest; each page's bytes made there. */
+  readonly #written = new WrittenRecords();
   #finished: SnapshotDigest | undefined;
-  /** What was written, until the spooled grants are judged against it (`findLeftOutGrants`). */
-  readonly #resources = new HashedIdSet();
-  readonly #entitlements = new HashedIdSet();
-  readonly #resourceTypes = new HashedIdSet(8);
-  readonly #counts: Record<RecordKind, number> = {
-    resource_type: 0,
-    resource: 0,
-    entitlement: 0,
-    grant: 0,
-  };
-  readonly #hashes = new RecordHashes();
-  /** The spool hashes of the page in hand, `SPOOL_HASH_WORDS` a grant; grown as pages need. */
-  #pageHashes = new Uint32Array(1024 * SPOOL_HASH_WORDS);
   #closed = false;
   /**
    * The first error of either stream, as `writeFailure` names its file (a full disk, say); the
@@ -194,10 +168,10 @@ export class SnapshotAssembler {
    * copied into the chunks of the spool and the snapshot at once, in the order of the calls; only
    * the chunks they fill wait for the writes before them. A page's records and bytes then die
    * young: held across the writes of other pages, they outlived V8's young generation and were
-   * collected by full collections (see `#serialisePage` and `ChunkCopier`).
+   * collected by full collections (see `WrittenRecords.serialise` and `ChunkCopier`).
    */
   write(records: readonly SnapshotRecord[]): Promise<void> {
-    return this.#enqueue(() => this.#serialisePage(records));
+    return this.#enqueue(() => this.#written.serialise(records));
   }
 
   /**
@@ -210,7 +184,7 @@ export class SnapshotAssembler {
   writeLines(lines: readonly string[]): Promise<void> {
     return this.#enqueue(() => {
       const { records, texts } = parseLines(lines);
-      return this.#serialisePage(records, texts);
+      return this.#written.serialise(records, texts);
     });
   }
 
@@ -221,17 +195,24 @@ export class SnapshotAssembler {
    * copied; its grants' spool frame is copied as it is.
    */
   writePrepared(page: PreparedPage): Promise<void> {
-    return this.#enqueue(() => this.#copyPrepared(page));
+    return this.#enqueue(() => this.#written.prepared(page));
   }
 
-  /** Serialises a page now (see `write`) and queues its chunks' writes after the pages before. */
-  #enqueue(serialise: () => FilledChunks): Promise<void> {
+  /**
+   * Makes a page's bytes and copies them into the chunks in hand now (see `write`), and queues the
+   * writes of the chunks they filled after the pages before.
+   */
+  #enqueue(page: () => PageBytes): Promise<void> {
     if (this.#closed) return Promise.reject(new Error("the snapshot is closed"));
     let filled: FilledChunks | undefined;
     let failed: { error: unknown } | undefined;
     if (this.#streamError === undefined) {
       try {
-        filled = serialise();
+        const bytes = page();
+        filled = {
+          spool: bytes.spool ? this.#spoolChunks.fill(bytes.spool) : [],
+          out: bytes.out ? this.#outChunks.fill(bytes.out) : [],
+        };
       } catch (error) {
         failed = { error };
       }
@@ -269,17 +250,16 @@ export class SnapshotAssembler {
     await this.#spoolWritten;
     const leftOut = await findLeftOutGrants({
       ...this.#grantSearch,
-      grants: this.#spooled,
-      entitlements: this.#entitlements,
-      resources: this.#resources,
+      grants: this.#written.spooled,
+      entitlements: this.#written.entitlements,
+      resources: this.#written.resources,
     });
     // Every grant is judged: the sets' memory (their slots reused by the search) goes back now.
-    this.#resources.release();
-    this.#entitlements.release();
+    this.#written.releaseSets();
     let first = 0;
-    this.#digest.expectGrants(this.#spooled - leftOut.count);
+    this.#written.digest.expectGrants(this.#written.spooled - leftOut.count);
     for await (const frame of readSpoolFrames(this.#spoolPath)) {
-      this.#counts.grant += await this.#copyKeptGrants(frame, first, leftOut);
+      this.#written.counts.grant += await this.#copyKeptGrants(frame, first, leftOut);
       first += frame.grants;
     }
     await this.#outChunks.flush();
@@ -288,7 +268,7 @@ export class SnapshotAssembler {
       syncId: this.#syncId,
       status: "complete",
       finishedAt: new Date().toISOString(),
-      counts: { ...this.#counts },
+      counts: { ...this.#written.counts },
       skipped: { dangling_grant: leftOut.dangling },
     };
     await writeChunk(this.#out, jsonLine(end));
@@ -296,7 +276,10 @@ export class SnapshotAssembler {
     this.#throwIfFailed();
     await rm(this.#spoolPath, { force: true });
     unregisterTempFile(this.#spoolPath);
-    this.#finished = this.#digest.finish({ syncId: this.#syncId, connector: this.#connector });
+    this.#finished = this.#written.digest.finish({
+      syncId: this.#syncId,
+      connector: this.#connector,
+    });
     return { counts: end.counts, skipped: end.skipped };
   }
 
@@ -316,119 +299,13 @@ export class SnapshotAssembler {
     this.#spool.destroy();
     this.#spoolFile.destroy();
     this.#out.destroy();
-    this.#resources.release();
-    this.#entitlements.release();
+    this.#written.releaseSets();
     await rm(this.#spoolPath, { force: true });
     unregisterTempFile(this.#spoolPath);
   }
 
   #throwIfFailed(): void {
     if (this.#streamError !== undefined) throw this.#streamError;
-  }
-
-  /**
-   * A page's new records as bytes, copied into the chunks in hand: its resources, entitlements and
-   * resource types as snapshot lines (one `jsonLinesBytes`), its grants as one spool frame. Records
-   * already written are left out, and the counts and the digest take the rest, as the page is
-   * handed in. `texts[i]`, when there, is record `i`'s line as `writeLines` took it, written as it
-   * is (the record is then a `ResourceKey` or a grant). Returns the chunks the page filled.
-   */
-  #serialisePage(
-    records: readonly (SnapshotRecord | ResourceKey)[],
-    texts?: readonly (string | undefined)[],
-  ): FilledChunks {
-    const out: (SnapshotRecord | ResourceKey)[] = [];
-    const outTexts: (string | undefined)[] = [];
-    const grants: GrantRecord[] = [];
-    const grantTexts: (string | undefined)[] = [];
-    for (let i = 0; i < records.length; i++) {
-      const record = records[i] as SnapshotRecord | ResourceKey;
-      switch (record.kind) {
-        case "resource_type":
-          if (!this.#resourceTypes.add(record.id)) continue;
-          break;
-        case "resource":
-          this.#hashes.resource(record, scratch, 0);
-          if (!this.#resources.addHash(scratch, 0)) continue;
-          break;
-        case "entitlement":
-          if (!this.#entitlements.add(record.id)) continue;
-          break;
-        case "grant": {
-          const at = grants.length * SPOOL_HASH_WORDS;
-          if (at === this.#pageHashes.length) this.#growPageHashes();
-          this.#hashes.grant(record, this.#pageHashes, at);
-          grants.push(record);
-          grantTexts.push(texts?.[i]);
-          continue;
-        }
-      }
-      this.#counts[record.kind]++;
-      this.#digest.add(record);
-      out.push(record);
-      outTexts.push(texts?.[i]);
-    }
-    this.#spooled += grants.length;
-    return {
-      spool:
-        grants.length > 0
-          ? this.#spoolChunks.fill(spoolFrame(grants, this.#pageHashes, grantTexts))
-          : [],
-      out: out.length > 0 ? this.#outChunks.fill(linesBytes(out, outTexts)) : [],
-    };
-  }
-
-  /** See `writePrepared`: returns the chunks the page filled. */
-  #copyPrepared(page: PreparedPage): FilledChunks {
-    const { records, users, otherKinds } = page;
-    const lines = Buffer.from(page.lines.buffer, page.lines.byteOffset, page.lines.byteLength);
-    const kept: Buffer[] = [];
-    let start = 0;
-    let user = 0;
-    let other = 0;
-    for (let at = 0; at < records.length; at += PREPARED_WORDS) {
-      const end = records[at + 1] as number;
-      const kind = records[at] as number;
-      let name: RecordKind | undefined;
-      let added = true;
-      if (kind === PreparedKind.resourceType) {
-        name = "resource_type";
-        added = this.#resourceTypes.addHash(records, at + 2);
-      } else if (kind === PreparedKind.resource || kind === PreparedKind.user) {
-        name = "resource";
-        added = this.#resources.addHash(records, at + 2);
-      } else if (kind === PreparedKind.entitlement) {
-        name = "entitlement";
-        added = this.#entitlements.addHash(records, at + 2);
-      }
-      if (kind === PreparedKind.user) {
-        const [type, id] = [users[user] as string, users[user + 1] as string];
-        user += 2;
-        if (added) this.#digest.add({ kind: "resource", type, id, user: true });
-      }
-      // Another kind is written and counted as `#serialisePage` does; no set holds it.
-      if (kind === PreparedKind.other) name = otherKinds[other++] as RecordKind;
-      if (added) {
-        this.#counts[name as RecordKind]++;
-        kept.push(lines.subarray(start, end));
-      }
-      start = end;
-    }
-    const out = kept.length === records.length / PREPARED_WORDS ? lines : Buffer.concat(kept);
-    this.#spooled += page.grants;
-    const spool = page.spool;
-    return {
-      spool: spool
-        ? this.#spoolChunks.fill(Buffer.from(spool.buffer, spool.byteOffset, spool.byteLength))
-        : [],
-      out: out.length > 0 ? this.#outChunks.fill(out) : [],
-    };
-  }
-
-  #growPageHashes(): void {
-    const grown = new Uint32Array(this.#pageHashes.length * 2);
-    grown.set(this.#pageHashes);
-    this.#pageHashes = grown;
   }
 
   /**
@@ -441,7 +318,7 @@ export class SnapshotAssembler {
     for (let at = 0, index = first; at < hashes.length; at += SPOOL_HASH_WORDS, index++) {
       if (leftOut.has(index)) continue;
       kept++;
-      this.#digest.addGrantHash(hashes, at + SPOOL_DIGEST_AT);
+      this.#written.digest.addGrantHash(hashes, at + SPOOL_DIGEST_AT);
     }
     if (kept === frame.grants) {
       await this.#outChunks.append(lines);
@@ -456,8 +333,6 @@ export class SnapshotAssembler {
     return kept;
   }
 }
-
-const scratch = new Uint32Array(WORDS);
 
 /** The chunks a page's bytes filled, to write in order: the spool's, then the snapshot's. */
 interface FilledChunks {
