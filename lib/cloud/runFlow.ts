@@ -123,7 +123,7 @@ export class RunFlow {
       if (owned.length > 0) {
         await freeSlot();
         const ownedIds = new Set(owned.map((child) => child.jobId));
-        await this.#slots(syncId).dispatch(
+        await this.slots(syncId).dispatch(
           this.#config.syncJobsQueueUrl,
           result.followUps.filter((child) => ownedIds.has(jobId(child))),
         );
@@ -219,7 +219,7 @@ export class RunFlow {
   async #sendChildrenOnce(syncId: string, marker: JobMarker): Promise<void> {
     if (marker.childrenSent !== false) return;
     const pending = await this.#runs.pendingChildren(syncId, marker.jobId);
-    await this.#slots(syncId).dispatch(
+    await this.slots(syncId).dispatch(
       this.#config.syncJobsQueueUrl,
       pending.flatMap((child) => (child.job ? [parseJob(JSON.parse(child.job))] : [])),
     );
@@ -227,7 +227,7 @@ export class RunFlow {
   }
 
   /** The run's job slots and held jobs (`INSTANCE_JOBS_IN_FLIGHT` of them in flight at once). */
-  #slots(syncId: string): JobSlots {
+  slots(syncId: string): JobSlots {
     return new JobSlots(this.#config.runsTable, syncId, this.#config.instanceJobsInFlight);
   }
 
@@ -237,7 +237,7 @@ export class RunFlow {
    * that did it may have died before it released).
    */
   async releaseHeld(syncId: string, finished?: string): Promise<number> {
-    return this.#slots(syncId).releaseIntoFreeSlots(this.#config.syncJobsQueueUrl, finished);
+    return this.slots(syncId).releaseIntoFreeSlots(this.#config.syncJobsQueueUrl, finished);
   }
 
   /** Sends the finalize message once nothing is outstanding (finalize takes a run only once). */

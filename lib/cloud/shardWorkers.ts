@@ -64,15 +64,16 @@ export class ShardWorkers {
     if (this.#ended) return Promise.reject(this.#ended);
     const id = this.#next++;
     const worker = this.#workers[id % this.#workers.length] as Worker;
-    const answer = new Promise<PreparedPage>((resolve, reject) => {
-      this.#waiting.set(id, { resolve, reject });
-    });
     // One buffer of its own: a chunk that is a view of a larger one would be copied whole.
     const bytes = chunks.some((chunk) => typeof chunk === "string")
       ? chunks
       : [Buffer.concat(chunks as Buffer[])];
+    // Sent before it waits (its answer comes on a later turn): a send that throws leaves no
+    // promise waiting that `close` would reject unheard.
     worker.postMessage({ id, chunks: bytes } satisfies ShardRequest);
-    return answer;
+    return new Promise<PreparedPage>((resolve, reject) => {
+      this.#waiting.set(id, { resolve, reject });
+    });
   }
 
   /** Ends the workers; shards still waiting fail. */

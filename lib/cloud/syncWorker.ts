@@ -12,7 +12,7 @@ import {
   runJobPages,
 } from "../sync";
 import { jobId } from "../sync/job";
-import { JobSlots } from "./aws/jobSlots";
+import type { JobSlots } from "./aws/jobSlots";
 import { RATE_REFUSALS_ATTRIBUTE, sendJobs } from "./aws/messages";
 import { sharedRate } from "./aws/sharedRate";
 import type { CloudConfig } from "./config";
@@ -86,7 +86,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       await flow.releaseHeld(job.syncId, jobId(job));
       return;
   }
-  const slots = new JobSlots(config.runsTable, job.syncId, config.instanceJobsInFlight);
+  const slots = flow.slots(job.syncId);
   // Held by the job's id: a slot a release reserved for the job is its own.
   const holder = jobId(job);
   // The lease outlives the invocation, so a worker that dies frees its slot soon after.
