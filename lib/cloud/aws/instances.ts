@@ -1,4 +1,10 @@
-import { DeleteCommand, GetCommand, ScanCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  DeleteCommand,
+  GetCommand,
+  type PutCommand,
+  ScanCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import * as z from "zod";
 import { CONNECTOR_NAMES } from "../../connectors";
 import { awsClients } from "./clients";
@@ -237,4 +243,17 @@ export function isDue(row: InstanceRow, now: Date): boolean {
 /** A write refused by its condition (not a transaction: see `RunStore.commit`). */
 export function isConditionFailure(error: unknown): boolean {
   return (error as { name?: string } | undefined)?.name === "ConditionalCheckFailedException";
+}
+
+/** Sends a conditional write: true when written, false when its condition did not hold. */
+export async function sendConditional(
+  command: PutCommand | UpdateCommand | DeleteCommand,
+): Promise<boolean> {
+  try {
+    await awsClients().dynamo.send(command as UpdateCommand);
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
 }

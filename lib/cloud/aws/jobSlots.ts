@@ -4,7 +4,7 @@ import { type Job, parseJob } from "../../sync";
 import { jobId } from "../../sync/job";
 import { batchWrite } from "./batchWrite";
 import { awsClients } from "./clients";
-import { isConditionFailure } from "./instances";
+import { sendConditional } from "./instances";
 import { sendJobs } from "./messages";
 import { expiresAt } from "./runKeys";
 
@@ -68,18 +68,14 @@ export class JobSlots {
 
   /** Gives the slot back, if `holder` still holds it (a lease that ran out may be another's). */
   async giveBack(sk: string, holder: string): Promise<void> {
-    try {
-      await awsClients().dynamo.send(
-        new DeleteCommand({
-          TableName: this.#table,
-          Key: { pk: this.#pk, sk },
-          ConditionExpression: "holder = :holder",
-          ExpressionAttributeValues: { ":holder": holder },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-    }
+    await sendConditional(
+      new DeleteCommand({
+        TableName: this.#table,
+        Key: { pk: this.#pk, sk },
+        ConditionExpression: "holder = :holder",
+        ExpressionAttributeValues: { ":holder": holder },
+      }),
+    );
   }
 
   /**
@@ -149,40 +145,30 @@ export class JobSlots {
     );
     // Claimed and left without a slot (others took the free ones first): releasable again now.
     for (const item of claimed.slice(sent)) {
-      await awsClients()
-        .dynamo.send(
-          new UpdateCommand({
-            TableName: this.#table,
-            Key: { pk: this.#pk, sk: item.sk },
-            UpdateExpression: "REMOVE claimedUntil",
-            ConditionExpression: "attribute_exists(pk)",
-          }),
-        )
-        .catch((error: unknown) => {
-          if (!isConditionFailure(error)) throw error;
-        });
+      await sendConditional(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk: this.#pk, sk: item.sk },
+          UpdateExpression: "REMOVE claimedUntil",
+          ConditionExpression: "attribute_exists(pk)",
+        }),
+      );
     }
     return sent;
   }
 
   /** Claims a held job for this worker's release; false when another holds the claim. */
   async #claim(sk: string, now: number): Promise<boolean> {
-    try {
-      await awsClients().dynamo.send(
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: { pk: this.#pk, sk },
-          UpdateExpression: "SET claimedUntil = :until",
-          ConditionExpression:
-            "attribute_exists(pk) AND (attribute_not_exists(claimedUntil) OR claimedUntil <= :now)",
-          ExpressionAttributeValues: { ":until": now + CLAIM_MS, ":now": now },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      return false;
-    }
+    return sendConditional(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: { pk: this.#pk, sk },
+        UpdateExpression: "SET claimedUntil = :until",
+        ConditionExpression:
+          "attribute_exists(pk) AND (attribute_not_exists(claimedUntil) OR claimedUntil <= :now)",
+        ExpressionAttributeValues: { ":until": now + CLAIM_MS, ":now": now },
+      }),
+    );
   }
 
   /**
@@ -204,21 +190,15 @@ export class JobSlots {
 
   /** Leases the slot to `holder` until `until`: if free at `now`, or already `holder`'s. */
   async #lease(sk: string, holder: string, until: number, now: number): Promise<boolean> {
-    try {
-      await awsClients().dynamo.send(
-        new PutCommand({
-          TableName: this.#table,
-          Item: { pk: this.#pk, sk, holder, until, expiresAt: expiresAt() },
-          ConditionExpression: "attribute_not_exists(pk) OR #until <= :now OR holder = :holder",
-          ExpressionAttributeNames: { "#until": "until" },
-          ExpressionAttributeValues: { ":now": now, ":holder": holder },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      return false;
-    }
+    return sendConditional(
+      new PutCommand({
+        TableName: this.#table,
+        Item: { pk: this.#pk, sk, holder, until, expiresAt: expiresAt() },
+        ConditionExpression: "attribute_not_exists(pk) OR #until <= :now OR holder = :holder",
+        ExpressionAttributeNames: { "#until": "until" },
+        ExpressionAttributeValues: { ":now": now, ":holder": holder },
+      }),
+    );
   }
 
   /**

@@ -9,7 +9,7 @@ import * as z from "zod";
 import type { RateSettings } from "../../rate";
 import { type Clock, newSharedModel, type SharedModelState } from "../rateFold";
 import { awsClients } from "./clients";
-import { isConditionFailure } from "./instances";
+import { isConditionFailure, sendConditional } from "./instances";
 
 /** The items outlive the last run by an hour, so the next sync starts from what was learned. */
 const EXPIRES_SECONDS = 3_600;
@@ -95,26 +95,20 @@ export async function writeModel(
   shared: SharedModelState,
   version: number,
 ): Promise<boolean> {
-  try {
-    await awsClients().dynamo.send(
-      new PutCommand({
-        TableName: table,
-        Item: {
-          pk,
-          sk: "model",
-          version: version + 1,
-          model: JSON.stringify(shared),
-          expiresAt: Math.floor(shared.foldedAt / 1000) + EXPIRES_SECONDS,
-        },
-        ConditionExpression: "attribute_not_exists(pk) OR version = :version",
-        ExpressionAttributeValues: { ":version": version },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    return false;
-  }
+  return sendConditional(
+    new PutCommand({
+      TableName: table,
+      Item: {
+        pk,
+        sk: "model",
+        version: version + 1,
+        model: JSON.stringify(shared),
+        expiresAt: Math.floor(shared.foldedAt / 1000) + EXPIRES_SECONDS,
+      },
+      ConditionExpression: "attribute_not_exists(pk) OR version = :version",
+      ExpressionAttributeValues: { ":version": version },
+    }),
+  );
 }
 
 /** The clock in a condition failure's item (DynamoDB's typed values: numbers as `{ N }`). */

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { batchWrite } from "./batchWrite";
 import { awsClients } from "./clients";
-import { isConditionFailure } from "./instances";
+import { sendConditional } from "./instances";
 import { type ChildClaim, type CommitOutcome, commitJob, type DoneJob } from "./jobCommit";
 import { type JobMarker, jobMarker, type RunItem, runItem } from "./runItem";
 import { expiresAt, markerKey, runKey } from "./runKeys";
@@ -102,7 +102,7 @@ export class RunStore {
    * clock, `lastProgressAt`, goes forward to `at`, never back, while the run is running.
    */
   async heartbeat(syncId: string, at: string): Promise<void> {
-    await this.#conditional(
+    await sendConditional(
       new UpdateCommand({
         TableName: this.#table,
         Key: runKey(syncId),
@@ -185,7 +185,7 @@ export class RunStore {
   async leaseFinalize(syncId: string, leaseSeconds: number): Promise<boolean> {
     const now = new Date();
     const stale = new Date(now.getTime() - leaseSeconds * 1000).toISOString();
-    return this.#conditional(
+    return sendConditional(
       new UpdateCommand({
         TableName: this.#table,
         Key: runKey(syncId),
@@ -274,7 +274,7 @@ export class RunStore {
     from.forEach((status, i) => {
       values[`:from${i}`] = status;
     });
-    return this.#conditional(
+    return sendConditional(
       new UpdateCommand({
         TableName: this.#table,
         Key: runKey(syncId),
@@ -284,16 +284,5 @@ export class RunStore {
         ExpressionAttributeValues: values,
       }),
     );
-  }
-
-  /** Sends a conditional update: true when written, false when its condition did not hold. */
-  async #conditional(update: UpdateCommand): Promise<boolean> {
-    try {
-      await awsClients().dynamo.send(update);
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
   }
 }
