@@ -6,12 +6,10 @@
  * from an in-memory store here (S3's part runs on moto in the AWS tier); the reads answer when the
  * test says, never on a timer.
  */
-import { execFile } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
-import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
@@ -28,6 +26,7 @@ import {
   type SnapshotRecord,
 } from "../../lib/snapshot";
 import { bundleScript } from "../helpers/bundleScript";
+import { runUnderFileSizeLimit } from "../helpers/fileSizeLimit";
 import { readSnapshot } from "../helpers/snapshot";
 import { makeTempDir } from "../helpers/tempDir";
 
@@ -374,11 +373,7 @@ describe("finalize's temporary files past a file size limit (EFBIG)", () => {
       script,
     );
 
-    const { stdout } = await promisify(execFile)(
-      "/bin/sh",
-      ["-c", 'ulimit -f 128 && exec "$@"', "sh", process.execPath, script],
-      { timeout: 60_000 },
-    );
+    const stdout = await runUnderFileSizeLimit(script, 128);
 
     expect(stdout).toMatch(
       new RegExp(

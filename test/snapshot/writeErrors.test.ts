@@ -10,17 +10,17 @@
  * writes anyway) cannot be made here: for them the message is checked on the error Node raises,
  * built by hand.
  */
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createWriteStream, existsSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { grant, SnapshotAssembler, type SnapshotRecord } from "../../lib/snapshot";
 import { WriteFailedError, writeFailure } from "../../lib/sync/errors";
 import { bundleScript } from "../helpers/bundleScript";
+import { runUnderFileSizeLimit } from "../helpers/fileSizeLimit";
 import { makeTempDir } from "../helpers/tempDir";
 
 const users = (from: number, count: number): SnapshotRecord[] =>
@@ -184,11 +184,7 @@ describe("a gzip snapshot whose file stops (EFBIG) under the assembler", () => {
       script,
     );
 
-    const { stdout } = await promisify(execFile)(
-      "/bin/sh",
-      ["-c", 'ulimit -f 128 && exec "$@"', "sh", process.execPath, script],
-      { timeout: 60_000 },
-    );
+    const stdout = await runUnderFileSizeLimit(script, 128);
 
     expect(stdout).toMatch(
       new RegExp(
