@@ -51,7 +51,12 @@ export interface Scenario {
 }
 
 /** 10,000 users, 500 teams, 50 roles; each user in 0 to 6 teams, about 3 on average. */
-const BLACKLINE_10K: TenantSize = { users: 10_000, teams: 500, roles: 50, maxTeamsPerUser: 6 };
+export const BLACKLINE_10K: TenantSize = {
+  users: 10_000,
+  teams: 500,
+  roles: 50,
+  maxTeamsPerUser: 6,
+};
 const BLACKLINE_100K: TenantSize = { users: 100_000, teams: 2_000, roles: 50, maxTeamsPerUser: 6 };
 /** Issue 37's tenant for flat memory: about 3.5 million grants. */
 const BLACKLINE_1M: TenantSize = {

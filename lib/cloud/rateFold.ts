@@ -40,9 +40,12 @@ export function newSharedModel(settings: RateSettings, now: number): SharedModel
 
 /**
  * The model after the slots started up to `startedCount` (the clock's count) and `refusals`: each
- * slot but the refused a request accepted as it started, spread evenly up to `now` since the last
- * fold, then each refusal at its time. A refusal holds every worker (a long `Retry-After`, a
- * window spent): they share the upstream's limit.
+ * slot but the refused a request accepted as it started, spread evenly over the time since the
+ * last fold, and each refusal at its time (no earlier than the last fold), in the order of their
+ * times. A refusal holds every worker (a long `Retry-After`, a window spent): they share the
+ * upstream's limit. In time order, a refusal after others reported in folds of their own follows
+ * the slots accepted between them: not "in a row" (rule 11), and the slots of one fold never
+ * crowd the time of another's (what the last window accepted, rules 5 and 6).
  */
 export function fold(
   shared: SharedModelState,
@@ -51,23 +54,24 @@ export function fold(
   refusals: readonly Refusal[] = [],
 ): SharedModelState {
   let s = shared.model;
+  const from = Math.min(shared.foldedAt, now);
   const count = Math.max(0, startedCount - shared.startedFolded - refusals.length);
-  // The clock hands out no more than the pace: slots counted late are spread back from `now` at
-  // it, not crowded into the time since the last fold.
-  const span = Math.max(now - shared.foldedAt, (count * 1000) / slotPace(s));
-  for (let i = 1; i <= count; i++) {
-    const at = now - span + (span * i) / count;
+  const events = [
+    ...Array.from({ length: count }, (_, i) => ({ at: from + ((now - from) * (i + 1)) / count })),
+    ...refusals.map((refusal) => ({ at: Math.max(from, refusal.at), refusal })),
+  ].sort((a, b) => a.at - b.at);
+  for (const { at, refusal } of events as { at: number; refusal?: Refusal }[]) {
     const started = start(s, at);
-    s = accepted(started.state, started.ticket, at);
-  }
-  for (const refusal of refusals) {
-    const started = start(s, refusal.at);
+    if (!refusal) {
+      s = accepted(started.state, started.ticket, at);
+      continue;
+    }
     // Its real start: a request sent before the last cut was refused for the old pace (rule 8).
-    const ticket = { ...started.ticket, startedAt: Math.min(refusal.startedAt, refusal.at) };
-    s = refused(started.state, ticket, refusal.at, refusal.signal, true).state;
+    const ticket = { ...started.ticket, startedAt: Math.min(refusal.startedAt, at) };
+    s = refused(started.state, ticket, at, refusal.signal, true).state;
   }
   const startedFolded = Math.max(startedCount, shared.startedFolded);
-  return { model: s, startedFolded, foldedAt: now };
+  return { model: s, startedFolded, foldedAt: Math.max(now, shared.foldedAt) };
 }
 /** The shared clock's pace, starts a second: the model's, or its ceiling while it paces nothing. */
 export function slotPace(model: RateState): number {

@@ -212,13 +212,16 @@ function cutToEstimate(s: RateState, now: number, tail: boolean): void {
   if (!s.startup && recent.share - 1 / recent.answers < s.noiseShare) return;
   const estimate = orInfinity(s.estimate);
   if (probing(s)) {
-    // Rule 9: the estimate rises halfway to what the last second accepted if that is more (a
-    // bucket's burst refilled meanwhile); the next probe waits longer unless this one found more
-    // than the estimate.
+    // Rule 9: the estimate rises halfway to what the last second accepted if that is LARGE_CUT
+    // more (a bucket's burst refilled at the plateau is no more than that); otherwise the probe
+    // failed: the next waits longer, and the estimate goes to the lower of the two.
     const found = acceptedOverWindow(s, now);
-    if (found <= estimate) s.failedProbes++;
+    const more = found > (1 + LARGE_CUT) * estimate;
+    if (!more) s.failedProbes++;
     s.probeRefusedAt = now;
-    cut(s, now, Math.max(1, found > estimate ? (found + estimate) / 2 : found));
+    // A window's count is known to one request (a window of 10 met at a phase counts 9).
+    const counted = found + 1000 / WINDOW_MS;
+    cut(s, now, Math.max(1, more ? (found + estimate) / 2 : Math.min(counted, estimate)));
     return;
   }
   if (s.startup) {

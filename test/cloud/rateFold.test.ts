@@ -33,6 +33,22 @@ describe("the shared model's folds", () => {
     expect(slotPace(shared.model)).toBeLessThanOrEqual(11);
   });
 
+  it("place each fold's slots in the time since the last, refusals among them by time", () => {
+    // 10 slots started in the first second, folded; 13 more in the next 100 ms (a block claimed
+    // at once), one refused, folded then. Spread back at the model's pace, the 12 accepted
+    // crowded the first second too: what the last window accepted read 30 where 21 started.
+    const first = fold(newSharedModel({}, T0), 10, T0 + 1_000);
+    const next = fold(first, 23, T0 + 1_100, [
+      { startedAt: T0 + 1_040, at: T0 + 1_080, signal: {} },
+    ]);
+    const lastWindow = next.model.accepted.filter((t) => t > T0 + 100);
+    expect(lastWindow.filter((t) => t <= T0 + 1_000)).toHaveLength(9);
+    expect(lastWindow.filter((t) => t > T0 + 1_000)).toHaveLength(12);
+    // The refusal came at 1,080 ms: after the slots spread before it, before those after.
+    const refusedAt = next.model.levels.findIndex((a) => a.refused);
+    expect(next.model.levels.slice(refusedAt + 1).length).toBeGreaterThan(0);
+  });
+
   it("learn a token bucket from folds every 100 ms at about one process's cost", () => {
     // One process's model takes in each answer as it comes, accepted or refused: folds every 5
     // ms of the answers stand for it. The workers' folds take slots started for accepted.

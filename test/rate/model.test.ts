@@ -162,6 +162,26 @@ describe("RateModel", () => {
     expect(rate.maxRate).toBe(40);
   });
 
+  it("counts a probe refused as failed unless it found LARGE_CUT more than the estimate", () => {
+    // Prepare: startup ends at an estimate of 10; accepted at 9.5 a second until the pace probes
+    // above it, then a second at 11.4 a second, accepted (a bucket's burst refilled at the plateau).
+    const rate = new RateModel();
+    let t = 0;
+    for (; t < 3000; t += 100) rate.accepted(rate.start(t), t + 40);
+    rate.refused(rate.start(t), t + 40, 1000);
+    rate.refused(rate.start(t + 100), t + 140, 1000);
+    for (t += 300; rate.rate <= 10; t += 105) rate.accepted(rate.start(t), t + 40);
+    for (const end = t + 1000; t < end; t += 88) rate.accepted(rate.start(t), t + 40);
+    const before = rate.state.failedProbes;
+
+    // Act
+    rate.refused(rate.start(t), t + 40, 1000);
+
+    // Assess: 10% more is not a higher limit: the estimate stands and the next probe waits longer.
+    expect(rate.state.failedProbes).toBe(before + 1);
+    expect(rate.maxRate).toBe(10);
+  });
+
   it("waits out a quota block with one probe at a time, ending soon after the block", () => {
     // Prepare: everything refused, without Retry-After, from 3 s to 33 s.
     const rate = new RateModel();
