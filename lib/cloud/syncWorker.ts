@@ -15,6 +15,7 @@ import { jobId } from "../sync/job";
 import type { JobSlots } from "./aws/jobSlots";
 import { RATE_REFUSALS_ATTRIBUTE, sendJobs } from "./aws/messages";
 import { sharedRate } from "./aws/sharedRate";
+import { sharedTokens } from "./aws/sharedTokens";
 import type { CloudConfig } from "./config";
 import { openInstance } from "./instanceRuntime";
 import { failRun } from "./lifecycle";
@@ -115,6 +116,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       onRateLimit: "throw",
       signal: AbortSignal.timeout(Math.max(1_000, inv.remainingMs() - DEADLINE_MARGIN_MS)),
       ...optionalSharedRate(config, job.connectorId, instance.loaded.requestsPerSecond),
+      sharedTokens: sharedTokens(config.runsTable, job.connectorId, instance.settings),
     });
     counters = ctx.counters;
     const bound = pagesBound(inv);

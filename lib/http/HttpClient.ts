@@ -2,7 +2,12 @@
 import { messageOf } from "../errors";
 import { redact } from "../redact";
 import { sleepUnlessAborted } from "./abortListeners";
-import { newRequestContext, type RequestContext, type SharedPermit } from "./context";
+import {
+  type AccessToken,
+  newRequestContext,
+  type RequestContext,
+  type SharedPermit,
+} from "./context";
 import { countEnd } from "./counters";
 import {
   AbortedError,
@@ -25,7 +30,6 @@ import {
   type RateLimitWait,
   type RetrySettings,
 } from "./retryPolicy";
-import type { AccessToken } from "./TokenCache";
 import type { AnswerHeaders, HttpClientOptions, HttpRequest, HttpResponse } from "./types";
 import { describeErrorBody } from "./upstreamText";
 

@@ -1,18 +1,16 @@
+import { messageOf } from "../errors";
 import { forgetSecret, registerSecret } from "../redact";
-import type { RequestContext } from "./context";
-
-export interface AccessToken {
-  value: string;
-  /** Epoch milliseconds at which the upstream stops accepting the token. */
-  expiresAt: number;
-}
+import type { AccessToken, RequestContext } from "./context";
 
 /** Refresh this long before expiry: a fifth of the token's lifetime, at most a minute. */
 const MAX_REFRESH_MARGIN_MS = 60_000;
 
 /**
  * Holds one bearer token: fetched on first use, refreshed early (before it expires) and again
- * when the upstream answers 401 to it. Concurrent callers share one fetch.
+ * when the upstream answers 401 to it. Concurrent callers share one fetch. With the call's
+ * `sharedTokens` (the cloud's workers), a token another process fetched is taken before asking
+ * the upstream, and a token fetched here is kept there for the others; a token the upstream
+ * rejected is not taken again.
  */
 export class TokenCache {
   readonly #fetchToken: (ctx: RequestContext) => Promise<AccessToken>;
@@ -53,7 +51,7 @@ export class TokenCache {
   #refresh(ctx: RequestContext): Promise<AccessToken> {
     if (!this.#pending) {
       const fetched = Date.now();
-      this.#pending = this.#fetchToken(ctx)
+      this.#pending = this.#sharedOrFetched(ctx)
         .then((token) => {
           registerSecret(token.value);
           if (this.#current) this.#retired.push(this.#current.token);
@@ -68,5 +66,23 @@ export class TokenCache {
         });
     }
     return this.#pending;
+  }
+
+  /** The shared token if one is kept, fresh and not rejected here; else fetched, and kept. */
+  async #sharedOrFetched(ctx: RequestContext): Promise<AccessToken> {
+    const shared = ctx.sharedTokens;
+    if (!shared) return this.#fetchToken(ctx);
+    const kept = await shared.load().catch((error: unknown) => {
+      ctx.logger.warn("the shared token could not be read", { error: messageOf(error) });
+      return undefined;
+    });
+    const rejected = kept && this.#retired.some((t) => t.value === kept.value);
+    const lifetime = kept ? kept.expiresAt - Date.now() : 0;
+    if (kept && !rejected && lifetime > MAX_REFRESH_MARGIN_MS) return kept;
+    const token = await this.#fetchToken(ctx);
+    await shared.save(token).catch((error: unknown) => {
+      ctx.logger.warn("the shared token could not be kept", { error: messageOf(error) });
+    });
+    return token;
   }
 }

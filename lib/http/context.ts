@@ -22,6 +22,8 @@ export interface RequestContext {
    * (`lib/cloud/aws/sharedRate.ts`).
    */
   sharedRate?: SharedRate;
+  /** The bearer token the workers of one cloud instance share (`lib/cloud/aws/sharedTokens.ts`). */
+  sharedTokens?: SharedTokens;
   /** Of this call's requests in the client's limiter: higher starts first (`AcquireOptions`). */
   priority?: number;
   /**
@@ -36,6 +38,19 @@ export interface RequestContext {
 export interface SharedRate {
   /** Waits for a permit before each request; the request's answer is told to the permit, once. */
   permit(signal?: AbortSignal): Promise<SharedPermit>;
+}
+
+export interface AccessToken {
+  value: string;
+  /** Epoch milliseconds at which the upstream stops accepting the token. */
+  expiresAt: number;
+}
+
+/** A bearer token kept beyond this process: one login for many processes. */
+export interface SharedTokens {
+  /** The token kept, if any is and has not expired. */
+  load(): Promise<AccessToken | undefined>;
+  save(token: AccessToken): Promise<void>;
 }
 
 /** One request's start of a `SharedRate`: how the upstream answered it. */

@@ -3,9 +3,10 @@
  * request's headers and body, the exchange itself within its deadline (node's client, or fetch for
  * a streamed body) and the answer's body as the request reads it.
  */
+
+import type { AccessToken } from "./context";
 import { readCapped, withDeadline } from "./deadline";
 import { nodeRequest } from "./nodeRequest";
-import type { AccessToken } from "./TokenCache";
 import type { AnswerHeaders, HttpRequest } from "./types";
 import { isJson, readJsonAnswer } from "./upstreamText";
 

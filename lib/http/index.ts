@@ -1,11 +1,13 @@
 export { START_RATE } from "../rate";
 export { onAbort, sleepUnlessAborted } from "./abortListeners";
 export {
+  type AccessToken,
   askingAhead,
   newRequestContext,
   type RequestContext,
   type SharedPermit,
   type SharedRate,
+  type SharedTokens,
 } from "./context";
 export { type HttpCounters, type NoAnswer, newCounters } from "./counters";
 export {
@@ -33,7 +35,7 @@ export {
   parseRetryAfter,
   type RetrySettings,
 } from "./retryPolicy";
-export { type AccessToken, TokenCache } from "./TokenCache";
+export { TokenCache } from "./TokenCache";
 export type { HttpClientOptions, HttpRequest, HttpResponse } from "./types";
 export { type UpstreamOptions, type UpstreamSettings, upstreamClient } from "./upstreamClient";
 export { describeErrorBody, printable, readJsonAnswer } from "./upstreamText";
