@@ -1,11 +1,11 @@
 /**
- * The upstream's bearer token shared by an instance's worker containers (docs/cloud.md, "Shared
- * rate and token"): each container otherwise asks the token endpoint for its own, which at ten
- * containers is ten logins a run, each a request under the upstream's rate limit. One item in the
- * runs table, `pk = token#<connectorId>`, holds the token sealed with AES-256-GCM under a key
- * derived (HKDF-SHA-256) from the instance's settings, which only the functions read from Secrets
- * Manager: whoever can read the table cannot read the token, and a change of settings (a rotated
- * password) makes the item unreadable, as good as absent. The item expires with the token.
+ * The upstream's bearer token shared by an instance's worker containers (docs/cloud.md, "Rate
+ * limits across workers"): each container otherwise asks the token endpoint for its own, which
+ * at ten containers is ten logins a run, each a request under the upstream's rate limit. One item
+ * in the runs table, `pk = token#<connectorId>`, holds the token sealed with AES-256-GCM under a
+ * key derived (HKDF-SHA-256) from the instance's settings, which only the functions read from
+ * Secrets Manager: whoever can read the table cannot read the token, and a change of settings (a
+ * rotated password) makes the item unreadable, as good as absent. The item expires with the token.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
