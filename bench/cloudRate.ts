@@ -77,7 +77,7 @@ export interface CloudRateRow {
   refused: number;
   /** The minimum, plus one token request. */
   minimum: number;
-  /** Token requests: one a worker container (each holds its own token), the minimum counts one. */
+  /** Token requests (the minimum counts one): the workers share a token, logging in at once at first. */
   tokenRequests: number;
   requestsPerMinimum: number;
   /** DynamoDB writes on the rate's items (conditional ones refused included), a request. */

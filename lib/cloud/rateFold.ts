@@ -2,10 +2,10 @@
  * lib/rate's model driven by many workers at once (docs/rate-control.md, "The cloud runtime"):
  * the workers start requests at slots of a shared clock spaced at the model's pace, and the model
  * learns in folds: a fold replays the slots started since the last one (a count, spread evenly over
- * the time between) as accepted answers, then the refusals workers reported, through the model's
- * own transitions. A slot is taken for accepted until a worker says otherwise: 429s are reported
- * at once, accepted answers never, so the model is not a round of reports late. Pure functions of
- * plain data, like the model's.
+ * the time between) as accepted answers and the refusals workers reported among them, in time
+ * order, through the model's own transitions. A slot is taken for accepted until a worker says
+ * otherwise: 429s are reported at once, accepted answers never, so the model is not a round of
+ * reports late. Pure functions of plain data, like the model's.
  */
 import {
   accepted,
@@ -16,6 +16,7 @@ import {
   refused,
   type Signal,
   start,
+  WINDOW_MS,
 } from "../rate";
 
 /** The model's state as the store keeps it, with what it has taken in of the clock's slots. */
@@ -54,13 +55,15 @@ export function fold(
   refusals: readonly Refusal[] = [],
 ): SharedModelState {
   let s = shared.model;
-  const from = Math.min(shared.foldedAt, now);
+  // Another worker's fold may have landed after this one read `now`: time never goes back.
+  const from = shared.foldedAt;
+  const to = Math.max(now, from);
   const count = Math.max(0, startedCount - shared.startedFolded - refusals.length);
-  const events = [
-    ...Array.from({ length: count }, (_, i) => ({ at: from + ((now - from) * (i + 1)) / count })),
-    ...refusals.map((refusal) => ({ at: Math.max(from, refusal.at), refusal })),
+  const events: { at: number; refusal?: Refusal }[] = [
+    ...Array.from({ length: count }, (_, i) => ({ at: from + ((to - from) * (i + 1)) / count })),
+    ...refusals.map((refusal) => ({ at: Math.min(to, Math.max(from, refusal.at)), refusal })),
   ].sort((a, b) => a.at - b.at);
-  for (const { at, refusal } of events as { at: number; refusal?: Refusal }[]) {
+  for (const { at, refusal } of events) {
     const started = start(s, at);
     if (!refusal) {
       s = accepted(started.state, started.ticket, at);
@@ -71,7 +74,26 @@ export function fold(
     s = refused(started.state, ticket, at, refusal.signal, true).state;
   }
   const startedFolded = Math.max(startedCount, shared.startedFolded);
-  return { model: s, startedFolded, foldedAt: Math.max(now, shared.foldedAt) };
+  return { model: s, startedFolded, foldedAt: to };
+}
+
+/**
+ * A model with nothing taken in yet (none stored) takes in only the clock's slots of the last
+ * window, spread over it: the slots before (a run without a 429 so far, an earlier run while the
+ * clock lived) would otherwise all land at one instant, an estimate of hundreds a second.
+ */
+export function fromLastWindow(
+  shared: SharedModelState,
+  clock: Clock | undefined,
+  now: number,
+): SharedModelState {
+  const lastWindow = clock ? (clock.pace * WINDOW_MS) / 1000 : 0;
+  const kept = Number.isFinite(lastWindow) ? Math.ceil(lastWindow) : 0;
+  return {
+    ...shared,
+    startedFolded: Math.max(0, startedBy(clock, now) - kept),
+    foldedAt: now - WINDOW_MS,
+  };
 }
 /** The shared clock's pace, starts a second: the model's, or its ceiling while it paces nothing. */
 export function slotPace(model: RateState): number {

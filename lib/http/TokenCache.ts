@@ -18,6 +18,8 @@ export class TokenCache {
   #pending: Promise<AccessToken> | undefined;
   /** Replaced tokens stay redacted until they expire, then are forgotten. */
   #retired: AccessToken[] = [];
+  /** After a 401: the next token comes from the upstream, whatever the shared store holds. */
+  #fetchNext = false;
 
   /** `fetchToken` runs in the context of the call that found the token missing or due. */
   constructor(fetchToken: (ctx: RequestContext) => Promise<AccessToken>) {
@@ -35,11 +37,16 @@ export class TokenCache {
     return this.#refresh(ctx);
   }
 
-  /** The upstream rejected `token` (401): forget it unless a newer one has replaced it already. */
+  /**
+   * The upstream rejected `token` (401): forget it unless a newer one has replaced it already. The
+   * next token is fetched, not taken from the shared store: a request has one refresh after a 401,
+   * and the store's may be dead too (sessions revoked).
+   */
   invalidate(token: string): void {
     if (this.#current?.token.value !== token) return;
     this.#retired.push(this.#current.token);
     this.#current = undefined;
+    this.#fetchNext = true;
   }
 
   #forgetExpired(): void {
@@ -68,17 +75,21 @@ export class TokenCache {
     return this.#pending;
   }
 
-  /** The shared token if one is kept, fresh and not rejected here; else fetched, and kept. */
+  /** The shared token if one is kept, fresh and not retired here; else fetched, and kept. */
   async #sharedOrFetched(ctx: RequestContext): Promise<AccessToken> {
     const shared = ctx.sharedTokens;
+    const fetchNext = this.#fetchNext;
+    this.#fetchNext = false;
     if (!shared) return this.#fetchToken(ctx);
-    const kept = await shared.load().catch((error: unknown) => {
-      ctx.logger.warn("the shared token could not be read", { error: messageOf(error) });
-      return undefined;
-    });
-    const rejected = kept && this.#retired.some((t) => t.value === kept.value);
+    const kept = fetchNext
+      ? undefined
+      : await shared.load().catch((error: unknown) => {
+          ctx.logger.warn("the shared token could not be read", { error: messageOf(error) });
+          return undefined;
+        });
+    const retired = kept && this.#retired.some((t) => t.value === kept.value);
     const lifetime = kept ? kept.expiresAt - Date.now() : 0;
-    if (kept && !rejected && lifetime > MAX_REFRESH_MARGIN_MS) return kept;
+    if (kept && !retired && lifetime > MAX_REFRESH_MARGIN_MS) return kept;
     const token = await this.#fetchToken(ctx);
     await shared.save(token).catch((error: unknown) => {
       ctx.logger.warn("the shared token could not be kept", { error: messageOf(error) });

@@ -56,6 +56,15 @@ describe("the token an instance's workers share", () => {
     expect(Item?.expiresAt).toBe(Math.ceil(token.expiresAt / 1000));
   });
 
+  it("keeps the later of two tokens saved by containers at once", async () => {
+    const tokens = sharedTokens(TABLE, "racing", sim.env());
+    const later = { value: "later-token", expiresAt: Date.now() + 3_600_000 };
+    await tokens.save(later);
+    await tokens.save({ value: "earlier-token", expiresAt: later.expiresAt - 60_000 });
+
+    expect(await tokens.load()).toEqual(later);
+  });
+
   it("is not taken under other settings (a rotated password, any change): they fetch their own", async () => {
     const before = sim.stats.byRoute.token ?? 0;
     const old = await container("changed", sim.env()).token();

@@ -163,23 +163,43 @@ describe("RateModel", () => {
   });
 
   it("counts a probe refused as failed unless it found LARGE_CUT more than the estimate", () => {
-    // Prepare: startup ends at an estimate of 10; accepted at 9.5 a second until the pace probes
-    // above it, then a second at 11.4 a second, accepted (a bucket's burst refilled at the plateau).
+    // Prepare: startup ends at an estimate of 20; accepted at 19 a second until the pace probes
+    // above it, then a second at 21.5 a second, accepted (a bucket's burst refilled at the plateau).
     const rate = new RateModel();
     let t = 0;
-    for (; t < 3000; t += 100) rate.accepted(rate.start(t), t + 40);
+    for (; t < 3000; t += 50) rate.accepted(rate.start(t), t + 40);
     rate.refused(rate.start(t), t + 40, 1000);
-    rate.refused(rate.start(t + 100), t + 140, 1000);
-    for (t += 300; rate.rate <= 10; t += 105) rate.accepted(rate.start(t), t + 40);
-    for (const end = t + 1000; t < end; t += 88) rate.accepted(rate.start(t), t + 40);
+    rate.refused(rate.start(t + 50), t + 90, 1000);
+    expect(rate.maxRate).toBe(20);
+    for (t += 300; rate.rate <= 20; t += 1000 / 19) rate.accepted(rate.start(t), t + 40);
+    for (const end = t + 1000; t < end; t += 1000 / 21.5) rate.accepted(rate.start(t), t + 40);
     const before = rate.state.failedProbes;
 
     // Act
     rate.refused(rate.start(t), t + 40, 1000);
 
-    // Assess: 10% more is not a higher limit: the estimate stands and the next probe waits longer.
+    // Assess: 5% more (21) is not a higher limit: the estimate stands, the next probe waits longer.
     expect(rate.state.failedProbes).toBe(before + 1);
-    expect(rate.maxRate).toBe(10);
+    expect(rate.maxRate).toBe(20);
+  });
+
+  it("counts a window's find to one request: a probe that found 19 under an estimate of 20 keeps 20", () => {
+    // Prepare: as above, then a second at 19.5 a second: a window of 20 met at a phase that
+    // counts 19.
+    const rate = new RateModel();
+    let t = 0;
+    for (; t < 3000; t += 50) rate.accepted(rate.start(t), t + 40);
+    rate.refused(rate.start(t), t + 40, 1000);
+    rate.refused(rate.start(t + 50), t + 90, 1000);
+    for (t += 300; rate.rate <= 20; t += 1000 / 19) rate.accepted(rate.start(t), t + 40);
+    for (const end = t + 1000; t < end; t += 1000 / 19.5) rate.accepted(rate.start(t), t + 40);
+
+    // Act
+    rate.refused(rate.start(t), t + 40, 1000);
+
+    // Assess: 19 found, known to one request: the estimate stays 20 (taken as 19, the pace fell
+    // under the window's limit while the probes' holds doubled).
+    expect(rate.maxRate).toBe(20);
   });
 
   it("waits out a quota block with one probe at a time, ending soon after the block", () => {

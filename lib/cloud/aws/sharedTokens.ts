@@ -13,8 +13,12 @@ import * as z from "zod";
 import type { Environment } from "../../config";
 import type { AccessToken, SharedTokens } from "../../http";
 import { awsClients } from "./clients";
+import { sendConditional } from "./instances";
 
 const INFO = "access-connectors shared token v1";
+/** GCM's 96-bit nonce, fresh for each seal, and its full 128-bit tag. */
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
 const sealedItem = z.object({ iv: z.string(), sealed: z.string(), tag: z.string() });
 const tokenPayload = z.object({ value: z.string().min(1), expiresAt: z.number() });
 
@@ -25,7 +29,9 @@ export function sharedTokens(
   settings: Environment,
 ): SharedTokens {
   const pk = `token#${connectorId}`;
-  // Every setting, in a fixed order: any change of one is another key.
+  // Every setting, in a fixed order: any change of one is another key. HKDF is no password hash:
+  // the key is as strong as the settings' secrets, which for every connector include an issued
+  // key or client secret (high entropy), never a password alone.
   const material = JSON.stringify(Object.entries(settings).sort(([a], [b]) => (a < b ? -1 : 1)));
   const key = Buffer.from(hkdfSync("sha256", material, connectorId, INFO, 32));
   return {
@@ -39,23 +45,23 @@ export function sharedTokens(
       return token.success && token.data.expiresAt > Date.now() ? token.data : undefined;
     },
     async save(token: AccessToken) {
-      await awsClients().dynamo.send(
+      const expiresAt = Math.ceil(token.expiresAt / 1000);
+      // A later token kept by another container is not overwritten by an earlier one.
+      await sendConditional(
         new PutCommand({
           TableName: table,
-          Item: {
-            pk,
-            sk: "token",
-            ...seal(key, pk, { value: token.value, expiresAt: token.expiresAt }),
-            expiresAt: Math.ceil(token.expiresAt / 1000),
-          },
+          Item: { pk, sk: "token", ...seal(key, pk, token), expiresAt },
+          ConditionExpression: "attribute_not_exists(pk) OR expiresAt < :expiresAt",
+          ExpressionAttributeValues: { ":expiresAt": expiresAt },
         }),
       );
     },
   };
 }
 
-function seal(key: Buffer, pk: string, payload: AccessToken) {
-  const iv = randomBytes(12);
+function seal(key: Buffer, pk: string, { value, expiresAt }: AccessToken) {
+  const payload = { value, expiresAt };
+  const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv("aes-256-gcm", key, iv).setAAD(Buffer.from(pk));
   const sealed = Buffer.concat([cipher.update(JSON.stringify(payload), "utf8"), cipher.final()]);
   return {
@@ -67,10 +73,13 @@ function seal(key: Buffer, pk: string, payload: AccessToken) {
 
 /** The payload, or undefined when it was sealed under another key (other settings) or altered. */
 function open(key: Buffer, pk: string, item: z.infer<typeof sealedItem>): unknown {
+  const iv = Buffer.from(item.iv, "base64");
+  const tag = Buffer.from(item.tag, "base64");
+  if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) return undefined;
   try {
-    const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(item.iv, "base64"))
+    const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES })
       .setAAD(Buffer.from(pk))
-      .setAuthTag(Buffer.from(item.tag, "base64"));
+      .setAuthTag(tag);
     const text = Buffer.concat([
       decipher.update(Buffer.from(item.sealed, "base64")),
       decipher.final(),
