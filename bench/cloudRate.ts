@@ -14,18 +14,12 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { build, type Plugin } from "esbuild";
 import yazl from "yazl";
-import type { TenantSize } from "../lib/simulators/blackline";
 import type { LimiterSettings } from "../lib/simulators/limiters";
 import type { BenchPaths } from "./cliSync";
 import { type CloudRun, runCloudSync } from "./cloudSync";
 import { limiterFloorSeconds } from "./floors";
 import { BLACKLINE_10K, type Scenario } from "./scenarios";
 
-/**
- * The limiter matrix's tenant (blackline-10k: 578 requests at the page cap), a minute at 10/s: the
- * cloud's own 2-3 s (fan-out, finalize) is a few percent of it, not the sixth of a 3,000-user run.
- */
-const TENANT: TenantSize = BLACKLINE_10K;
 const LATENCY_MS = 40;
 /** Requests the workers can have in flight: 10 invocations, a batch of 10 jobs each. */
 const WORKER_CONCURRENCY = 100;
@@ -104,7 +98,9 @@ export async function runCloudRate(paths: BenchPaths, only?: string[]): Promise<
         runtime: "cloud",
         simulator: {
           connector: "blackline",
-          size: TENANT,
+          // The limiter matrix's tenant (578 requests), a minute at 10/s: the cloud's own 2-3 s
+          // (fan-out, finalize) is a few percent of it, not the sixth of a 3,000-user run.
+          size: BLACKLINE_10K,
           upstream: { latencyMs: LATENCY_MS, limiter, maxPageSize: 137 },
         },
         tenantText: "as blackline-10k, through the cloud runtime, 10 workers",

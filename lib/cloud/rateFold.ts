@@ -2,10 +2,10 @@
  * lib/rate's model driven by many workers at once (docs/rate-control.md, "The cloud runtime"):
  * the workers start requests at slots of a shared clock spaced at the model's pace, and the model
  * learns in folds: a fold replays the slots started since the last one (a count, spread evenly over
- * the time between) as accepted answers and the refusals workers reported among them, in time
- * order, through the model's own transitions. A slot is taken for accepted until a worker says
- * otherwise: 429s are reported at once, accepted answers never, so the model is not a round of
- * reports late. Pure functions of plain data, like the model's.
+ * the time between) as accepted answers, then the refusals workers reported, through the model's
+ * own transitions. A slot is taken for accepted until a worker says otherwise: 429s are reported
+ * at once, accepted answers never, so the model is not a round of reports late. Pure functions of
+ * plain data, like the model's.
  */
 import {
   accepted,
@@ -16,7 +16,6 @@ import {
   refused,
   type Signal,
   start,
-  WINDOW_MS,
 } from "../rate";
 
 /** The model's state as the store keeps it, with what it has taken in of the clock's slots. */
@@ -41,12 +40,10 @@ export function newSharedModel(settings: RateSettings, now: number): SharedModel
 
 /**
  * The model after the slots started up to `startedCount` (the clock's count) and `refusals`: each
- * slot but the refused a request accepted as it started, spread evenly over the time since the
- * last fold, and each refusal at its time (no earlier than the last fold), in the order of their
- * times. A refusal holds every worker (a long `Retry-After`, a window spent): they share the
- * upstream's limit. In time order, a refusal after others reported in folds of their own follows
- * the slots accepted between them: not "in a row" (rule 11), and the slots of one fold never
- * crowd the time of another's (what the last window accepted, rules 5 and 6).
+ * slot but the refused a request accepted as it started, spread evenly up to `now` since the last
+ * fold, then each refusal at its time. Refusals come last: a slot replayed after a refusal that
+ * blocks would read as a probe accepted, ending the block. A refusal holds every worker (a long
+ * `Retry-After`, a window spent): they share the upstream's limit.
  */
 export function fold(
   shared: SharedModelState,
@@ -55,45 +52,23 @@ export function fold(
   refusals: readonly Refusal[] = [],
 ): SharedModelState {
   let s = shared.model;
-  // Another worker's fold may have landed after this one read `now`: time never goes back.
-  const from = shared.foldedAt;
-  const to = Math.max(now, from);
   const count = Math.max(0, startedCount - shared.startedFolded - refusals.length);
-  const events: { at: number; refusal?: Refusal }[] = [
-    ...Array.from({ length: count }, (_, i) => ({ at: from + ((to - from) * (i + 1)) / count })),
-    ...refusals.map((refusal) => ({ at: Math.min(to, Math.max(from, refusal.at)), refusal })),
-  ].sort((a, b) => a.at - b.at);
-  for (const { at, refusal } of events) {
+  // The clock hands out no more than the pace: slots counted late are spread back from `now` at
+  // it, not crowded into the time since the last fold.
+  const span = Math.max(now - shared.foldedAt, (count * 1000) / slotPace(s));
+  for (let i = 1; i <= count; i++) {
+    const at = now - span + (span * i) / count;
     const started = start(s, at);
-    if (!refusal) {
-      s = accepted(started.state, started.ticket, at);
-      continue;
-    }
+    s = accepted(started.state, started.ticket, at);
+  }
+  for (const refusal of refusals) {
+    const started = start(s, refusal.at);
     // Its real start: a request sent before the last cut was refused for the old pace (rule 8).
-    const ticket = { ...started.ticket, startedAt: Math.min(refusal.startedAt, at) };
-    s = refused(started.state, ticket, at, refusal.signal, true).state;
+    const ticket = { ...started.ticket, startedAt: Math.min(refusal.startedAt, refusal.at) };
+    s = refused(started.state, ticket, refusal.at, refusal.signal, true).state;
   }
   const startedFolded = Math.max(startedCount, shared.startedFolded);
-  return { model: s, startedFolded, foldedAt: to };
-}
-
-/**
- * A model with nothing taken in yet (none stored) takes in only the clock's slots of the last
- * window, spread over it: the slots before (a run without a 429 so far, an earlier run while the
- * clock lived) would otherwise all land at one instant, an estimate of hundreds a second.
- */
-export function fromLastWindow(
-  shared: SharedModelState,
-  clock: Clock | undefined,
-  now: number,
-): SharedModelState {
-  const lastWindow = clock ? (clock.pace * WINDOW_MS) / 1000 : 0;
-  const kept = Number.isFinite(lastWindow) ? Math.ceil(lastWindow) : 0;
-  return {
-    ...shared,
-    startedFolded: Math.max(0, startedBy(clock, now) - kept),
-    foldedAt: now - WINDOW_MS,
-  };
+  return { model: s, startedFolded, foldedAt: now };
 }
 /** The shared clock's pace, starts a second: the model's, or its ceiling while it paces nothing. */
 export function slotPace(model: RateState): number {

@@ -1,20 +1,15 @@
 // The rate an instance's workers share (lib/cloud/aws/sharedRate.ts): slots of a clock in the runs
 // table claimed in blocks, at lib/rate's pace, on moto_server. Each `SlotBook` stands for one
 // worker's process.
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SlotBook, type SlotPermit } from "../../lib/cloud/aws/sharedRate";
-import { awsClientConfig, awsEnv, createPkSkTable, type Moto, startMoto } from "./harness";
+import { type Moto, startMotoWithPkSkTable } from "./harness";
 
 const TABLE = "runs";
 let moto: Moto;
 
 beforeAll(async () => {
-  moto = await startMoto();
-  Object.assign(process.env, awsEnv(moto.endpoint));
-  const dynamo = new DynamoDBClient(awsClientConfig(moto.endpoint));
-  await createPkSkTable(dynamo, TABLE);
-  dynamo.destroy();
+  moto = await startMotoWithPkSkTable(TABLE);
 });
 
 afterAll(async () => {

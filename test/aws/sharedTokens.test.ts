@@ -1,7 +1,6 @@
 // The bearer token an instance's worker containers share (lib/cloud/aws/sharedTokens.ts): sealed
 // in the runs table on moto_server, against the BlackLine simulator's token endpoint. Each
 // `BlacklineApi` stands for one container's connector.
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { awsClients } from "../../lib/cloud/aws/clients";
@@ -11,18 +10,14 @@ import { BlacklineApi } from "../../lib/connectors/blackline/BlacklineApi";
 import { newRequestContext } from "../../lib/http";
 import { type BlacklineSimulator, startBlacklineSimulator } from "../../lib/simulators/blackline";
 import { FAST_RETRY } from "../helpers/blackline";
-import { awsClientConfig, awsEnv, createPkSkTable, type Moto, startMoto } from "./harness";
+import { type Moto, startMotoWithPkSkTable } from "./harness";
 
 const TABLE = "runs";
 let moto: Moto;
 let sim: BlacklineSimulator;
 
 beforeAll(async () => {
-  moto = await startMoto();
-  Object.assign(process.env, awsEnv(moto.endpoint));
-  const dynamo = new DynamoDBClient(awsClientConfig(moto.endpoint));
-  await createPkSkTable(dynamo, TABLE);
-  dynamo.destroy();
+  moto = await startMotoWithPkSkTable(TABLE);
   sim = await startBlacklineSimulator({ seed: 3, size: { users: 3, teams: 1, roles: 1 } });
 });
 

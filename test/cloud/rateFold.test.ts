@@ -3,7 +3,6 @@
 import { describe, expect, it } from "vitest";
 import {
   fold,
-  fromLastWindow,
   heldUntil,
   newSharedModel,
   reschedule,
@@ -34,48 +33,15 @@ describe("the shared model's folds", () => {
     expect(slotPace(shared.model)).toBeLessThanOrEqual(11);
   });
 
-  it("place each fold's slots in the time since the last, refusals among them by time", () => {
-    // 10 slots started in the first second, folded; 13 more in the next 100 ms (a block claimed
-    // at once), one refused, folded then. Spread back at the model's pace, the 12 accepted
-    // crowded the first second too: what the last window accepted read 30 where 21 started.
+  it("take a block's refusal after the fold's own slots", () => {
+    // 10 slots started in the first second, folded; 13 more in the next 100 ms, one refused with
+    // a Retry-After of 3 s: the block holds. Replayed after the refusal, the fold's own slots read
+    // as a probe accepted, and the block ended at once.
     const first = fold(newSharedModel({}, T0), 10, T0 + 1_000);
-    const next = fold(first, 23, T0 + 1_100, [
-      { startedAt: T0 + 1_040, at: T0 + 1_080, signal: {} },
+    const held = fold(first, 23, T0 + 1_100, [
+      { startedAt: T0 + 1_040, at: T0 + 1_050, signal: { retryAfterMs: 3_000 } },
     ]);
-    const lastWindow = next.model.accepted.filter((t) => t > T0 + 100);
-    expect(lastWindow.filter((t) => t <= T0 + 1_000)).toHaveLength(9);
-    expect(lastWindow.filter((t) => t > T0 + 1_000)).toHaveLength(12);
-    // The refusal came at 1,080 ms: after the slots spread before it, before those after.
-    const refusedAt = next.model.levels.findIndex((a) => a.refused);
-    expect(refusedAt).toBeGreaterThanOrEqual(0);
-    expect(next.model.levels.slice(refusedAt + 1).length).toBeGreaterThan(0);
-  });
-
-  it("take in only the last window's slots when no model is stored yet", () => {
-    // 300 slots started at 20 a second over 15 s without a 429, then three 429s: the first fold.
-    const now = T0 + 15_000;
-    const clock = {
-      nextSlot: now,
-      pace: 20,
-      claimed: 300,
-      fromSlot: 0,
-      fromAt: T0,
-      foldedAt: T0,
-      folds: 0,
-    };
-    const refusals = [1, 2, 3].map((i) => ({
-      startedAt: now - 60 + i,
-      at: now - 10 + i,
-      signal: {},
-    }));
-    const fresh = newSharedModel({}, now);
-    const first = fold(fromLastWindow(fresh, clock, now), 300, now, refusals);
-
-    // What the last window accepted is the last second's 20 slots, less the 3 refused: an
-    // estimate of 20. Taken in whole at one instant, the 297 read as over a thousand a second.
-    expect(first.model.estimate).toBeLessThanOrEqual(20);
-    expect(first.model.estimate).toBeGreaterThanOrEqual(15);
-    expect(fold(fresh, 300, now, refusals).model.estimate).toBeGreaterThan(100);
+    expect(heldUntil(held.model, T0 + 1_200)).toBe(T0 + 4_050);
   });
 
   it("learn a token bucket from folds every 100 ms at about one process's cost", () => {

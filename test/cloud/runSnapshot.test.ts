@@ -97,17 +97,20 @@ async function answerUntil(store: ReturnType<typeof heldShards>, done: Promise<u
   }
 }
 
+/** Each case runs with the shards made ready on the main thread, and in 2 shard workers. */
+const SHARD_THREADS: [string, number][] = [
+  ["on the main thread", 0],
+  ["in shard workers", 2],
+];
+
 describe("finalize's shard reads", () => {
-  it.each([
-    ["on the main thread", 0],
-    ["in shard workers", 2],
-  ])(
+  it.each(SHARD_THREADS)(
     "keeps a window of reads in flight and writes the shards in key order, whatever order they answer in, %s",
     async (_, count) => {
       const dir = await makeTempDir();
       const path = join(dir, "s1.jsonl.gz");
       const store = heldShards();
-      const workers = { count, script: count > 0 ? await shardWorkerScript() : undefined };
+      const workers = await shardWorkers(count);
 
       const written = writeRunSnapshot(
         path,
@@ -142,15 +145,12 @@ describe("finalize's shard reads", () => {
     expect(store.mostWaiting).toBeLessThanOrEqual(3);
   });
 
-  it.each([
-    ["on the main thread", 0],
-    ["in shard workers", 2],
-  ])(
+  it.each(SHARD_THREADS)(
     "fails with the read's error when a shard cannot be read, and leaves no file, %s",
     async (_, count) => {
       const dir = await makeTempDir();
       const store = heldShards(keys[40]);
-      const workers = { count, script: count > 0 ? await shardWorkerScript() : undefined };
+      const workers = await shardWorkers(count);
 
       const written = writeRunSnapshot(
         join(dir, "s1.jsonl.gz"),
@@ -242,15 +242,12 @@ describe("finalize's snapshot, byte for byte", () => {
     vi.useRealTimers();
   });
 
-  it.each([
-    ["on the main thread", 0],
-    ["in shard workers", 2],
-  ])(
+  it.each(SHARD_THREADS)(
     "is the snapshot the records' path writes: the same bytes, counts and digest, %s",
     async (_, count) => {
       vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-11-29T12:00:00.000Z") });
       const dir = await makeTempDir();
-      const workers = { count, script: count > 0 ? await shardWorkerScript() : undefined };
+      const workers = await shardWorkers(count);
       const shards = mixedShards();
       const shardKeys = shards.map((_, i) => `shard-${i}`);
       const ofKey = (key: string) => shards[shardKeys.indexOf(key)] as string[];
@@ -320,7 +317,7 @@ describe("finalize's snapshot, byte for byte", () => {
         shardKeys: shards.map((_, i) => String(i)),
         openShard: async (key) => Readable.from([`${shards[Number(key)]?.join("\n")}\n`]),
       },
-      { count: 2, script: await shardWorkerScript() },
+      await shardWorkers(2),
     );
 
     await expect(written).rejects.toThrow(SyntaxError);
@@ -331,7 +328,7 @@ describe("finalize's snapshot, byte for byte", () => {
 
 describe("finalize's shard workers", () => {
   it("are one a vCPU but the main thread's, none on one vCPU or without their script", async () => {
-    const script = await shardWorkerScript();
+    const { script } = (await shardWorkers(1)) as { script: URL };
     expect(shardWorkerCount(script, 4)).toBe(3);
     expect(shardWorkerCount(script, 2)).toBe(1);
     expect(shardWorkerCount(script, 1)).toBe(0);
@@ -340,10 +337,12 @@ describe("finalize's shard workers", () => {
 });
 
 /** lib/cloud/shardWorker.ts bundled, as scripts/package-functions.mjs bundles it for finalize. */
-async function shardWorkerScript(): Promise<URL> {
+/** `count` shard workers running the bundled lib/cloud/shardWorker.ts (none: the main thread). */
+async function shardWorkers(count: number): Promise<{ count: number; script?: URL }> {
+  if (count === 0) return { count };
   const script = join(await makeTempDir(), "shard-worker.mjs");
   bundleScript('import "./lib/cloud/shardWorker";', script);
-  return pathToFileURL(script);
+  return { count, script: pathToFileURL(script) };
 }
 
 describe("finalize's temporary files past a file size limit (EFBIG)", () => {

@@ -163,15 +163,11 @@ describe("RateModel", () => {
   });
 
   it("counts a probe refused as failed unless it found LARGE_CUT more than the estimate", () => {
-    // Prepare: startup ends at an estimate of 20; accepted at 19 a second until the pace probes
-    // above it, then a second at 21.5 a second, accepted (a bucket's burst refilled at the plateau).
-    const rate = new RateModel();
-    let t = 0;
-    for (; t < 3000; t += 50) rate.accepted(rate.start(t), t + 40);
-    rate.refused(rate.start(t), t + 40, 1000);
-    rate.refused(rate.start(t + 50), t + 90, 1000);
+    // Prepare: probing above an estimate of 20, then a second at 21.5 a second, accepted (a
+    // bucket's burst refilled at the plateau).
+    const { rate, at } = probingAbove20();
     expect(rate.maxRate).toBe(20);
-    for (t += 300; rate.rate <= 20; t += 1000 / 19) rate.accepted(rate.start(t), t + 40);
+    let t = at;
     for (const end = t + 1000; t < end; t += 1000 / 21.5) rate.accepted(rate.start(t), t + 40);
     const before = rate.state.failedProbes;
 
@@ -184,14 +180,10 @@ describe("RateModel", () => {
   });
 
   it("counts a window's find to one request: a probe that found 19 under an estimate of 20 keeps 20", () => {
-    // Prepare: as above, then a second at 19.5 a second: a window of 20 met at a phase that
-    // counts 19.
-    const rate = new RateModel();
-    let t = 0;
-    for (; t < 3000; t += 50) rate.accepted(rate.start(t), t + 40);
-    rate.refused(rate.start(t), t + 40, 1000);
-    rate.refused(rate.start(t + 50), t + 90, 1000);
-    for (t += 300; rate.rate <= 20; t += 1000 / 19) rate.accepted(rate.start(t), t + 40);
+    // Prepare: probing above an estimate of 20, then a second at 19.5 a second: a window of 20
+    // met at a phase that counts 19.
+    const { rate, at } = probingAbove20();
+    let t = at;
     for (const end = t + 1000; t < end; t += 1000 / 19.5) rate.accepted(rate.start(t), t + 40);
 
     // Act
@@ -416,3 +408,17 @@ describe("parseRateLimitState", () => {
     expect(parseRateLimitState(new Headers(), now)).toBeUndefined();
   });
 });
+
+/**
+ * A model whose startup ended at an estimate of 20 (60 accepted at 20 a second, then two 429s),
+ * then accepted at 19 a second until its pace probes above the estimate; `at`: the next start.
+ */
+function probingAbove20(): { rate: RateModel; at: number } {
+  const rate = new RateModel();
+  let t = 0;
+  for (; t < 3000; t += 50) rate.accepted(rate.start(t), t + 40);
+  rate.refused(rate.start(t), t + 40, 1000);
+  rate.refused(rate.start(t + 50), t + 90, 1000);
+  for (t += 300; rate.rate <= 20; t += 1000 / 19) rate.accepted(rate.start(t), t + 40);
+  return { rate, at: t };
+}

@@ -117,17 +117,9 @@ export class JobSlots {
     const now = Date.now();
     const { free } = await this.#slots(now, finished);
     if (free.length === 0) return 0;
-    const { Items = [] } = await awsClients().dynamo.send(
-      new QueryCommand({
-        TableName: this.#table,
-        KeyConditionExpression: "pk = :pk AND begins_with(sk, :held)",
-        ExpressionAttributeValues: { ":pk": this.#pk, ":held": "held#" },
-        ConsistentRead: true,
-        Limit: free.length + CLAIMED_SLACK,
-      }),
-    );
+    const held = await this.#items("held#", free.length + CLAIMED_SLACK);
     const claimed: z.infer<typeof heldItem>[] = [];
-    for (const item of Items.map((i) => heldItem.parse(i))) {
+    for (const item of held.map((i) => heldItem.parse(i))) {
       if (claimed.length === free.length) break;
       if ((item.claimedUntil ?? 0) <= now && (await this.#claim(item.sk, now))) claimed.push(item);
     }
@@ -201,6 +193,20 @@ export class JobSlots {
     );
   }
 
+  /** The run's items whose sort key begins with `prefix` (the first `limit`), read consistently. */
+  async #items(prefix: string, limit?: number): Promise<Record<string, unknown>[]> {
+    const { Items = [] } = await awsClients().dynamo.send(
+      new QueryCommand({
+        TableName: this.#table,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": this.#pk, ":prefix": prefix },
+        ConsistentRead: true,
+        ...(limit === undefined ? {} : { Limit: limit }),
+      }),
+    );
+    return Items;
+  }
+
   /**
    * The slots no lease holds now (those of `finished`, a job done, given back first), and those
    * leased to `holder`.
@@ -210,15 +216,8 @@ export class JobSlots {
     finished?: string,
     holder?: string,
   ): Promise<{ free: string[]; reserved: string[] }> {
-    const { Items = [] } = await awsClients().dynamo.send(
-      new QueryCommand({
-        TableName: this.#table,
-        KeyConditionExpression: "pk = :pk AND begins_with(sk, :slot)",
-        ExpressionAttributeValues: { ":pk": this.#pk, ":slot": "slot#" },
-        ConsistentRead: true,
-      }),
-    );
-    const leases = Items.map((item) => slotItem.parse(item)).filter((slot) => slot.until > now);
+    const slots = await this.#items("slot#");
+    const leases = slots.map((item) => slotItem.parse(item)).filter((slot) => slot.until > now);
     for (const slot of leases.filter((lease) => lease.holder === finished)) {
       await this.giveBack(slot.sk, slot.holder);
     }

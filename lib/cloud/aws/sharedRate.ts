@@ -9,7 +9,6 @@ import { newRateState, type RateSettings } from "../../rate";
 import {
   type Clock,
   fold,
-  fromLastWindow,
   later,
   type Refusal,
   reschedule,
@@ -316,10 +315,7 @@ export class SlotBook implements SharedRate {
         if (taken.length === 0 && now - read.shared.foldedAt < FOLD_EVERY_MS) break;
         await this.#readClock();
         const refusals = taken.map((t) => t.refusal);
-        // None stored yet: only the last window of the clock's slots is taken in.
-        const shared =
-          read.version === 0 ? fromLastWindow(read.shared, this.#clock, now) : read.shared;
-        const next = fold(shared, startedBy(this.#clock, now), now, refusals);
+        const next = fold(read.shared, startedBy(this.#clock, now), now, refusals);
         if (!(await this.#writeModel(next, read.version))) continue;
         this.#foldedAt = now;
         await this.#setPace(next, now);

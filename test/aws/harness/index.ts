@@ -22,6 +22,7 @@ export {
   DEFAULT_REGION,
   type Moto,
   startMoto,
+  startMotoWithPkSkTable,
 } from "./moto";
 export { runOperator } from "./operator";
 export { ensurePackaged } from "./package";

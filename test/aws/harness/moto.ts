@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CreateTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { CreateTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 
 export const DEFAULT_REGION = "eu-west-1";
 
@@ -183,4 +183,17 @@ export async function createPkSkTable(dynamo: DynamoDBClient, table: string): Pr
       ],
     }),
   );
+}
+
+/**
+ * A moto_server with one table keyed as the runs table, and this process's AWS settings pointed
+ * at it: for tests of lib/cloud/aws modules that use the shared clients.
+ */
+export async function startMotoWithPkSkTable(table: string): Promise<Moto> {
+  const moto = await startMoto();
+  Object.assign(process.env, awsEnv(moto.endpoint));
+  const dynamo = new DynamoDBClient(awsClientConfig(moto.endpoint));
+  await createPkSkTable(dynamo, table);
+  dynamo.destroy();
+  return moto;
 }
