@@ -40,34 +40,24 @@ export function newSharedModel(settings: RateSettings, now: number): SharedModel
 
 /**
  * The model after the slots started up to `startedCount` (the clock's count) and `refusals`: each
- * slot but the refused a request accepted as it started, at its time by the clock's schedule
- * (`timeOf`; one started under an earlier schedule is spread back from `now` at the pace), then
- * each refusal at its time. Refusals come last: a slot replayed after a refusal that blocks would
- * read as a probe accepted, ending the block. A refusal holds every worker (a long `Retry-After`,
- * a window spent): they share the upstream's limit.
+ * slot but the refused a request accepted as it started, spread evenly up to `now` since the last
+ * fold, then each refusal at its time. Refusals come last: a slot replayed after a refusal that
+ * blocks would read as a probe accepted, ending the block. A refusal holds every worker (a long
+ * `Retry-After`, a window spent): they share the upstream's limit.
  */
 export function fold(
   shared: SharedModelState,
   startedCount: number,
   now: number,
   refusals: readonly Refusal[] = [],
-  timeOf: (slot: number) => number | undefined = () => undefined,
 ): SharedModelState {
   let s = shared.model;
-  const slots = Math.max(0, startedCount - shared.startedFolded);
-  // The clock hands out no more than the pace: slots of an earlier schedule are spread back from
-  // `now` at it, not crowded into the time since the last fold.
-  const span = Math.max(now - shared.foldedAt, (slots * 1000) / slotPace(s));
-  const times = Array.from({ length: slots }, (_, i) => {
-    const at = timeOf(shared.startedFolded + i);
-    return at !== undefined && at <= now ? at : now - span + (span * (i + 1)) / slots;
-  });
-  // A refused slot is no accepted one: its own, or (a slot of an earlier fold) this fold's first.
-  for (const refusal of refusals) {
-    const own = times.findIndex((at) => Math.abs(at - refusal.startedAt) < 1);
-    times.splice(Math.max(0, own), 1);
-  }
-  for (const at of times.sort((a, b) => a - b)) {
+  const count = Math.max(0, startedCount - shared.startedFolded - refusals.length);
+  // The clock hands out no more than the pace: slots counted late are spread back from `now` at
+  // it, not crowded into the time since the last fold.
+  const span = Math.max(now - shared.foldedAt, (count * 1000) / slotPace(s));
+  for (let i = 1; i <= count; i++) {
+    const at = now - span + (span * i) / count;
     const started = start(s, at);
     s = accepted(started.state, started.ticket, at);
   }
@@ -80,7 +70,6 @@ export function fold(
   const startedFolded = Math.max(startedCount, shared.startedFolded);
   return { model: s, startedFolded, foldedAt: now };
 }
-
 /** The shared clock's pace, starts a second: the model's, or its ceiling while it paces nothing. */
 export function slotPace(model: RateState): number {
   return model.pace ?? model.ceiling ?? Number.POSITIVE_INFINITY;

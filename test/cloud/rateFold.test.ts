@@ -33,20 +33,6 @@ describe("the shared model's folds", () => {
     expect(slotPace(shared.model)).toBeLessThanOrEqual(11);
   });
 
-  it("replay each slot at its time by the clock's schedule, a refused one left out", () => {
-    // 20 slots started 50 ms apart from T0 + 1 s, folded 2 s on; the one at T0 + 1,500 refused.
-    const first = fold(newSharedModel({}, T0), 0, T0 + 1_000);
-    const timeOf = (slot: number) => T0 + 1_000 + slot * 50;
-    const refusal = { startedAt: T0 + 1_500, at: T0 + 1_540, signal: {} };
-    const next = fold(first, 20, T0 + 3_000, [refusal], timeOf);
-    // Spread evenly, the last accepted would read as answered at T0 + 3 s, and 10 of them within
-    // the last second: none was started in it.
-    const answered = next.model.sinceCut;
-    expect(answered.at(-1)).toBe(T0 + 1_950);
-    expect(answered).not.toContain(T0 + 1_500);
-    expect(next.model.accepted.filter((at) => at > T0 + 2_000)).toEqual([]);
-  });
-
   it("take a block's refusal after the fold's own slots", () => {
     // 10 slots started in the first second, folded; 13 more in the next 100 ms, one refused with
     // a Retry-After of 3 s: the block holds. Replayed after the refusal, the fold's own slots read

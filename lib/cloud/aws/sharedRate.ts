@@ -112,6 +112,8 @@ export class SlotBook implements SharedRate {
   #reading: Promise<void> | undefined;
   #readAt = 0;
   #waiting: Waiter[] = [];
+  /** The slots taken over the last horizon: this process's demand. */
+  #taken: number[] = [];
   #claiming = false;
   /** Refusals to fold, and whether a fold is under way in this process. */
   #refusals: { refusal: Refusal; folded: () => void; failed: (error: unknown) => void }[] = [];
@@ -129,6 +131,7 @@ export class SlotBook implements SharedRate {
   async permit(signal?: AbortSignal): Promise<SlotPermit> {
     const deadline = Date.now() + MAX_PERMIT_WAIT_MS;
     const slot = await this.#startAt(await this.#take(signal), deadline, signal);
+    this.#taken = [...this.#taken.filter((t) => t > slot - HORIZON_MS), slot];
     return {
       slot,
       // A slot is taken for accepted until told otherwise (`rateFold.ts`).
@@ -225,10 +228,11 @@ export class SlotBook implements SharedRate {
           continue;
         }
         const pace = clock?.pace ?? slotPace(newRateState(this.#settings));
-        // As many as wait, within a horizon of the pace: a slot claimed and not taken is lost to
-        // the upstream, and a fold would count it accepted.
+        // As many as wait, or as this process took over the last horizon if more (its jobs' next
+        // requests), within a horizon of the pace: slots claimed and not taken are lost.
+        const recent = this.#taken.filter((t) => t > now - HORIZON_MS).length;
         const count = Math.min(
-          this.#waiting.length,
+          Math.max(this.#waiting.length, recent),
           Math.max(1, Math.floor((pace * HORIZON_MS) / 1000)),
         );
         for (const slot of await this.#claim(count, pace, now)) {
@@ -311,10 +315,7 @@ export class SlotBook implements SharedRate {
         if (taken.length === 0 && now - read.shared.foldedAt < FOLD_EVERY_MS) break;
         await this.#readClock();
         const refusals = taken.map((t) => t.refusal);
-        const clock = this.#clock;
-        const timeOf = (slot: number) =>
-          clock && slot >= clock.fromSlot ? slotTime(clock, slot) : undefined;
-        const next = fold(read.shared, startedBy(clock, now), now, refusals, timeOf);
+        const next = fold(read.shared, startedBy(this.#clock, now), now, refusals);
         if (!(await this.#writeModel(next, read.version))) continue;
         this.#foldedAt = now;
         await this.#setPace(next, now);
