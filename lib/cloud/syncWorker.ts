@@ -26,10 +26,7 @@ import { RunFlow } from "./runFlow";
 const DEADLINE_MARGIN_MS = 15_000;
 /** SQS's longest message delay. */
 const MAX_DELAY_SECONDS = 900;
-/**
- * Without a shared rate, a job handed back for a rate limit the n-th time waits up to 2^n s, at
- * most this (jittered).
- */
+/** A job handed back for a rate limit the n-th time waits up to 2^n s, at most this (jittered). */
 const MAX_BACKOFF_SECONDS = 256;
 const rateRefusals = z.coerce.number().int().min(0);
 /** A job slot's lease lasts the invocation's time left and this much more. */
@@ -112,7 +109,6 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
 
   let counters: HttpCounters | undefined;
   let committed = false;
-  let paced = false;
   try {
     const instance = await openInstance(config, job.connectorId);
     const ctx = newRequestContext({
@@ -123,7 +119,6 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       sharedTokens: sharedTokens(config.runsTable, job.connectorId, instance.settings),
     });
     counters = ctx.counters;
-    paced = ctx.sharedRate !== undefined;
     const bound = pagesBound(inv);
     const result = await runJobPages(instance.loaded.connector, job, ctx, bound).finally(() => {
       telemetry.count("requests", ctx.counters.requests);
@@ -148,7 +143,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       telemetry.count("records", result.records.length);
     }
   } catch (error) {
-    await handleFailure(error, record, job, inv, paced);
+    await handleFailure(error, record, job, inv);
   } finally {
     await freeSlot();
     await countUpstream(job, counters, committed, inv);
@@ -242,14 +237,13 @@ async function handleFailure(
   record: SQSRecord,
   job: Job,
   inv: WorkerInvocation,
-  paced: boolean,
 ): Promise<void> {
   const { config, telemetry } = inv;
   const message = messageOf(error);
   const run = { syncId: job.syncId, connectorId: job.connectorId };
   if (RateLimitedError.is(error)) {
     const refusals = rateRefusalsOf(record);
-    const delaySeconds = handBackDelay(error.waitMs, paced ? undefined : refusals);
+    const delaySeconds = handBackDelay(error.waitMs, refusals);
     telemetry.count("throttles", 1);
     telemetry.logger.info("rate limited; job sent back with a delay", { ...run, delaySeconds });
     await sendBack(config, job, delaySeconds, refusals + 1);
@@ -278,15 +272,13 @@ async function handleFailure(
 }
 
 /**
- * How long a job handed back for a rate limit waits (a delay fits in SQS's 900 s): the upstream's
- * wait (Retry-After) or the shared clock's (its slot's time, a hold), at least a second. Without
- * a shared rate (`refusals` given), also a backoff that doubles with each hand-back of the job
- * (random within [2^(n-1), 2^n] s, at most MAX_BACKOFF_SECONDS), so the jobs of an instance whose
- * rate is full spread out instead of coming back together; with one, the clock spaces their
- * requests, and a doubling delay would only hold a run's last jobs for minutes.
+ * How long a job handed back for a rate limit waits: the upstream's wait (Retry-After), and a
+ * backoff that doubles with each hand-back of the job (random within [2^(n-1), 2^n] s, at most
+ * MAX_BACKOFF_SECONDS), so the jobs of an instance whose rate is full spread out instead of
+ * coming back together; a delay fits in SQS's 900 s.
  */
-function handBackDelay(waitMs: number, refusals: number | undefined): number {
-  const ceiling = refusals === undefined ? 1 : Math.min(MAX_BACKOFF_SECONDS, 2 ** refusals);
+function handBackDelay(waitMs: number, refusals: number): number {
+  const ceiling = Math.min(MAX_BACKOFF_SECONDS, 2 ** refusals);
   const backoff = ceiling / 2 + (Math.random() * ceiling) / 2;
   return Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(waitMs / 1000), Math.ceil(backoff)));
 }

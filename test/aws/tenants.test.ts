@@ -406,37 +406,6 @@ describe("a run's jobs on the move", () => {
     expect(clockAhead).toBeLessThanOrEqual(delaySeconds * 1000 + 60_000);
   });
 
-  it("with the shared rate, a job refused for a rate limit comes back after the upstream's wait, not a doubled delay", async () => {
-    // Prepare: as above, the shared rate on (the default): the clock spaces the jobs' requests, so
-    // a job's 8th hand-back waits what the upstream asked (Retry-After: 1 s), not 64 to 128 s.
-    const { upstream } = await instance("paced", {
-      seed: 25,
-      size: { users: 20, teams: 2, roles: 2 },
-    });
-    upstream.faults = { limit: { requestsPerSecond: 1 } };
-    const syncId = await startSync("paced");
-    const [plan] = (await receiveRecords(2)).filter((r) => r.body.includes('"plan"'));
-    if (!plan) throw new Error("no plan job on the queue");
-    plan.messageAttributes.rateRefusals = { dataType: "Number", stringValue: "7" };
-
-    // Act
-    const answer = await stack.invoke<{ batchItemFailures: unknown[] }>("syncWorker", {
-      Records: [plan],
-    });
-
-    // Assess: handed back (done with), delayed by the upstream's wait.
-    expect(answer.batchItemFailures).toEqual([]);
-    const line = stack
-      .logs("syncWorker")
-      .map(({ line }) => line)
-      .find((l) => l.includes("job sent back with a delay") && l.includes(syncId));
-    const delaySeconds = Number(
-      (JSON.parse(line ?? "{}") as { delaySeconds?: number }).delaySeconds,
-    );
-    expect(delaySeconds).toBeGreaterThanOrEqual(1);
-    expect(delaySeconds).toBeLessThanOrEqual(2);
-  });
-
   it("a job held by a worker that died before it released it is released by the next delivery of the run", async () => {
     // Prepare: a run whose plan job ran and committed; its one membership job then held in the
     // runs table, not on the queue: what a commit leaves when its worker dies after it held the
