@@ -3,7 +3,6 @@
  * request's headers and body, the exchange itself within its deadline (node's client, or fetch for
  * a streamed body) and the answer's body as the request reads it.
  */
-
 import type { AccessToken } from "./context";
 import { readCapped, withDeadline } from "./deadline";
 import { nodeRequest } from "./nodeRequest";

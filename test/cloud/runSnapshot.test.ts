@@ -336,8 +336,10 @@ describe("finalize's shard workers", () => {
   });
 });
 
-/** lib/cloud/shardWorker.ts bundled, as scripts/package-functions.mjs bundles it for finalize. */
-/** `count` shard workers running the bundled lib/cloud/shardWorker.ts (none: the main thread). */
+/**
+ * `count` shard workers (none: the main thread), running lib/cloud/shardWorker.ts bundled as
+ * scripts/package-functions.mjs bundles it for finalize.
+ */
 async function shardWorkers(count: number): Promise<{ count: number; script?: URL }> {
   if (count === 0) return { count };
   const script = join(await makeTempDir(), "shard-worker.mjs");
