@@ -6,7 +6,9 @@
  * Each limiter is run with the shared rate model the worker runs (lib/cloud/aws/sharedRate.ts),
  * with the same model told the limiter's rate, and with the per-second counter it replaced
  * (bench/cloudRate/perSecondCounter.ts, bundled into the worker in its place), each on a stack of
- * its own, in the same process; a table of every row at the end. The store's writes
+ * its own, in the same process; and, for what the model does at this rate without sharing, one
+ * command-line sync (one process, its default concurrency) behind the same limiter. A table of
+ * every row at the end. The store's writes
  * are the DynamoDB writes on `rate#` items, counted at the harness's proxy. Measures; asserts
  * nothing.
  */
@@ -15,7 +17,7 @@ import { join } from "node:path";
 import { build, type Plugin } from "esbuild";
 import yazl from "yazl";
 import type { LimiterSettings } from "../lib/simulators/limiters";
-import type { BenchPaths } from "./cliSync";
+import { type BenchPaths, runCliSync, type SyncRun } from "./cliSync";
 import { type CloudRun, runCloudSync } from "./cloudSync";
 import { limiterFloorSeconds } from "./floors";
 import { BLACKLINE_10K, type Scenario } from "./scenarios";
@@ -38,13 +40,15 @@ const LIMITERS: { name: string; text: string; limiter: LimiterSettings }[] = [
   },
 ];
 /**
- * The anchors beside the model: the per-second counter it replaced, and the model told the
- * limiter's rate (`CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND`), what a user who knows it would set.
+ * The anchors beside the model: the per-second counter it replaced, the model told the limiter's
+ * rate (`CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND`), what a user who knows it would set, and the
+ * model in one process (the command line), which shares nothing.
  */
 const CONTROLLERS = {
   counter: "per-second counter (before)",
   told: `shared model told ${RATE}/s`,
   model: "shared rate model",
+  process: "rate model, one process (CLI)",
 } as const;
 type Controller = keyof typeof CONTROLLERS;
 
@@ -84,7 +88,7 @@ export interface CloudRateRow {
   error?: string;
 }
 
-/** `only`: `<limiter>-<controller>` names (`bucket-counter`); all six when absent. */
+/** `only`: `<limiter>-<controller>` names (`bucket-counter`); all eight when absent. */
 export async function runCloudRate(paths: BenchPaths, only?: string[]): Promise<CloudRateRow[]> {
   const rows: CloudRateRow[] = [];
   const counterWorker = await counterBundle(paths.root);
@@ -106,14 +110,21 @@ export async function runCloudRate(paths: BenchPaths, only?: string[]): Promise<
         tenantText: "as blackline-10k, through the cloud runtime, 10 workers",
         upstreamText: `${LATENCY_MS} ms, page cap 137, ${text}`,
       };
-      const run = await runCloudSync(scenario, paths, {
-        async deployed(stack) {
-          if (controller === "counter") await stack.updateFunctionCode("syncWorker", counterWorker);
-        },
-        ...(controller === "told"
-          ? { instanceEnv: { CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: String(RATE) } }
-          : {}),
-      });
+      const run =
+        controller === "process"
+          ? await runCliSync({ ...scenario, runtime: "cli" }, paths, {
+              concurrencyOne: false,
+              tag: scenario.name,
+            })
+          : await runCloudSync(scenario, paths, {
+              async deployed(stack) {
+                if (controller === "counter")
+                  await stack.updateFunctionCode("syncWorker", counterWorker);
+              },
+              ...(controller === "told"
+                ? { instanceEnv: { CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: String(RATE) } }
+                : {}),
+            });
       rows.push(row(text, CONTROLLERS[controller], limiter, run));
       process.stdout.write(`${JSON.stringify(rows.at(-1))}\n`);
     }
@@ -159,8 +170,10 @@ function row(
   limiter: string,
   controller: string,
   settings: LimiterSettings,
-  run: CloudRun,
+  run: CloudRun | SyncRun,
 ): CloudRateRow {
+  const cloud = "invocations" in run ? run : undefined;
+  const cli = "invocations" in run ? undefined : run;
   const minimum = run.minimum.total + 1;
   const floor = limiterFloorSeconds({
     limiter: settings,
@@ -172,7 +185,7 @@ function row(
   const round = (n: number) => Math.round(n * 1000) / 1000;
   const upstreamSeconds = (run.server.spanMs ?? 0) / 1000 + LATENCY_MS / 1000;
   const outsideSeconds = run.syncMs / 1000 - upstreamSeconds;
-  const rateWrites = run.aws?.dynamodbWritesByKind.rate ?? 0;
+  const rateWrites = cloud?.aws?.dynamodbWritesByKind.rate ?? 0;
   return {
     limiter,
     controller,
@@ -191,8 +204,8 @@ function row(
     tokenRequests: run.server.byRoute.token ?? 0,
     rateWrites,
     writesPerRequest: round(rateWrites / Math.max(1, run.server.requests)),
-    workerInvocations: run.invocations.syncWorker,
-    cpuSeconds: run.cpuSeconds,
+    workerInvocations: cloud?.invocations.syncWorker ?? 0,
+    cpuSeconds: cloud?.cpuSeconds ?? { emulator: 0, harness: (cli?.cpuMs ?? 0) / 1000 },
     load: loadavg()[0] ?? 0,
     ...(run.error ? { error: run.error } : {}),
   };
