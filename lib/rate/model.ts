@@ -185,11 +185,13 @@ export function refused(
     !byCap &&
     (ticket.startedAt >= orNever(s.cutAt) ? rateMeasured(s) || s.startup : saturated(s))
   ) {
-    // Rule 7: a lone refusal (none in the window before), not probing, is noise: a stall, a
-    // request that arrived early. A limit refuses again.
-    const lone = !probing(s) && now - orNever(s.lastRefusal) > WINDOW_MS;
+    // Rule 7: a lone refusal (a window and 1 / (1 - HEADROOM) answers in the log since the one
+    // before), not probing, is noise: a stall, a request that arrived early. A limit refuses again.
+    const previous = orNever(s.lastRefusal);
+    const answersSince = s.levels.filter((a) => a.at > previous).length;
+    const lone = !probing(s) && now - previous > WINDOW_MS && answersSince * (1 - HEADROOM) >= 1;
     s.lastRefusal = now;
-    if (!lone) cutToEstimate(s, now, tail);
+    if (!lone) cutToEstimate(s, now, tail, previous);
   }
   return verdict(false, now + (retryAfterMs ?? 0));
 }
@@ -205,7 +207,7 @@ const saturated = (s: RateState): boolean =>
   (rateSinceCut(s, ESTIMATE_ANSWERS) ?? Number.POSITIVE_INFINITY) < HEADROOM * orInfinity(s.pace);
 
 /** Rules 5 to 7 and 9: a refusal that cuts (in startup, its exit; probing, under the estimate). */
-function cutToEstimate(s: RateState, now: number, tail: boolean): void {
+function cutToEstimate(s: RateState, now: number, tail: boolean, previous: number): void {
   // Rule 7: at or under the share of refusals learned as noise (this one aside: a window's share
   // is known to one answer), refusals measure nothing.
   const recent = refusedShare(s, now - WINDOW_MS);
@@ -234,15 +236,16 @@ function cutToEstimate(s: RateState, now: number, tail: boolean): void {
   // Rule 6: the lower of the rate since the cut and what the last second accepted; in a block's
   // tail the last second is mostly the block's, and only a rate since the cut under the pace tells.
   if (tail && !saturated(s)) return;
-  // Rule 7: refusals that cuts of LARGE_CUT or more made neither half nor twice as frequent (under
-  // half the answers) are noise: the estimate before the cuts comes back, and no share as high
-  // cuts again. A limit's refusals grow more frequent while the pace is still above it.
+  // Rule 7: refusals that cuts of LARGE_CUT or more (smaller ones add up) made neither half nor
+  // twice as frequent (under half the answers) are noise: the estimate before the cuts comes back,
+  // and no share as high cuts again. A limit's refusals grow more frequent while the pace is still
+  // above it. The share before: since the refusal before this one, a window at least.
   if (s.judgedFrom !== null) {
     const since = refusedShare(s, s.judgedFrom);
     if (since.answers >= ESTIMATE_ANSWERS) {
       const large = orInfinity(s.estimate) <= (1 - LARGE_CUT) * orInfinity(s.estimateBefore);
       const steady = since.share >= s.shareBefore / 2 && since.share <= 2 * s.shareBefore;
-      s.judgedFrom = null;
+      if (large) s.judgedFrom = null;
       if (large && steady && since.share < 0.5) {
         s.noiseShare = Math.max(since.share, recent.share);
         s.estimate = s.estimateBefore;
@@ -252,7 +255,7 @@ function cutToEstimate(s: RateState, now: number, tail: boolean): void {
   }
   if (s.judgedFrom === null) {
     s.judgedFrom = now;
-    s.shareBefore = recent.share;
+    s.shareBefore = refusedShare(s, Math.min(now - WINDOW_MS, previous)).share;
     s.estimateBefore = s.estimate;
   }
   const sinceCut = rateSinceCut(s, ESTIMATE_ANSWERS) ?? Number.POSITIVE_INFINITY;

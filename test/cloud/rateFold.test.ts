@@ -53,6 +53,21 @@ describe("the shared model's folds", () => {
     expect(shared.accepted).toBeGreaterThanOrEqual(oneProcess.accepted - 2);
   });
 
+  it("settle under a slow bucket when the workers' demand is just over it", () => {
+    // Ten workers' requests come at 11 to 15 a second, over the bucket's 10 but never as fast as
+    // an estimate a little over it. A pace 5-10% over a limit of 10 refuses one request every 1
+    // to 2 s: each was lone by a window (rule 7) and cut nothing, and the estimate settled at
+    // 10.7-11.1 with 17-22 refusals in the last 40 s (2 or 3 where the demand met the pace).
+    for (const demand of [11, 12, 13, 15]) {
+      for (const foldEveryMs of [300, 1000]) {
+        const run = demandOverBucket(demand, foldEveryMs);
+        const at = `demand ${demand}, folds every ${foldEveryMs} ms`;
+        expect(run.lateRefused, at).toBeLessThanOrEqual(10);
+        expect(run.accepted, at).toBeGreaterThanOrEqual(0.97 * 10 * 60);
+      }
+    }
+  });
+
   it("reschedule the clock's slots not yet started at a cut, after the last started", () => {
     // 20 slots claimed at 20 a second from T0; by T0 + 500 ms, 11 have started.
     const clock = {
@@ -124,4 +139,45 @@ function behindBucket(
     shared = fold(shared, counted === "slots" ? started : accepted + refused, now, refusals);
   }
   return { refused, accepted };
+}
+
+/**
+ * Workers whose requests come at `demand` a second (or the model's pace, if slower), behind a
+ * token bucket of 10 a second, burst 5, for 60 s: each answered 40 ms after its start, a fold at
+ * once on a refusal (as a worker folds its 429s) and otherwise every `foldEveryMs`, taking the
+ * slots started for accepted. `lateRefused`: the refusals of the last 40 s.
+ */
+function demandOverBucket(
+  demand: number,
+  foldEveryMs: number,
+): { lateRefused: number; accepted: number } {
+  let shared = newSharedModel({}, T0);
+  const bucket = { tokens: 5, at: T0 };
+  let answers: { at: number; startedAt: number; ok: boolean }[] = [];
+  let accepted = 0;
+  let lateRefused = 0;
+  let started = 0;
+  let lastStart = Number.NEGATIVE_INFINITY;
+  let lastFold = T0;
+  for (let now = T0; now <= T0 + 60_000; now += 5) {
+    if (now - lastStart >= 1000 / Math.min(demand, slotPace(shared.model))) {
+      lastStart = now;
+      bucket.tokens = Math.min(5, bucket.tokens + ((now - bucket.at) * 10) / 1000);
+      bucket.at = now;
+      const ok = bucket.tokens >= 1;
+      if (ok) bucket.tokens--;
+      answers.push({ at: now + 40, startedAt: now, ok });
+      started++;
+    }
+    const due = answers.filter((a) => a.at <= now);
+    answers = answers.filter((a) => a.at > now);
+    accepted += due.filter((a) => a.ok).length;
+    const refusals = due.filter((a) => !a.ok).map((a) => ({ ...a, signal: {} }));
+    if (now > T0 + 20_000) lateRefused += refusals.length;
+    if (refusals.length > 0 || now - lastFold >= foldEveryMs) {
+      shared = fold(shared, started, now, refusals);
+      lastFold = now;
+    }
+  }
+  return { lateRefused, accepted };
 }

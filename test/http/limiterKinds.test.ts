@@ -165,6 +165,40 @@ describe("RateModel against refusals that do not depend on the rate", () => {
     expect(sent).toBeGreaterThanOrEqual(0.7 * demand * 30);
   });
 
+  it("a slow token bucket behind a server refusing a share of its own keeps 90% of the rate the two leave", async () => {
+    // Every 15th, 30th or 60th request refused whatever the pace, before a token bucket of 10 or
+    // 20 a second (burst 5): a share of refusals beside a limit. Before rule 7 counted answers
+    // since the last refusal, and its judgment the share since the refusal before, these kept
+    // 8.3 to 8.9 a second behind the bucket of 10, and 13.8 behind 20 with every 15th refused
+    // (in between, an answer count alone took every 30th for a limit: 4.4 a second).
+    for (const rate of [10, 20]) {
+      for (const every of [15, 30, 60]) {
+        for (const seed of [1, 2]) {
+          vi.useRealTimers();
+          startFakeClock();
+          const bucket = createLimiter({ kind: "token_bucket", ratePerSecond: rate, burst: 5 });
+          let answered = 0;
+          const upstream: Upstream = {
+            async admit() {
+              answered++;
+              return answered % every === 0
+                ? { accepted: false, headers: {} }
+                : (bucket as Upstream).admit();
+            },
+            release: () => (bucket as Upstream).release(),
+          };
+
+          const run = await runModel(new RateModel(), upstream, { seconds: 60, seed });
+
+          const kept = acceptedRate(run, 10_000, 60_000) / (rate * (1 - 1 / every));
+          expect(kept, `${rate}/s, every ${every}th refused, seed ${seed}`).toBeGreaterThanOrEqual(
+            0.9,
+          );
+        }
+      }
+    }
+  });
+
   it("an outage after refusals that do not depend on the rate: blocked, not refused at the full pace", async () => {
     // Prepare: every fifth request refused, then every request for 10 s from 10 s (a quota
     // spent, an outage), no Retry-After, 16 in flight.
