@@ -8,9 +8,8 @@
  * (bench/cloudRate/perSecondCounter.ts, bundled into the worker in its place), each on a stack of
  * its own, in the same process; and, for what the model does at this rate without sharing, one
  * command-line sync (one process, its default concurrency) behind the same limiter. A table of
- * every row at the end. The store's writes
- * are the DynamoDB writes on `rate#` items, counted at the harness's proxy. Measures; asserts
- * nothing.
+ * every row at the end. The store's writes are the DynamoDB writes on `rate#` items, counted at
+ * the harness's proxy. Measures; asserts nothing.
  */
 import { loadavg } from "node:os";
 import { join } from "node:path";

@@ -22,7 +22,8 @@
  * with a command-line sync of the same tenant. `-- --tenants [--large 50000 --small 500]`
  * sets the two tenants' users. `-- --cloud-rate [--only bucket-counter,window-model]` the rate
  * the cloud's workers share behind a token bucket and a fixed window, the shared rate model beside
- * the per-second counter it replaced (bench/cloudRate.ts). It measures and asserts nothing.
+ * the per-second counter it replaced, the model told, and one process (bench/cloudRate.ts). It
+ * measures and asserts nothing.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
