@@ -1,8 +1,8 @@
 /**
  * The rate model's transitions: pure functions of a state (`state.ts`), the clock passed in, each
  * returning a new state and never changing the one given; rule numbers are docs/rate-model.md's.
- * Invariants: the pace never exceeds the ceiling; while blocked only one probe is out at a time;
- * no request starts while the learned cap is full.
+ * Invariants: the pace is 1 a second at least and never over the ceiling; while blocked only one
+ * probe is out at a time; no request starts while the learned cap is full.
  */
 import {
   BLOCK_AFTER_REFUSALS,
@@ -230,7 +230,7 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
     // Rule 5: the limit is at most what was sent; the pace goes back to what the last second
     // accepted (a window's limit; a bucket's rate and burst) and regains the rest unless refused.
     const accepted = acceptedOverWindow(s, now);
-    cut(s, now, Math.max(accepted, sentRate(s, now, WINDOW_MS / 2)), HEADROOM * accepted);
+    cut(s, now, Math.max(1, accepted, sentRate(s, now, WINDOW_MS / 2)), HEADROOM * accepted);
     return;
   }
   // Rule 6: the lower of the rate since the cut and what the last second accepted; in a block's
@@ -293,7 +293,7 @@ function grow(s: RateState, now: number): void {
       Math.max(2 * sentRate(s, now, WINDOW_MS), pace),
     );
   }
-  s.pace = Math.min(orInfinity(s.ceiling), next);
+  s.pace = Math.min(orInfinity(s.ceiling), Math.max(1, next));
 }
 
 /**

@@ -86,6 +86,25 @@ function busiestSecond(starts: number[]): number {
 }
 
 describe("RateModel", () => {
+  it("keeps a pace of one a second at least when the first answer is a refusal come late", () => {
+    // A worker's first request waited for the shared slot, so its 429 came 600 ms after its start:
+    // nothing accepted and nothing sent in the last half second made startup's exit an estimate of
+    // 0, the probe above it a pace of 0, and every later start waited for ever (a cloud run's
+    // last job failed delivery after delivery, its container's limiter stuck).
+    const rate = new RateModel();
+    rate.refused(rate.start(0), 600, undefined);
+    const next = rate.start(rate.nextStartAt(601) ?? Number.POSITIVE_INFINITY);
+    rate.accepted(next, 700);
+    for (let t = 1_000; t <= 60_000; t += 1_000) {
+      const at = rate.nextStartAt(t);
+      expect(at, `at ${t} ms`).toBeDefined();
+      expect(at as number, `at ${t} ms`).toBeLessThanOrEqual(t + 1_000);
+      rate.accepted(rate.start(at as number), (at as number) + 40);
+    }
+    expect(rate.maxRate).toBeGreaterThanOrEqual(1);
+    expect(rate.rate).toBeGreaterThanOrEqual(1);
+  });
+
   it("converges just below an upstream's limit, with few 429s", () => {
     // Prepare
     const rate = new RateModel();
