@@ -188,7 +188,7 @@ export function refused(
     // Rule 7: a lone refusal (a window and 1 / (1 - HEADROOM) answers in the log since the one
     // before), not probing, is noise: a stall, a request that arrived early. A limit refuses again.
     const previous = orNever(s.lastRefusal);
-    const answersSince = s.levels.filter((a) => a.at > previous).length;
+    const answersSince = refusedShare(s, previous).answers;
     const lone = !probing(s) && now - previous > WINDOW_MS && answersSince * (1 - HEADROOM) >= 1;
     s.lastRefusal = now;
     if (!lone) cutToEstimate(s, now, tail, previous);

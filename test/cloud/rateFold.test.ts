@@ -5,6 +5,7 @@ import {
   fold,
   heldUntil,
   newSharedModel,
+  type Refusal,
   reschedule,
   slotPace,
   slotTime,
@@ -106,8 +107,7 @@ describe("the shared model's folds", () => {
 });
 
 /**
- * 8 s of a clock starting requests at the model's pace behind a token bucket of 10 a second, burst
- * 5: each answered 40 ms after its start (accepted while the bucket has a token), and a fold every
+ * 8 s of a clock starting requests at the model's pace behind `bucketOfTen`, and a fold every
  * `foldEveryMs` taking in the refusals come by then and, as accepted, the `slots` started by then
  * (what the workers' folds do) or the accepted `answers` come by then.
  */
@@ -116,25 +116,19 @@ function behindBucket(
   counted: "slots" | "answers",
 ): { refused: number; accepted: number } {
   let shared = newSharedModel({}, T0);
-  const bucket = { tokens: 5, at: T0 };
-  let answers: { at: number; startedAt: number; ok: boolean }[] = [];
+  const bucket = bucketOfTen();
   let accepted = 0;
   let refused = 0;
   let started = 0;
   let next = T0;
   for (let now = T0 + foldEveryMs; now <= T0 + 8_000; now += foldEveryMs) {
     for (; next <= now; next += 1000 / slotPace(shared.model)) {
-      bucket.tokens = Math.min(5, bucket.tokens + ((next - bucket.at) * 10) / 1000);
-      bucket.at = next;
-      const ok = bucket.tokens >= 1;
-      if (ok) bucket.tokens--;
-      answers.push({ at: next + 40, startedAt: next, ok });
+      bucket.send(next);
       started++;
     }
-    const due = answers.filter((a) => a.at <= now);
-    answers = answers.filter((a) => a.at > now);
-    accepted += due.filter((a) => a.ok).length;
-    const refusals = due.filter((a) => !a.ok).map((a) => ({ ...a, signal: {} }));
+    const answered = bucket.answered(now);
+    const refusals = answered.refusals;
+    accepted += answered.accepted;
     refused += refusals.length;
     shared = fold(shared, counted === "slots" ? started : accepted + refused, now, refusals);
   }
@@ -142,8 +136,8 @@ function behindBucket(
 }
 
 /**
- * Workers whose requests come at `demand` a second (or the model's pace, if slower), behind a
- * token bucket of 10 a second, burst 5, for 60 s: each answered 40 ms after its start, a fold at
+ * Workers whose requests come at `demand` a second (or the model's pace, if slower), behind
+ * `bucketOfTen` for 60 s: a fold at
  * once on a refusal (as a worker folds its 429s) and otherwise every `foldEveryMs`, taking the
  * slots started for accepted. `lateRefused`: the refusals of the last 40 s.
  */
@@ -152,8 +146,7 @@ function demandOverBucket(
   foldEveryMs: number,
 ): { lateRefused: number; accepted: number } {
   let shared = newSharedModel({}, T0);
-  const bucket = { tokens: 5, at: T0 };
-  let answers: { at: number; startedAt: number; ok: boolean }[] = [];
+  const bucket = bucketOfTen();
   let accepted = 0;
   let lateRefused = 0;
   let started = 0;
@@ -162,17 +155,12 @@ function demandOverBucket(
   for (let now = T0; now <= T0 + 60_000; now += 5) {
     if (now - lastStart >= 1000 / Math.min(demand, slotPace(shared.model))) {
       lastStart = now;
-      bucket.tokens = Math.min(5, bucket.tokens + ((now - bucket.at) * 10) / 1000);
-      bucket.at = now;
-      const ok = bucket.tokens >= 1;
-      if (ok) bucket.tokens--;
-      answers.push({ at: now + 40, startedAt: now, ok });
+      bucket.send(now);
       started++;
     }
-    const due = answers.filter((a) => a.at <= now);
-    answers = answers.filter((a) => a.at > now);
-    accepted += due.filter((a) => a.ok).length;
-    const refusals = due.filter((a) => !a.ok).map((a) => ({ ...a, signal: {} }));
+    const answered = bucket.answered(now);
+    const refusals = answered.refusals;
+    accepted += answered.accepted;
     if (now > T0 + 20_000) lateRefused += refusals.length;
     if (refusals.length > 0 || now - lastFold >= foldEveryMs) {
       shared = fold(shared, started, now, refusals);
@@ -180,4 +168,28 @@ function demandOverBucket(
     }
   }
   return { lateRefused, accepted };
+}
+
+/**
+ * A token bucket of 10 a second, burst 5, whose requests are answered 40 ms after their start
+ * (accepted while it has a token): `send` one at `at`, `answered` those come by `now`.
+ */
+function bucketOfTen() {
+  const bucket = { tokens: 5, at: T0 };
+  let answers: { at: number; startedAt: number; ok: boolean }[] = [];
+  return {
+    send(at: number): void {
+      bucket.tokens = Math.min(5, bucket.tokens + ((at - bucket.at) * 10) / 1000);
+      bucket.at = at;
+      const ok = bucket.tokens >= 1;
+      if (ok) bucket.tokens--;
+      answers.push({ at: at + 40, startedAt: at, ok });
+    },
+    answered(now: number): { accepted: number; refusals: Refusal[] } {
+      const due = answers.filter((a) => a.at <= now);
+      answers = answers.filter((a) => a.at > now);
+      const refusals = due.filter((a) => !a.ok).map((a) => ({ ...a, signal: {} }));
+      return { accepted: due.length - refusals.length, refusals };
+    },
+  };
 }

@@ -176,16 +176,18 @@ describe("RateModel against refusals that do not depend on the rate", () => {
         for (const seed of [1, 2]) {
           vi.useRealTimers();
           startFakeClock();
-          const bucket = createLimiter({ kind: "token_bucket", ratePerSecond: rate, burst: 5 });
+          const bucket = createLimiter({
+            kind: "token_bucket",
+            ratePerSecond: rate,
+            burst: 5,
+          }) as Upstream;
           let answered = 0;
           const upstream: Upstream = {
             async admit() {
               answered++;
-              return answered % every === 0
-                ? { accepted: false, headers: {} }
-                : (bucket as Upstream).admit();
+              return answered % every === 0 ? { accepted: false, headers: {} } : bucket.admit();
             },
-            release: () => (bucket as Upstream).release(),
+            release: () => bucket.release(),
           };
 
           const run = await runModel(new RateModel(), upstream, { seconds: 60, seed });
