@@ -214,16 +214,16 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   if (!s.startup && recent.share - 1 / recent.answers < s.noiseShare) return;
   const estimate = orInfinity(s.estimate);
   if (probing(s)) {
-    // Rule 9: the estimate rises halfway to what the last second accepted if that is LARGE_CUT
-    // more (a bucket's burst refilled at the plateau is no more than that); otherwise the probe
-    // failed: the next waits longer, and the estimate goes to the lower of the two.
+    // Rule 9: the estimate rises halfway to what the last second accepted if LARGE_CUT more; else
+    // the probe failed (the next waits longer) and the estimate moves to what it found by one
+    // request at most: a window's count is known to one, a bucket's refill is not its rate.
     const found = acceptedOverWindow(s, now);
     const more = found > (1 + LARGE_CUT) * estimate;
     if (!more) s.failedProbes++;
     s.probeRefusedAt = now;
-    // A window's count is known to one request (a window of 10 met at a phase counts 9).
-    const counted = found + 1000 / WINDOW_MS;
-    cut(s, now, Math.max(1, more ? (found + estimate) / 2 : Math.min(counted, estimate)));
+    const one = 1000 / WINDOW_MS;
+    const moved = Math.min(Math.max(found, estimate), found + one, estimate + one);
+    cut(s, now, Math.max(1, more ? (found + estimate) / 2 : moved));
     return;
   }
   if (s.startup) {

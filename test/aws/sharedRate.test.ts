@@ -2,6 +2,7 @@
 // table claimed in blocks, at lib/rate's pace, on moto_server. Each `SlotBook` stands for one
 // worker's process.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readModel } from "../../lib/cloud/aws/rateItems";
 import { SlotBook, type SlotPermit } from "../../lib/cloud/aws/sharedRate";
 import { type Moto, startMotoWithPkSkTable } from "./harness";
 
@@ -76,5 +77,29 @@ describe("the shared rate's slots", () => {
     const slots = (await later).map((p) => p.slot).sort((a, b) => a - b);
     // Its last two (300 and 400 ms on) read the clock again before they start.
     expect(slots.slice(2).every((slot) => slot >= refusedAt + 3_000)).toBe(true);
+  });
+
+  it("take in as accepted only the slots whose answers have had time to come", async () => {
+    // Answers come 600 ms after their slots. A 429 folded at once took every slot started by
+    // then for accepted, those whose 429s were still on their way too: the model measured more
+    // accepted than the upstream did (a window of 10 taken for 16, 70-78 refusals in a cloud run).
+    const settings = { requestsPerSecond: 10 };
+    const worker = new SlotBook(TABLE, "rate#answered", settings);
+    const answered = await Promise.all(
+      [1, 2, 3, 4].map(async () => {
+        const permit = await worker.permit();
+        await new Promise((r) => setTimeout(r, Math.max(0, permit.slot + 600 - Date.now())));
+        permit.accepted();
+        return permit;
+      }),
+    );
+    const waiting = await Promise.all([1, 2, 3, 4].map(() => worker.permit()));
+    const last = waiting.at(-1) as SlotPermit;
+    await last.refused(undefined);
+    const { shared } = await readModel({ table: TABLE, pk: "rate#answered" }, settings, Date.now());
+    // The four answered, and at most one of the four started since (a late permit's slot).
+    expect(answered).toHaveLength(4);
+    expect(shared.startedFolded).toBeGreaterThanOrEqual(4);
+    expect(shared.startedFolded).toBeLessThanOrEqual(5);
   });
 });

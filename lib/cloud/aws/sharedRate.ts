@@ -51,6 +51,16 @@ const REREAD_LEAD_MS = 30;
  * percent a fold) would otherwise fail every worker's next claim, a write each.
  */
 const PACE_DRIFT = 0.1;
+/**
+ * A fold takes in as accepted the slots started longer ago than the longest of this many last
+ * answers took (from their slots), so a slot's 429 is folded before the slot is taken for accepted.
+ */
+const ANSWERS_TIMED = 16;
+/**
+ * The most a fold waits for answers (ms): a slow answer (a timeout) would otherwise hold back
+ * what the model learns, where a 429, the answer waited for, comes in a round trip.
+ */
+const MAX_ANSWER_LAG_MS = 2_000;
 /** Tries of a fold that lost to another worker's (each rereads the model). */
 const FOLD_TRIES = 5;
 const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)" } as const;
@@ -115,6 +125,8 @@ export class SlotBook implements SharedRate {
   /** The slots taken over the last horizon: this process's demand. */
   #taken: number[] = [];
   #claiming = false;
+  /** How long the last `ANSWERS_TIMED` answers took from their slots (ms), the latest last. */
+  #answerMs: number[] = [];
   /** Refusals to fold, and whether a fold is under way in this process. */
   #refusals: { refusal: Refusal; folded: () => void; failed: (error: unknown) => void }[] = [];
   #folding = false;
@@ -134,16 +146,21 @@ export class SlotBook implements SharedRate {
     this.#taken = [...this.#taken.filter((t) => t > slot - HORIZON_MS), slot];
     return {
       slot,
-      // A slot is taken for accepted until told otherwise (`rateFold.ts`).
-      accepted() {},
+      // A slot is taken for accepted until told otherwise (`rateFold.ts`); its answer is timed.
+      accepted: () => this.#answered(slot),
       refused: (retryAfterMs) =>
         new Promise<void>((folded, failed) => {
+          this.#answered(slot);
           const refusal = { startedAt: slot, at: Date.now(), signal: { retryAfterMs } };
           this.#refusals.push({ refusal, folded, failed });
           void this.#fold();
         }),
       unanswered() {},
     };
+  }
+
+  #answered(slot: number): void {
+    this.#answerMs = [...this.#answerMs.slice(1 - ANSWERS_TIMED), Date.now() - slot];
   }
 
   /**
@@ -315,7 +332,9 @@ export class SlotBook implements SharedRate {
         if (taken.length === 0 && now - read.shared.foldedAt < FOLD_EVERY_MS) break;
         await this.#readClock();
         const refusals = taken.map((t) => t.refusal);
-        const next = fold(read.shared, startedBy(this.#clock, now), now, refusals);
+        // Slots whose answers may still come are not yet taken for accepted.
+        const lag = Math.min(MAX_ANSWER_LAG_MS, Math.max(0, ...this.#answerMs));
+        const next = fold(read.shared, startedBy(this.#clock, now - lag), now, refusals);
         if (!(await this.#writeModel(next, read.version))) continue;
         this.#foldedAt = now;
         await this.#setPace(next, now);
