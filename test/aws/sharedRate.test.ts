@@ -102,4 +102,18 @@ describe("the shared rate's slots", () => {
     expect(shared.startedFolded).toBeGreaterThanOrEqual(4);
     expect(shared.startedFolded).toBeLessThanOrEqual(5);
   });
+
+  it("spread a first fold's slots from the clock's first claim, not at the pace", async () => {
+    // Six requests 150 ms apart (the workers' demand at first, under the upstream's limit), then a
+    // 429. Spread at startup's pace (20 a second), the six read as 20 a second accepted.
+    const worker = new SlotBook(TABLE, "rate#first", {});
+    for (let i = 0; i < 6; i++) {
+      (await worker.permit()).accepted();
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    await (await worker.permit()).refused(undefined);
+    const { shared } = await readModel({ table: TABLE, pk: "rate#first" }, {}, Date.now());
+    expect(shared.model.startup).toBe(false);
+    expect(shared.model.estimate).toBeLessThanOrEqual(10);
+  });
 });

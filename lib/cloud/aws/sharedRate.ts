@@ -332,6 +332,12 @@ export class SlotBook implements SharedRate {
         if (taken.length === 0 && now - read.shared.foldedAt < FOLD_EVERY_MS) break;
         await this.#readClock();
         const refusals = taken.map((t) => t.refusal);
+        // A model that has taken in no slot spreads its first from the clock's first claim: at the
+        // pace instead, a first second's 12 slots read as 22 a second accepted.
+        const clock = this.#clock;
+        if (read.shared.startedFolded === 0 && clock) {
+          read.shared.foldedAt = Math.min(read.shared.foldedAt, clock.foldedAt);
+        }
         // Slots whose answers may still come are not yet taken for accepted.
         const lag = Math.min(MAX_ANSWER_LAG_MS, Math.max(0, ...this.#answerMs));
         const next = fold(read.shared, startedBy(this.#clock, now - lag), now, refusals);
