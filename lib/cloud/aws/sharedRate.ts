@@ -340,7 +340,7 @@ export class SlotBook implements SharedRate {
         }
         // Slots whose answers may still come are not yet taken for accepted.
         const lag = Math.min(MAX_ANSWER_LAG_MS, Math.max(0, ...this.#answerMs));
-        const next = fold(read.shared, startedBy(this.#clock, now - lag), now, refusals);
+        const next = fold(read.shared, startedBy(clock, now - lag), now, refusals);
         if (!(await this.#writeModel(next, read.version))) continue;
         this.#foldedAt = now;
         await this.#setPace(next, now);
