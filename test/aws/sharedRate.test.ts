@@ -80,17 +80,17 @@ describe("the shared rate's slots", () => {
   });
 
   it("take in as accepted only the slots whose answers have had time to come", async () => {
-    // Answers come 600 ms after their slots. A 429 folded at once took every slot started by
-    // then for accepted, those whose 429s were still on their way too: the model measured more
-    // accepted than the upstream did (a window of 10 taken for 16, 70-78 refusals in a cloud run).
+    // Four answers come 1 s after their slots; then four requests start, the last refused at
+    // once. A 429 folded at once took every slot started by then for accepted, those whose 429s
+    // were still on their way too: the model measured more accepted than the upstream did (a
+    // window of 10 taken for 16, 70-78 refusals in a cloud run).
     const settings = { requestsPerSecond: 10 };
     const worker = new SlotBook(TABLE, "rate#answered", settings);
-    const answered = await Promise.all(
+    await Promise.all(
       [1, 2, 3, 4].map(async () => {
         const permit = await worker.permit();
-        await new Promise((r) => setTimeout(r, Math.max(0, permit.slot + 600 - Date.now())));
+        await new Promise((r) => setTimeout(r, Math.max(0, permit.slot + 1_000 - Date.now())));
         permit.accepted();
-        return permit;
       }),
     );
     const waiting = await Promise.all([1, 2, 3, 4].map(() => worker.permit()));
@@ -98,7 +98,6 @@ describe("the shared rate's slots", () => {
     await last.refused(undefined);
     const { shared } = await readModel({ table: TABLE, pk: "rate#answered" }, settings, Date.now());
     // The four answered, and at most one of the four started since (a late permit's slot).
-    expect(answered).toHaveLength(4);
     expect(shared.startedFolded).toBeGreaterThanOrEqual(4);
     expect(shared.startedFolded).toBeLessThanOrEqual(5);
   });
