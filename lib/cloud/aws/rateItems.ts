@@ -1,8 +1,9 @@
 /**
  * The shared rate's two items in the runs table (docs/rate-control.md, "The cloud runtime"), under
  * `pk = rate#<connectorId>#<setting>`: `clock`, the slots' schedule, changed only by conditional
- * updates, and `model`, lib/rate's state as JSON, written back on its version. Both expire an hour
- * after their last write, so the next sync starts from what was learned.
+ * updates (a claim of slots, a schedule rewritten: built here), and `model`, lib/rate's state as
+ * JSON, written back on its version. Both expire an hour after their last write, so the next sync
+ * starts from what was learned.
  */
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import * as z from "zod";
@@ -22,6 +23,72 @@ export interface RateItems {
 
 /** An update of the clock: its expression (`SET ...`), its condition, their values. */
 export type ClockChange = [update: string, condition: string, values: Record<string, number>];
+
+/**
+ * A claim at a pace off the clock's by at most this share succeeds: a probe's steps (a few
+ * percent a fold) would otherwise fail every worker's next claim, a write each.
+ */
+const PACE_DRIFT = 0.1;
+
+/**
+ * A claim of `count` slots at `pace`: after the clock's next free slot while it `running` (at
+ * `now` or later, at most `ahead` ms on, at about the pace this worker saw), from `now` when it
+ * stood (the schedule starts again there, and the first claim makes the clock).
+ */
+export function claimChange(
+  running: boolean,
+  count: number,
+  pace: number,
+  now: number,
+  ahead: number,
+): ClockChange {
+  const values = { ":span": (count * 1000) / pace, ":count": count, ":now": now };
+  if (!running) {
+    return [
+      "SET nextSlot = :now + :span, fromAt = :now, fromSlot = if_not_exists(claimed, :zero), folds = if_not_exists(folds, :zero), pace = :pace, foldedAt = if_not_exists(foldedAt, :now) ADD claimed :count",
+      "attribute_not_exists(nextSlot) OR (nextSlot < :now AND pace = :pace)",
+      { ...values, ":pace": pace, ":zero": 0 },
+    ];
+  }
+  return [
+    "SET nextSlot = nextSlot + :span ADD claimed :count",
+    // Workers that saw the clock at once may all claim, yet not many blocks ahead. A pace moved
+    // by a probe's step still claims (the slots' times come from the schedule; the next free slot
+    // is off by that step of a block at most).
+    "nextSlot BETWEEN :now AND :latest AND pace BETWEEN :slower AND :faster",
+    {
+      ...values,
+      ":latest": now + ahead,
+      ":slower": pace / (1 + PACE_DRIFT),
+      ":faster": pace * (1 + PACE_DRIFT),
+    },
+  ];
+}
+
+/**
+ * The clock's schedule rewritten to `next` (`reschedule`), on no slot claimed and no other
+ * rewrite since `clock`.
+ */
+export function rescheduleChange(
+  clock: Clock,
+  next: Pick<Clock, "pace" | "fromSlot" | "fromAt" | "nextSlot">,
+  now: number,
+): ClockChange {
+  return [
+    "SET pace = :pace, foldedAt = :now, fromSlot = :fromSlot, fromAt = :fromAt, nextSlot = :next ADD folds :one",
+    "claimed = :claimed AND folds = :folds",
+    {
+      ":pace": next.pace,
+      ":now": now,
+      ":fromSlot": next.fromSlot,
+      ":fromAt": next.fromAt,
+      ":next": next.nextSlot,
+      ":claimed": clock.claimed,
+      ":folds": clock.folds,
+      ":one": 1,
+    },
+  ];
+}
 
 const CLOCK_FIELDS = ["nextSlot", "pace", "claimed", "fromSlot", "fromAt", "foldedAt", "folds"];
 const clockItem: z.ZodType<Clock> = z.object(

@@ -19,9 +19,11 @@ import {
 } from "../rateFold";
 import {
   type ClockChange,
+  claimChange,
   type RateItems,
   readClock,
   readModel,
+  rescheduleChange,
   updateClock,
   writeModel,
 } from "./rateItems";
@@ -46,11 +48,6 @@ const STALE_SLOT_MS = 100;
  * so a fold's cut or hold reaches the slots already claimed, not only the next claims.
  */
 const REREAD_LEAD_MS = 30;
-/**
- * A claim at a pace off the clock's by at most this share succeeds: a probe's steps (a few
- * percent a fold) would otherwise fail every worker's next claim, a write each.
- */
-const PACE_DRIFT = 0.1;
 /**
  * A fold takes in as accepted the slots started longer ago than the longest of this many last
  * answers took (from their slots), so a slot's 429 is folded before the slot is taken for accepted.
@@ -126,7 +123,7 @@ export class SlotBook implements SharedRate {
   #taken: number[] = [];
   #claiming = false;
   /** How long the last `ANSWERS_TIMED` answers took from their slots (ms), the latest last. */
-  #answerMs: number[] = [];
+  readonly #answerMs: number[] = [];
   /** Refusals to fold, and whether a fold is under way in this process. */
   #refusals: { refusal: Refusal; folded: () => void; failed: (error: unknown) => void }[] = [];
   #folding = false;
@@ -160,7 +157,8 @@ export class SlotBook implements SharedRate {
   }
 
   #answered(slot: number): void {
-    this.#answerMs = [...this.#answerMs.slice(1 - ANSWERS_TIMED), Date.now() - slot];
+    this.#answerMs.push(Date.now() - slot);
+    if (this.#answerMs.length > ANSWERS_TIMED) this.#answerMs.shift();
   }
 
   /**
@@ -275,32 +273,9 @@ export class SlotBook implements SharedRate {
    * no slot this time. Each worker keeps the horizon from the clock it saw last.
    */
   async #claim(count: number, pace: number, now: number): Promise<Slot[]> {
-    const span = (count * 1000) / pace;
     const running = this.#clock !== undefined && this.#clock.nextSlot >= now;
-    const values = { ":span": span, ":count": count, ":now": now };
     this.counts.claims++;
-    const clock = await this.#update(
-      running
-        ? [
-            "SET nextSlot = nextSlot + :span ADD claimed :count",
-            // Twice the horizon: workers that saw the clock at once may all claim, yet not many
-            // blocks ahead. A pace moved by a probe's step still claims (the slots' times come
-            // from the schedule; the next free slot is off by that step of a block at most).
-            "nextSlot BETWEEN :now AND :latest AND pace BETWEEN :slower AND :faster",
-            {
-              ...values,
-              ":latest": now + 2 * HORIZON_MS,
-              ":slower": pace / (1 + PACE_DRIFT),
-              ":faster": pace * (1 + PACE_DRIFT),
-            },
-          ]
-        : [
-            "SET nextSlot = :now + :span, fromAt = :now, fromSlot = if_not_exists(claimed, :zero), folds = if_not_exists(folds, :zero), pace = :pace, foldedAt = if_not_exists(foldedAt, :now) ADD claimed :count",
-            "attribute_not_exists(nextSlot) OR (nextSlot < :now AND pace = :pace)",
-            { ...values, ":pace": pace, ":zero": 0 },
-          ],
-      now,
-    );
+    const clock = await this.#update(claimChange(running, count, pace, now, 2 * HORIZON_MS), now);
     if (!clock) {
       this.counts.lostClaims++;
       return [];
@@ -367,20 +342,7 @@ export class SlotBook implements SharedRate {
       const next = clock && reschedule(clock, shared.model, now);
       if (!clock || !next) return;
       this.counts.folds++;
-      const values = {
-        ":pace": next.pace,
-        ":now": now,
-        ":fromSlot": next.fromSlot,
-        ":fromAt": next.fromAt,
-        ":next": next.nextSlot,
-        ":claimed": clock.claimed,
-        ":folds": clock.folds,
-        ":one": 1,
-      };
-      const update =
-        "SET pace = :pace, foldedAt = :now, fromSlot = :fromSlot, fromAt = :fromAt, nextSlot = :next ADD folds :one";
-      const condition = "claimed = :claimed AND folds = :folds";
-      if (await this.#update([update, condition, values], now)) return;
+      if (await this.#update(rescheduleChange(clock, next, now), now)) return;
       this.counts.lostFolds++;
     }
   }
