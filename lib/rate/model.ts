@@ -214,15 +214,16 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   if (!s.startup && recent.share - 1 / recent.answers < s.noiseShare) return;
   const estimate = orInfinity(s.estimate);
   if (probing(s)) {
-    // Rule 9: the estimate rises halfway to what the last second accepted if LARGE_CUT more; else
-    // the probe failed (the next waits longer) and the estimate moves to what it found by one
-    // request at most: a window's count is known to one, a bucket's refill is not its rate.
+    // Rule 9: the estimate rises halfway to what the last second accepted if LARGE_CUT more (it
+    // was low: no probe failed); else the probe failed and the estimate moves towards the find by
+    // one request at most, to one over it (a window's count is known to one; thin work no limit).
     const found = acceptedOverWindow(s, now);
     const more = found > (1 + LARGE_CUT) * estimate;
-    if (!more) s.failedProbes++;
+    s.failedProbes = more ? 0 : s.failedProbes + 1;
     s.probeRefusedAt = now;
     const one = 1000 / WINDOW_MS;
-    const moved = Math.min(Math.max(found, estimate), found + one, estimate + one);
+    const near = Math.max(found + one, estimate - one);
+    const moved = Math.min(near, estimate + one, Math.max(found, estimate));
     cut(s, now, Math.max(1, more ? (found + estimate) / 2 : moved));
     return;
   }

@@ -215,6 +215,43 @@ describe("RateModel", () => {
     expect(rate.maxRate).toBe(20);
   });
 
+  it("lowers the estimate one request at most for a probe that found far less: the demand, not the limit", () => {
+    // Prepare: probing above an estimate of 20, then a second at 10 a second: the client's work
+    // thinned (a cloud run between its lists), not the upstream's limit.
+    const { rate, at } = probingAbove20();
+    let t = at;
+    for (const end = t + 1000; t < end; t += 100) rate.accepted(rate.start(t), t + 40);
+
+    // Act
+    rate.refused(rate.start(t), t + 40, 1000);
+
+    // Assess: the plateau under 20 was accepted before the probe: 19, not the 11 the second found
+    // (taken so, the cloud's workers spent 20-40 s probing back to the limit).
+    expect(rate.maxRate).toBe(19);
+  });
+
+  it("counts no probe failed once one finds LARGE_CUT more: the estimate was low, and probing resumes after a window", () => {
+    // Prepare: probing above an estimate of 20 after two refused probes, then a second at 30 a
+    // second, accepted.
+    const { rate, at } = probingAbove20();
+    let t = at;
+    for (let probe = 0; probe < 2; probe++) {
+      rate.refused(rate.start(t), t + 40, 1000);
+      for (t += 300; rate.rate <= rate.maxRate; t += 1000 / 19) {
+        rate.accepted(rate.start(t), t + 40);
+      }
+    }
+    expect(rate.state.failedProbes).toBeGreaterThanOrEqual(2);
+    for (const end = t + 1000; t < end; t += 1000 / 30) rate.accepted(rate.start(t), t + 40);
+
+    // Act
+    rate.refused(rate.start(t), t + 40, 1000);
+
+    // Assess: halfway to the find, and the next probe's hold is a window again, not 4 or more.
+    expect(rate.maxRate).toBeGreaterThan(22);
+    expect(rate.state.failedProbes).toBe(0);
+  });
+
   it("waits out a quota block with one probe at a time, ending soon after the block", () => {
     // Prepare: everything refused, without Retry-After, from 3 s to 33 s.
     const rate = new RateModel();
