@@ -29,6 +29,12 @@ const MAX_DELAY_SECONDS = 900;
 /** A job handed back for a rate limit the n-th time waits up to 2^n s, at most this (jittered). */
 const MAX_BACKOFF_SECONDS = 256;
 const rateRefusals = z.coerce.number().int().min(0);
+/**
+ * A request's first 429 asking for this long or less (ms: a window's end, a bucket's next token) is
+ * waited in the function, then tried at its next shared slot: a hand-back costs a queue's round
+ * trip, and takes the job's demand off the rate the workers are learning.
+ */
+const WAIT_IN_PLACE_MS = 1_000;
 /** A job slot's lease lasts the invocation's time left and this much more. */
 const SLOT_LEASE_MARGIN_MS = 10_000;
 
@@ -114,6 +120,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
     const ctx = newRequestContext({
       logger,
       onRateLimit: "throw",
+      waitInPlaceMs: WAIT_IN_PLACE_MS,
       signal: AbortSignal.timeout(Math.max(1_000, inv.remainingMs() - DEADLINE_MARGIN_MS)),
       ...optionalSharedRate(config, job.connectorId, instance.loaded.requestsPerSecond),
       sharedTokens: sharedTokens(config.runsTable, job.connectorId, instance.settings),

@@ -140,7 +140,8 @@ export class HttpClient {
         // Waiting, not failing: within the request's own time budget, whatever the attempts.
         const now = Date.now();
         const waitMs = Math.max(0, response.retryAt - now);
-        if (ctx.onRateLimit === "throw") {
+        const inPlace = wait.rateLimitedSince === undefined && waitMs <= (ctx.waitInPlaceMs ?? 0);
+        if (ctx.onRateLimit === "throw" && !inPlace) {
           throw new RateLimitedError(summary, retryAfterMs ?? waitMs);
         }
         wait.rateLimitedSince ??= now;

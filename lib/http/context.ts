@@ -14,9 +14,15 @@ export interface RequestContext {
   signal?: AbortSignal;
   /**
    * On a 429: `wait` (the default) pauses every request of the client and tries again; `throw`
-   * fails at once with `RateLimitedError` carrying the wait, for a caller that can wait for free.
+   * fails with `RateLimitedError` carrying the wait, for a caller that can wait for free.
    */
   onRateLimit?: "wait" | "throw";
+  /**
+   * With `throw`: a request's first 429 whose wait ends within this (ms) is waited here and the
+   * request tried again; longer waits, and a second 429, throw. A window's own wait is shorter
+   * than a queue's round trip, and a job sent back takes its demand off the rate being learned.
+   */
+  waitInPlaceMs?: number;
   /**
    * The request rate the workers of one cloud instance share, on top of the client's own limiter
    * (`lib/cloud/aws/sharedRate.ts`).
@@ -27,9 +33,9 @@ export interface RequestContext {
   /** Of this call's requests in the client's limiter: higher starts first (`AcquireOptions`). */
   priority?: number;
   /**
-   * Answers asked for ahead of the jobs that read them (a list's next pages), in a run whose jobs
-   * all run in this process; absent, nothing is asked ahead (the cloud's workers, where each page
-   * is another queue message, maybe another worker's).
+   * Answers asked for ahead of the jobs that read them (a list's next pages) in this process: a
+   * local run's, or a cloud delivery's pages within its bound (`runJobPages`); absent, nothing is
+   * asked ahead.
    */
   prefetched?: Prefetched;
 }

@@ -1,6 +1,6 @@
 import type * as z from "zod";
 import { ConnectorError, describeIssues } from "../errors";
-import type { RequestContext } from "../http";
+import { Prefetched, type RequestContext } from "../http";
 import type { SnapshotRecord } from "../snapshot/records";
 import {
   describeJob,
@@ -89,6 +89,7 @@ export interface PagesBound {
  * or at the first later page that fails (its job is handed on, and meets the error on its own);
  * the first page's error is the call's. The result's follow-ups are every page's children, then
  * the next page not read (`next`). Which pages a run reads may differ between deliveries of a job.
+ * Its pages are asked for ahead (`Prefetched`), as the command line's are, within the bound.
  */
 export async function runJobPages(
   connector: Syncer,
@@ -98,6 +99,10 @@ export async function runJobPages(
 ): Promise<JobResult & { pages: number }> {
   const records: SnapshotRecord[] = [];
   const children: Job[] = [];
+  // The list's next pages are asked for ahead, as many as the bound lets this run read; once a
+  // page brings children, whose count may stop the run, no more (an answer not read is lost).
+  const prefetched = new Prefetched(bound.pages - 1);
+  const pageCtx: RequestContext = { ...ctx, prefetched };
   let next: Job | undefined = job;
   let pages = 0;
   let slowestMs = 0;
@@ -105,7 +110,7 @@ export async function runJobPages(
     const started = performance.now();
     let page: JobResult;
     try {
-      page = await runJob(connector, next, ctx);
+      page = await runJob(connector, next, pageCtx);
     } catch (error) {
       if (pages === 0) throw error;
       break;
@@ -114,6 +119,7 @@ export async function runJobPages(
     pages++;
     for (const record of page.records) records.push(record);
     for (const child of page.followUps) if (child !== page.next) children.push(child);
+    if (children.length > 0) prefetched.close();
     next = page.next;
     const more =
       pages < bound.pages &&

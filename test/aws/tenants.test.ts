@@ -361,20 +361,20 @@ describe("a run's jobs on the move", () => {
   });
 
   it("a job refused for a rate limit goes back with a delay that grows with its refusals, and the run's clock moves to its return", async () => {
-    // Prepare: an upstream that accepts one request a second, and a root job already refused 7
-    // times (its message attribute says so).
+    // Prepare: an upstream that refuses every request for 2 s (longer than a worker waits in
+    // place), and a root job already refused 7 times (its message attribute says so).
     const { upstream } = await instance(
       "refused",
       { seed: 24, size: { users: 20, teams: 2, roles: 2 } },
       { CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0" },
     );
-    upstream.faults = { limit: { requestsPerSecond: 1 } };
     const syncId = await startSync("refused");
     const [plan] = (await receiveRecords(2)).filter((r) => r.body.includes('"plan"'));
     if (!plan) throw new Error("no plan job on the queue");
     plan.messageAttributes.rateRefusals = { dataType: "Number", stringValue: "7" };
+    upstream.faults = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 2 } };
 
-    // Act: a worker runs it: its token and two first pages cannot all pass in one second.
+    // Act: a worker runs it.
     const before = Date.now();
     const answer = await stack.invoke<{ batchItemFailures: unknown[] }>("syncWorker", {
       Records: [plan],

@@ -140,6 +140,59 @@ describe("HttpClient", () => {
     expect(ctx.counters.requests).toBe(2);
   });
 
+  it("waits a first short 429 in place for a caller told of longer ones, and throws the second", async () => {
+    // Prepare: the first answer is a 429 asking for 1 s; the caller waits 1 s in place at most.
+    let faults: FaultSettings = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 1 } };
+    server = await startSimServer(
+      () => ({ status: 200, body: {} }),
+      () => {
+        const now = faults;
+        faults = {};
+        return now;
+      },
+    );
+    const { http } = client(server.url);
+    const ctx = newRequestContext({ onRateLimit: "throw", waitInPlaceMs: 1_000 });
+
+    // Act: one request refused once, then accepted.
+    const started = Date.now();
+    const answer = await http.request({ method: "GET", path: "/x" }, ctx);
+
+    // Assess: tried again after the server's second, in place.
+    expect(answer.status).toBe(200);
+    expect(ctx.counters.requests).toBe(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+
+    // Act: every answer a 429 asking for 1 s, then one asking for 3 s.
+    const refusing = await startSimServer(
+      () => ({ status: 200, body: {} }),
+      () => ({ rateLimit: { every: 1, retryAfter: "seconds", seconds: 1 } }),
+    );
+    const long = await startSimServer(
+      () => ({ status: 200, body: {} }),
+      () => ({ rateLimit: { every: 1, retryAfter: "seconds", seconds: 3 } }),
+    );
+    try {
+      const again = newRequestContext({ onRateLimit: "throw", waitInPlaceMs: 1_000 });
+      const twice = await client(refusing.url)
+        .http.request({ method: "GET", path: "/x" }, again)
+        .catch((e: unknown) => e);
+      const longer = newRequestContext({ onRateLimit: "throw", waitInPlaceMs: 1_000 });
+      const once = await client(long.url)
+        .http.request({ method: "GET", path: "/x" }, longer)
+        .catch((e: unknown) => e);
+
+      // Assess: the second 429 of a request, and a wait over the bound, go back to the caller.
+      expect(twice).toBeInstanceOf(RateLimitedError);
+      expect(again.counters.requests).toBe(2);
+      expect(once).toMatchObject({ code: "rate_limited", waitMs: 3_000 });
+      expect(longer.counters.requests).toBe(1);
+    } finally {
+      await refusing.close();
+      await long.close();
+    }
+  });
+
   it("tells a shared rate how the upstream answered each request it permitted", async () => {
     let faults: FaultSettings = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 3 } };
     server = await startSimServer(

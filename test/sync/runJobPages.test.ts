@@ -1,6 +1,6 @@
 /** runJobPages: the cloud worker's coarse job, several pages of one list up to a bound. */
 import { describe, expect, it } from "vitest";
-import { newRequestContext } from "../../lib/http";
+import { newRequestContext, type RequestContext } from "../../lib/http";
 import type { SnapshotRecord } from "../../lib/snapshot";
 import {
   type Job,
@@ -50,6 +50,45 @@ const bound = (over: Partial<PagesBound> = {}): PagesBound => ({
 });
 
 const first = makeJob(run, { resourceType: "user", op: "list", cursor: 1 });
+
+/**
+ * A list of `pages` pages whose jobs ask for the next two ahead (`ctx.prefetched`), as the
+ * connectors do; each page's request takes 20 ms. `withChildren`: each page asks for a child job.
+ */
+function askingAheadConnector(pages: number, withChildren: boolean) {
+  const requested: number[] = [];
+  let inFlight = 0;
+  let mostInFlight = 0;
+  const request = async (page: number): Promise<number> => {
+    requested.push(page);
+    mostInFlight = Math.max(mostInFlight, ++inFlight);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    inFlight--;
+    return page;
+  };
+  const connector: Syncer = {
+    name: "test",
+    resourceTypes: () => [],
+    rootJobs: () => [],
+    async runJob(job: Job, ctx: RequestContext): Promise<Page> {
+      const page = job.cursor as number;
+      const reading = ctx.prefetched?.take<number>(`p${page}`) ?? request(page);
+      for (const ahead of [page + 1, page + 2].filter((p) => p <= pages)) {
+        ctx.prefetched?.start(`p${ahead}`, () => request(ahead));
+      }
+      await reading;
+      return {
+        records: [{ kind: "resource", type: "user", id: `u${page}` } as SnapshotRecord],
+        children: withChildren
+          ? [{ resourceType: "user", op: "members", parent: { type: "user", id: `${page}` } }]
+          : [],
+        ...(page < pages ? { next: page + 1 } : {}),
+      };
+    },
+    validate: async () => ({ checks: [] }),
+  };
+  return { connector, requested, mostInFlight: () => mostInFlight };
+}
 
 describe("runJobPages", () => {
   it("reads a list's pages until its records bound, and hands the next page on", async () => {
@@ -115,5 +154,33 @@ describe("runJobPages", () => {
     await expect(
       runJobPages(listConnector(10, 1, 1).connector, first, newRequestContext(), bound()),
     ).rejects.toThrow("page 1 failed");
+  });
+
+  it("asks for a list's next pages ahead within its pages bound, and none once a page brings children", async () => {
+    // Prepare: a list of 20 pages whose jobs ask two pages ahead; a run reads 6 at most.
+    const plain = askingAheadConnector(20, false);
+    const parents = askingAheadConnector(20, true);
+
+    // Act
+    const read = await runJobPages(
+      plain.connector,
+      first,
+      newRequestContext(),
+      bound({ pages: 6 }),
+    );
+    const withChildren = await runJobPages(
+      parents.connector,
+      first,
+      newRequestContext(),
+      bound({ pages: 6, children: 1 }),
+    );
+
+    // Assess: three pages in flight at once, and no page asked for that the run did not read.
+    expect(read.pages).toBe(6);
+    expect(plain.mostInFlight()).toBe(3);
+    expect([...plain.requested].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
+    // The first page's children stop the asking ahead: its two pages ahead were already asked for.
+    expect(withChildren.pages).toBe(2);
+    expect([...parents.requested].sort((a, b) => a - b)).toEqual([1, 2, 3]);
   });
 });

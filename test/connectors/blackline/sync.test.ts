@@ -170,6 +170,44 @@ describe("BlackLine sync against the simulator", () => {
     ]);
   });
 
+  it("reads a membership group's pages in order, the next two on their way, each asked once", async () => {
+    // Prepare: a group job of 20 teams, 30 ms an answer.
+    const upstream = await startBlacklineSimulator({
+      seed: 6,
+      size: { users: 40, teams: 20, roles: 3 },
+      faults: { latencyMs: 30 },
+    });
+    sim = upstream;
+    // Nothing paced: the pace's startup would space the requests, not the group's reads.
+    const config = loadBlacklineConfig({
+      ...upstream.env(),
+      CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
+    });
+    const connector = new BlacklineSyncer(config, { retry: FAST_RETRY });
+    const ids = upstream.tenant.teams.map((t) => String(t.id));
+    const group = makeJob(
+      { syncId: "s", connector: "blackline", connectorId: "blackline" },
+      { resourceType: "team", op: "membersOf", cursor: { ids } },
+    );
+
+    // Act
+    const { most, result: page } = await mostInFlightDuring(
+      (path) => path.includes("/users") && path.startsWith("/v1/teams/"),
+      () => connector.runJob(group, newRequestContext()),
+    );
+
+    // Assess: three at once (one at a time before: a group of 50 was a chain of 50 round trips,
+    // each a shared slot's wait in the cloud), one request a team, every membership read.
+    expect(most).toBe(1 + PAGES_AHEAD);
+    expect(upstream.stats.byRoute.team_users).toBe(20);
+    const memberships = [...expectedFromTenant(upstream.tenant).grants].filter((g) =>
+      g.startsWith("team:"),
+    );
+    expect(new Set(page.records.filter((r) => r.kind === "grant").map((g) => g.id))).toEqual(
+      new Set(memberships),
+    );
+  });
+
   it("walks memberships from the users when there are fewer users than teams", async () => {
     sim = await startBlacklineSimulator({ seed: 4, size: { users: 40, teams: 200, roles: 5 } });
     const expected = expectedFromTenant(sim.tenant);
@@ -255,15 +293,16 @@ describe("BlackLine sync against the simulator", () => {
   });
 
   it("honours Retry-After in seconds and as an HTTP date", async () => {
-    // One request at a time: with others in flight a refused request's wait ends early once one
-    // sent after it is accepted (docs/rate-control.md), so its length said nothing of the header
-    // (2 waits of 1,943-1,977 ms in all, and 1,014, in 8 of 12 runs four at a time, before).
+    // One request at a time, and one team (a membership group reads its next items' pages while
+    // one waits): with others in flight a refused request's wait ends early once one sent after
+    // it is accepted (docs/rate-control.md), so its length said nothing of the header (2 waits of
+    // 1,943-1,977 ms in all, and 1,014, in 8 of 12 runs four at a time, before).
     const env = { CONNECTOR_ACCOUNTING_MAX_CONCURRENCY: "1" };
     for (const retryAfter of ["seconds", "date"] as const) {
       sim = await startBlacklineSimulator({
         seed: 2,
-        size: { users: 120, teams: 6, roles: 3 },
-        faults: { rateLimit: { every: 5, retryAfter, seconds: 1 } },
+        size: { users: 120, teams: 1, roles: 3 },
+        faults: { rateLimit: { every: 3, retryAfter, seconds: 1 } },
       });
       const { summary } = await syncBlackline(sim, await makeTempDir(), { env });
       expect(summary.rateLimitWaits).toBeGreaterThanOrEqual(2);
