@@ -30,11 +30,11 @@ const MAX_DELAY_SECONDS = 900;
 const MAX_BACKOFF_SECONDS = 256;
 const rateRefusals = z.coerce.number().int().min(0);
 /**
- * A request's first 429 asking for this long or less (ms: a window's end, a bucket's next token) is
- * waited in the function, then tried at its next shared slot: a hand-back costs a queue's round
- * trip, and takes the job's demand off the rate the workers are learning.
+ * A delivery's 429s are waited in the function for this long in all (ms; a request's first only:
+ * a window's end, a bucket's next token), each request then tried at its next shared slot: a
+ * hand-back costs a queue's round trip, and takes the job's demand off the rate being learned.
  */
-const WAIT_IN_PLACE_MS = 1_000;
+const WAIT_IN_PLACE_MS = 2_000;
 /** A job slot's lease lasts the invocation's time left and this much more. */
 const SLOT_LEASE_MARGIN_MS = 10_000;
 
@@ -120,7 +120,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
     const ctx = newRequestContext({
       logger,
       onRateLimit: "throw",
-      waitInPlaceMs: WAIT_IN_PLACE_MS,
+      waitInPlace: { leftMs: WAIT_IN_PLACE_MS },
       signal: AbortSignal.timeout(Math.max(1_000, inv.remainingMs() - DEADLINE_MARGIN_MS)),
       ...optionalSharedRate(config, job.connectorId, instance.loaded.requestsPerSecond),
       sharedTokens: sharedTokens(config.runsTable, job.connectorId, instance.settings),

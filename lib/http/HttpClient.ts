@@ -140,9 +140,12 @@ export class HttpClient {
         // Waiting, not failing: within the request's own time budget, whatever the attempts.
         const now = Date.now();
         const waitMs = Math.max(0, response.retryAt - now);
-        const inPlace = wait.rateLimitedSince === undefined && waitMs <= (ctx.waitInPlaceMs ?? 0);
-        if (ctx.onRateLimit === "throw" && !inPlace) {
-          throw new RateLimitedError(summary, retryAfterMs ?? waitMs);
+        if (ctx.onRateLimit === "throw") {
+          const budget = ctx.waitInPlace;
+          if (!budget || wait.rateLimitedSince !== undefined || waitMs > budget.leftMs) {
+            throw new RateLimitedError(summary, retryAfterMs ?? waitMs);
+          }
+          budget.leftMs -= waitMs;
         }
         wait.rateLimitedSince ??= now;
         wait.notBefore = response.retryAt;

@@ -1,10 +1,11 @@
 /**
  * Answers asked for ahead of the job that reads them, in a run (or a cloud delivery) whose jobs
  * share this process: a list's next pages, sent while its current page is read, so a list read
- * page after page is not one round trip a page (`pagesAhead`, `indexPagesAhead`). A key is started once and taken once;
- * the decisions on each page stay with the job that takes it, in the list's order. Each caller
- * takes only keys of its own making, which say what they hold (BlackLine's `recordsKey`, Valimail's
- * `pageKey`: a list's path or name and the page's place in it).
+ * page after page is not one round trip a page (`pagesAhead`, `indexPagesAhead`; a membership
+ * group's next items too). A key is started once and taken once; the decisions on each page stay
+ * with the job that takes it, in the list's order. Each caller takes only keys of its own making,
+ * which say what they hold (BlackLine's `recordsKey`, Valimail's `pageKey`: a list's path or name
+ * and the page's place in it; a group's item ids).
  */
 export class Prefetched {
   readonly #answers = new Map<string, Promise<unknown>>();
@@ -28,6 +29,17 @@ export class Prefetched {
   /** Starts nothing more: the caller may not take what it would ask for. */
   close(): void {
     this.#left = 0;
+  }
+
+  /** Answers started and not yet taken. */
+  get waiting(): number {
+    return this.#answers.size;
+  }
+
+  /** Once every answer not taken has come (or failed): nothing of the caller's left running. */
+  async settled(): Promise<void> {
+    await Promise.allSettled(this.#answers.values());
+    this.#answers.clear();
   }
 
   /** The answer started under `key` (by `start` with the same `Answer`), handed over once. */

@@ -18,11 +18,12 @@ export interface RequestContext {
    */
   onRateLimit?: "wait" | "throw";
   /**
-   * With `throw`: a request's first 429 whose wait ends within this (ms) is waited here and the
-   * request tried again; longer waits, and a second 429, throw. A window's own wait is shorter
-   * than a queue's round trip, and a job sent back takes its demand off the rate being learned.
+   * With `throw`: a request's first 429 whose wait fits in `leftMs` (shared by every request of
+   * the call, and spent by each wait) is waited here and the request tried again; a longer wait,
+   * a second 429, and any once it is spent throw. A window's own wait is shorter than a queue's
+   * round trip, and a job sent back takes its demand off the rate being learned.
    */
-  waitInPlaceMs?: number;
+  waitInPlace?: { leftMs: number };
   /**
    * The request rate the workers of one cloud instance share, on top of the client's own limiter
    * (`lib/cloud/aws/sharedRate.ts`).

@@ -1,6 +1,6 @@
 /**
  * The rate model of one upstream's limit (docs/rate-model.md): a plain, bounded, JSON state and
- * pure transitions with the clock passed in (`model.ts`), any runtime's; `RateModel`: one process.
+ * pure transitions with the clock passed in (`model.ts`), for any runtime; `RateModel` holds it.
  */
 export * from "./constants";
 export { accepted, lease, nextStartAt, refused, start, unanswered, type Verdict } from "./model";

@@ -214,9 +214,9 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   if (!s.startup && recent.share - 1 / recent.answers < s.noiseShare) return;
   const estimate = orInfinity(s.estimate);
   if (probing(s)) {
-    // Rule 9: the estimate rises halfway to what the last second accepted if LARGE_CUT more (it
-    // was low: no probe failed); else the probe failed and the estimate moves towards the find by
-    // one request at most, to one over it (a window's count is known to one; thin work no limit).
+    // Rule 9: the estimate rises halfway to what the last second accepted if LARGE_CUT more (no
+    // probe failed: it was low); else the probe failed, and the estimate moves towards the find by
+    // a request at most, to one over it: a window counts to one, and a thin second is no limit.
     const found = acceptedOverWindow(s, now);
     const more = found > (1 + LARGE_CUT) * estimate;
     s.failedProbes = more ? 0 : s.failedProbes + 1;

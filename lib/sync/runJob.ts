@@ -99,8 +99,9 @@ export async function runJobPages(
 ): Promise<JobResult & { pages: number }> {
   const records: SnapshotRecord[] = [];
   const children: Job[] = [];
-  // The list's next pages are asked for ahead, as many as the bound lets this run read; once a
-  // page brings children, whose count may stop the run, no more (an answer not read is lost).
+  // The list's next pages are asked for ahead, as many as the pages bound lets this run read;
+  // none more once a page brings children (their count may stop the run) or the records bound is
+  // reached, past which the pages on their way are still read: an answer not read is lost.
   const prefetched = new Prefetched(bound.pages - 1);
   const pageCtx: RequestContext = { ...ctx, prefetched };
   let next: Job | undefined = job;
@@ -112,22 +113,27 @@ export async function runJobPages(
     try {
       page = await runJob(connector, next, pageCtx);
     } catch (error) {
-      if (pages === 0) throw error;
-      break;
+      if (pages > 0) break;
+      await prefetched.settled();
+      throw error;
     }
     slowestMs = Math.max(slowestMs, performance.now() - started);
     pages++;
     for (const record of page.records) records.push(record);
     for (const child of page.followUps) if (child !== page.next) children.push(child);
-    if (children.length > 0) prefetched.close();
+    const full = records.length >= bound.records;
+    if (children.length > 0 || full) prefetched.close();
     next = page.next;
     const more =
       pages < bound.pages &&
-      records.length < bound.records &&
+      (!full || prefetched.waiting > 0) &&
       children.length <= bound.children &&
       bound.timeForAnother(slowestMs);
     if (!more) break;
   }
+  // Nothing asked for is left running when the run returns (a Lambda's next invocation would
+  // resume it, its request and 429 counted nowhere).
+  await prefetched.settled();
   return {
     records,
     followUps: next ? [...children, next] : children,

@@ -140,8 +140,8 @@ describe("HttpClient", () => {
     expect(ctx.counters.requests).toBe(2);
   });
 
-  it("waits a first short 429 in place for a caller told of longer ones, and throws the second", async () => {
-    // Prepare: the first answer is a 429 asking for 1 s; the caller waits 1 s in place at most.
+  it("waits a first short 429 in place within the call's budget, and throws the second, a longer one, and one past the budget", async () => {
+    // Prepare: the first answer is a 429 asking for 1 s; the call may wait 1.5 s in place in all.
     let faults: FaultSettings = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 1 } };
     server = await startSimServer(
       () => ({ status: 200, body: {} }),
@@ -152,7 +152,7 @@ describe("HttpClient", () => {
       },
     );
     const { http } = client(server.url);
-    const ctx = newRequestContext({ onRateLimit: "throw", waitInPlaceMs: 1_000 });
+    const ctx = newRequestContext({ onRateLimit: "throw", waitInPlace: { leftMs: 1_500 } });
 
     // Act: one request refused once, then accepted.
     const started = Date.now();
@@ -162,6 +162,14 @@ describe("HttpClient", () => {
     expect(answer.status).toBe(200);
     expect(ctx.counters.requests).toBe(2);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+
+    // Act: another request of the same call refused for 1 s, with half a second of budget left.
+    faults = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 1 } };
+    const past = await http.request({ method: "GET", path: "/y" }, ctx).catch((e: unknown) => e);
+
+    // Assess: thrown at once, for the queue to wait.
+    expect(past).toBeInstanceOf(RateLimitedError);
+    expect(ctx.counters.requests).toBe(3);
 
     // Act: every answer a 429 asking for 1 s, then one asking for 3 s.
     const refusing = await startSimServer(
@@ -173,11 +181,11 @@ describe("HttpClient", () => {
       () => ({ rateLimit: { every: 1, retryAfter: "seconds", seconds: 3 } }),
     );
     try {
-      const again = newRequestContext({ onRateLimit: "throw", waitInPlaceMs: 1_000 });
+      const again = newRequestContext({ onRateLimit: "throw", waitInPlace: { leftMs: 5_000 } });
       const twice = await client(refusing.url)
         .http.request({ method: "GET", path: "/x" }, again)
         .catch((e: unknown) => e);
-      const longer = newRequestContext({ onRateLimit: "throw", waitInPlaceMs: 1_000 });
+      const longer = newRequestContext({ onRateLimit: "throw", waitInPlace: { leftMs: 1_000 } });
       const once = await client(long.url)
         .http.request({ method: "GET", path: "/x" }, longer)
         .catch((e: unknown) => e);

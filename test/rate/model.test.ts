@@ -226,7 +226,7 @@ describe("RateModel", () => {
     rate.refused(rate.start(t), t + 40, 1000);
 
     // Assess: the plateau under 20 was accepted before the probe: 19, not the 11 the second found
-    // (taken so, the cloud's workers spent 20-40 s probing back to the limit).
+    // (a thin second says nothing of the limit).
     expect(rate.maxRate).toBe(19);
   });
 

@@ -87,7 +87,7 @@ function askingAheadConnector(pages: number, withChildren: boolean) {
     },
     validate: async () => ({ checks: [] }),
   };
-  return { connector, requested, mostInFlight: () => mostInFlight };
+  return { connector, requested, mostInFlight: () => mostInFlight, inFlight: () => inFlight };
 }
 
 describe("runJobPages", () => {
@@ -182,5 +182,35 @@ describe("runJobPages", () => {
     // The first page's children stop the asking ahead: its two pages ahead were already asked for.
     expect(withChildren.pages).toBe(2);
     expect([...parents.requested].sort((a, b) => a - b)).toEqual([1, 2, 3]);
+  });
+
+  it("reads the pages already asked for past its records bound, and returns with none in flight", async () => {
+    // Prepare: a list of 20 pages of one record whose jobs ask two pages ahead; a run stops
+    // asking at 3 records, and once a page brings children.
+    const plain = askingAheadConnector(20, false);
+    const parents = askingAheadConnector(20, true);
+
+    // Act
+    const read = await runJobPages(
+      plain.connector,
+      first,
+      newRequestContext(),
+      bound({ records: 3 }),
+    );
+    const inFlightAtReturn = plain.inFlight();
+    const stopped = await runJobPages(
+      parents.connector,
+      first,
+      newRequestContext(),
+      bound({ pages: 2 }),
+    );
+
+    // Assess: the 3rd page's two pages ahead were on their way: read too (a request each), and
+    // no page asked for is left unread or running.
+    expect(read.pages).toBe(5);
+    expect([...plain.requested].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5]);
+    expect(inFlightAtReturn).toBe(0);
+    expect(stopped.pages).toBe(2);
+    expect(parents.inFlight()).toBe(0);
   });
 });

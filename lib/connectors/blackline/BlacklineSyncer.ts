@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { describeIssues } from "../../errors";
-import { askingAhead, type RequestContext, type UpstreamOptions } from "../../http";
+import { askingAhead, Prefetched, type RequestContext, type UpstreamOptions } from "../../http";
 import {
   describeJob,
   firstPageCursor,
@@ -232,27 +232,19 @@ export class BlacklineSyncer extends PagedSyncer {
     if (!side.success) throw unknownJob(this.name, job);
     const { ids } = parseCursor(memberGroupCursor, job);
     // In order, the next PAGES_AHEAD items' pages on their way while one is read, as a list's
-    // pages are: a group read one request at a time is a chain of 50 round trips (each a shared
-    // slot's wait in the cloud). An item not reached when the group ends early is a request lost.
-    const reads = new Map<number, Promise<Page>>();
-    const read = (at: number, asking: RequestContext): Promise<Page> => {
-      let page = reads.get(at);
-      if (!page) {
-        page = this.#membershipPage(side.data, ids[at] as string, firstPage, asking);
-        page.catch(() => {});
-        reads.set(at, page);
-      }
-      return page;
-    };
+    // pages are: one request at a time, a group is a chain of 50 round trips (each a shared slot's
+    // wait in the cloud). An item not reached when the group ends early is a request lost.
+    const ahead = new Prefetched();
     const behind = askingAhead(ctx);
     const pages: Page[] = [];
     let longLists = 0;
     for (let at = 0; at < ids.length; at++) {
       // Few enough children for one commit: past a page's worth of long lists, the rest waits.
       if (longLists >= MEMBER_GROUPS_PER_PAGE) break;
-      const current = read(at, ctx);
-      for (let ahead = at + 1; ahead <= Math.min(at + PAGES_AHEAD, ids.length - 1); ahead++) {
-        read(ahead, behind);
+      const id = ids[at] as string;
+      const current = ahead.take<Page>(id) ?? this.#membershipPage(side.data, id, firstPage, ctx);
+      for (const next of ids.slice(at + 1, at + 1 + PAGES_AHEAD)) {
+        ahead.start(next, () => this.#membershipPage(side.data, next, firstPage, behind));
       }
       try {
         const page = await current;
@@ -261,10 +253,13 @@ export class BlacklineSyncer extends PagedSyncer {
       } catch (error) {
         // What was read is kept (a rate limit met mid-group would otherwise discard it every
         // time); the rest goes on as a group of its own, which meets the error anew.
-        if (pages.length === 0) throw error;
-        break;
+        if (pages.length > 0) break;
+        await ahead.settled();
+        throw error;
       }
     }
+    // Nothing read ahead is left running when the job returns (its request counted, not resumed).
+    await ahead.settled();
     const rest = ids.slice(pages.length);
     const continued: JobSpec[] = pages.flatMap((page, at) =>
       page.next

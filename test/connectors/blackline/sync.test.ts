@@ -196,8 +196,7 @@ describe("BlackLine sync against the simulator", () => {
       () => connector.runJob(group, newRequestContext()),
     );
 
-    // Assess: three at once (one at a time before: a group of 50 was a chain of 50 round trips,
-    // each a shared slot's wait in the cloud), one request a team, every membership read.
+    // Assess: three at once, one request a team, every membership read.
     expect(most).toBe(1 + PAGES_AHEAD);
     expect(upstream.stats.byRoute.team_users).toBe(20);
     const memberships = [...expectedFromTenant(upstream.tenant).grants].filter((g) =>
