@@ -361,8 +361,8 @@ describe("a run's jobs on the move", () => {
   });
 
   it("a job refused for a rate limit goes back with a delay that grows with its refusals, and the run's clock moves to its return", async () => {
-    // Prepare: an upstream that refuses every request for 2 s (longer than a worker waits in
-    // place), and a root job already refused 7 times (its message attribute says so).
+    // Prepare: an upstream that refuses every request for 3 s (longer than a delivery waits in
+    // place, 2 s in all), and a root job already refused 7 times (its message attribute says so).
     const { upstream } = await instance(
       "refused",
       { seed: 24, size: { users: 20, teams: 2, roles: 2 } },
@@ -372,7 +372,7 @@ describe("a run's jobs on the move", () => {
     const [plan] = (await receiveRecords(2)).filter((r) => r.body.includes('"plan"'));
     if (!plan) throw new Error("no plan job on the queue");
     plan.messageAttributes.rateRefusals = { dataType: "Number", stringValue: "7" };
-    upstream.faults = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 2 } };
+    upstream.faults = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 3 } };
 
     // Act: a worker runs it.
     const before = Date.now();
@@ -404,6 +404,34 @@ describe("a run's jobs on the move", () => {
     const clockAhead = Date.parse(run?.lastProgressAt ?? "") - before;
     expect(clockAhead).toBeGreaterThanOrEqual(delaySeconds * 1000);
     expect(clockAhead).toBeLessThanOrEqual(delaySeconds * 1000 + 60_000);
+  });
+
+  it("a job whose request is refused for a second waits in place and commits, nothing sent back", async () => {
+    // Prepare: an upstream that accepts 2 requests in any second: the plan's token and its two
+    // first pages, sent at once, meet a 429 asking for 1 s.
+    const { upstream } = await instance(
+      "waited",
+      { seed: 25, size: { users: 20, teams: 2, roles: 2 } },
+      { CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0" },
+    );
+    const syncId = await startSync("waited");
+    const [plan] = (await receiveRecords(2)).filter((r) => r.body.includes('"plan"'));
+    if (!plan) throw new Error("no plan job on the queue");
+    upstream.faults = { limit: { requestsPerSecond: 2 } };
+
+    // Act
+    const answer = await stack.invoke<{ batchItemFailures: unknown[] }>("syncWorker", {
+      Records: [plan],
+    });
+
+    // Assess: refused, waited in the function, committed; no copy went back to the queue.
+    expect(answer.batchItemFailures).toEqual([]);
+    expect(upstream.stats.throttled).toBeGreaterThan(0);
+    const sentBack = stack
+      .logs("syncWorker")
+      .some(({ line }) => line.includes("job sent back with a delay") && line.includes(syncId));
+    expect(sentBack).toBe(false);
+    expect((await runs.get(syncId))?.jobsDone).toBe(1);
   });
 
   it("a job held by a worker that died before it released it is released by the next delivery of the run", async () => {
