@@ -180,6 +180,10 @@ describe("HttpClient", () => {
       () => ({ status: 200, body: {} }),
       () => ({ rateLimit: { every: 1, retryAfter: "seconds", seconds: 3 } }),
     );
+    const bare = await startSimServer(
+      () => ({ status: 200, body: {} }),
+      () => ({ rateLimit: { every: 2, retryAfter: "none" } }),
+    );
     try {
       const again = newRequestContext({ onRateLimit: "throw", waitInPlace: { leftMs: 5_000 } });
       const twice = await client(refusing.url)
@@ -190,6 +194,14 @@ describe("HttpClient", () => {
         .http.request({ method: "GET", path: "/x" }, longer)
         .catch((e: unknown) => e);
 
+      // A 429 without Retry-After (every second answer) is tried again at once, spending nothing.
+      const unsaid = newRequestContext({ onRateLimit: "throw", waitInPlace: { leftMs: 0 } });
+      const bareHttp = client(bare.url).http;
+      await bareHttp.request({ method: "GET", path: "/a" }, unsaid);
+      const retried = await bareHttp.request({ method: "GET", path: "/b" }, unsaid);
+      expect(retried.status).toBe(200);
+      expect(unsaid.counters.requests).toBe(3);
+
       // Assess: the second 429 of a request, and a wait over the bound, go back to the caller.
       expect(twice).toBeInstanceOf(RateLimitedError);
       expect(again.counters.requests).toBe(2);
@@ -198,6 +210,7 @@ describe("HttpClient", () => {
     } finally {
       await refusing.close();
       await long.close();
+      await bare.close();
     }
   });
 
