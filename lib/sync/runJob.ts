@@ -107,33 +107,35 @@ export async function runJobPages(
   let next: Job | undefined = job;
   let pages = 0;
   let slowestMs = 0;
-  while (next) {
-    const started = performance.now();
-    let page: JobResult;
-    try {
-      page = await runJob(connector, next, pageCtx);
-    } catch (error) {
-      if (pages > 0) break;
-      await prefetched.settled();
-      throw error;
+  try {
+    while (next) {
+      const started = performance.now();
+      let page: JobResult;
+      try {
+        page = await runJob(connector, next, pageCtx);
+      } catch (error) {
+        if (pages === 0) throw error;
+        break;
+      }
+      slowestMs = Math.max(slowestMs, performance.now() - started);
+      pages++;
+      for (const record of page.records) records.push(record);
+      for (const child of page.followUps) if (child !== page.next) children.push(child);
+      const full = records.length >= bound.records;
+      if (children.length > 0 || full) prefetched.close();
+      next = page.next;
+      const more =
+        pages < bound.pages &&
+        (!full || prefetched.waiting > 0) &&
+        children.length <= bound.children &&
+        bound.timeForAnother(slowestMs);
+      if (!more) break;
     }
-    slowestMs = Math.max(slowestMs, performance.now() - started);
-    pages++;
-    for (const record of page.records) records.push(record);
-    for (const child of page.followUps) if (child !== page.next) children.push(child);
-    const full = records.length >= bound.records;
-    if (children.length > 0 || full) prefetched.close();
-    next = page.next;
-    const more =
-      pages < bound.pages &&
-      (!full || prefetched.waiting > 0) &&
-      children.length <= bound.children &&
-      bound.timeForAnother(slowestMs);
-    if (!more) break;
+  } finally {
+    // Nothing asked for is left running when the run returns (a Lambda's next invocation would
+    // resume it, its request and 429 counted nowhere).
+    await prefetched.settled();
   }
-  // Nothing asked for is left running when the run returns (a Lambda's next invocation would
-  // resume it, its request and 429 counted nowhere).
-  await prefetched.settled();
   return {
     records,
     followUps: next ? [...children, next] : children,

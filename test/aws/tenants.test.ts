@@ -94,6 +94,22 @@ async function startSync(connectorId: string): Promise<string> {
   return answer.syncId;
 }
 
+/**
+ * A small tenant's instance with no shared rate (`REQUESTS_PER_SECOND` 0), its sync started, and
+ * its plan job taken off the queue (the root jobs' other message left received).
+ */
+async function unpacedPlan(connectorId: string, seed: number) {
+  const { upstream } = await instance(
+    connectorId,
+    { seed, size: { users: 20, teams: 2, roles: 2 } },
+    { CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0" },
+  );
+  const syncId = await startSync(connectorId);
+  const [plan] = (await receiveRecords(2)).filter((r) => r.body.includes('"plan"'));
+  if (!plan) throw new Error("no plan job on the queue");
+  return { upstream, syncId, plan };
+}
+
 /** Receives the queue's messages (all of them, up to `count`) as the records of an SQS event. */
 async function receiveRecords(count: number): Promise<SQSRecord[]> {
   const messages: Message[] = [];
@@ -363,14 +379,7 @@ describe("a run's jobs on the move", () => {
   it("a job refused for a rate limit goes back with a delay that grows with its refusals, and the run's clock moves to its return", async () => {
     // Prepare: an upstream that refuses every request for 3 s (longer than a delivery waits in
     // place, 2 s in all), and a root job already refused 7 times (its message attribute says so).
-    const { upstream } = await instance(
-      "refused",
-      { seed: 24, size: { users: 20, teams: 2, roles: 2 } },
-      { CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0" },
-    );
-    const syncId = await startSync("refused");
-    const [plan] = (await receiveRecords(2)).filter((r) => r.body.includes('"plan"'));
-    if (!plan) throw new Error("no plan job on the queue");
+    const { upstream, syncId, plan } = await unpacedPlan("refused", 24);
     plan.messageAttributes.rateRefusals = { dataType: "Number", stringValue: "7" };
     upstream.faults = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 3 } };
 
@@ -409,14 +418,7 @@ describe("a run's jobs on the move", () => {
   it("a job whose request is refused for a second waits in place and commits, nothing sent back", async () => {
     // Prepare: an upstream that accepts 2 requests in any second: the plan's token and its two
     // first pages, sent at once, meet a 429 asking for 1 s.
-    const { upstream } = await instance(
-      "waited",
-      { seed: 25, size: { users: 20, teams: 2, roles: 2 } },
-      { CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0" },
-    );
-    const syncId = await startSync("waited");
-    const [plan] = (await receiveRecords(2)).filter((r) => r.body.includes('"plan"'));
-    if (!plan) throw new Error("no plan job on the queue");
+    const { upstream, syncId, plan } = await unpacedPlan("waited", 25);
     upstream.faults = { limit: { requestsPerSecond: 2 } };
 
     // Act

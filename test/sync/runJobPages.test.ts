@@ -51,6 +51,10 @@ const bound = (over: Partial<PagesBound> = {}): PagesBound => ({
 
 const first = makeJob(run, { resourceType: "user", op: "list", cursor: 1 });
 
+/** runJobPages of `connector`'s list from its first page, within `over` of the default bound. */
+const readAhead = (connector: Syncer, over: Partial<PagesBound>) =>
+  runJobPages(connector, first, newRequestContext(), bound(over));
+
 /**
  * A list of `pages` pages whose jobs ask for the next two ahead (`ctx.prefetched`), as the
  * connectors do; each page's request takes 20 ms. `withChildren`: each page asks for a child job.
@@ -162,18 +166,8 @@ describe("runJobPages", () => {
     const parents = askingAheadConnector(20, true);
 
     // Act
-    const read = await runJobPages(
-      plain.connector,
-      first,
-      newRequestContext(),
-      bound({ pages: 6 }),
-    );
-    const withChildren = await runJobPages(
-      parents.connector,
-      first,
-      newRequestContext(),
-      bound({ pages: 6, children: 1 }),
-    );
+    const read = await readAhead(plain.connector, { pages: 6 });
+    const withChildren = await readAhead(parents.connector, { pages: 6, children: 1 });
 
     // Assess: three pages in flight at once, and no page asked for that the run did not read.
     expect(read.pages).toBe(6);
@@ -191,19 +185,9 @@ describe("runJobPages", () => {
     const parents = askingAheadConnector(20, true);
 
     // Act
-    const read = await runJobPages(
-      plain.connector,
-      first,
-      newRequestContext(),
-      bound({ records: 3 }),
-    );
+    const read = await readAhead(plain.connector, { records: 3 });
     const inFlightAtReturn = plain.inFlight();
-    const stopped = await runJobPages(
-      parents.connector,
-      first,
-      newRequestContext(),
-      bound({ pages: 2 }),
-    );
+    const stopped = await readAhead(parents.connector, { pages: 2 });
 
     // Assess: the 3rd page's two pages ahead were on their way: read too (a request each), and
     // no page asked for is left unread or running.

@@ -238,28 +238,30 @@ export class BlacklineSyncer extends PagedSyncer {
     const behind = askingAhead(ctx);
     const pages: Page[] = [];
     let longLists = 0;
-    for (let at = 0; at < ids.length; at++) {
-      // Few enough children for one commit: past a page's worth of long lists, the rest waits.
-      if (longLists >= MEMBER_GROUPS_PER_PAGE) break;
-      const id = ids[at] as string;
-      const current = ahead.take<Page>(id) ?? this.#membershipPage(side.data, id, firstPage, ctx);
-      for (const next of ids.slice(at + 1, at + 1 + PAGES_AHEAD)) {
-        ahead.start(next, () => this.#membershipPage(side.data, next, firstPage, behind));
+    try {
+      for (let at = 0; at < ids.length; at++) {
+        // Few enough children for one commit: past a page's worth of long lists, the rest waits.
+        if (longLists >= MEMBER_GROUPS_PER_PAGE) break;
+        const id = ids[at] as string;
+        const current = ahead.take<Page>(id) ?? this.#membershipPage(side.data, id, firstPage, ctx);
+        for (const next of ids.slice(at + 1, at + 1 + PAGES_AHEAD)) {
+          ahead.start(next, () => this.#membershipPage(side.data, next, firstPage, behind));
+        }
+        try {
+          const page = await current;
+          pages.push(page);
+          if (page.next) longLists++;
+        } catch (error) {
+          // What was read is kept (a rate limit met mid-group would otherwise discard it every
+          // time); the rest goes on as a group of its own, which meets the error anew.
+          if (pages.length === 0) throw error;
+          break;
+        }
       }
-      try {
-        const page = await current;
-        pages.push(page);
-        if (page.next) longLists++;
-      } catch (error) {
-        // What was read is kept (a rate limit met mid-group would otherwise discard it every
-        // time); the rest goes on as a group of its own, which meets the error anew.
-        if (pages.length > 0) break;
-        await ahead.settled();
-        throw error;
-      }
+    } finally {
+      // Nothing read ahead is left running when the job returns (its request counted, not resumed).
+      await ahead.settled();
     }
-    // Nothing read ahead is left running when the job returns (its request counted, not resumed).
-    await ahead.settled();
     const rest = ids.slice(pages.length);
     const continued: JobSpec[] = pages.flatMap((page, at) =>
       page.next
