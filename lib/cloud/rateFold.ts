@@ -1,9 +1,9 @@
 /**
  * lib/rate's model driven by many workers at once (docs/rate-control.md, "The cloud runtime"):
  * the workers start requests at slots of a shared clock spaced at the model's pace, and the model
- * learns in folds: a fold replays the slots started since the last one (a count, spread evenly over
- * the time between) as accepted answers, then the refusals workers reported, through the model's
- * own transitions. A slot is taken for accepted until a worker says otherwise: 429s are reported
+ * learns in folds: a fold replays the slots started since the last one (at their times by the
+ * clock's schedule) as accepted answers, then the refusals workers told, through the model's own
+ * transitions. A slot is taken for accepted until a worker says otherwise: 429s are reported
  * at once, accepted answers never, so the model is not a round of reports late. Pure functions of
  * plain data, like the model's.
  */
@@ -25,6 +25,12 @@ export interface SharedModelState {
   startedFolded: number;
   /** When it did (ms). */
   foldedAt: number;
+  /** The time its slots were counted up to (ms): a fold counts those whose answers have come. */
+  countedTo: number;
+  /** When the slots refused and not yet counted (started after `countedTo`) started (ms). */
+  refusedAhead: number[];
+  /** The refusals told that the model has taken in, counted (the inbox's numbers below it). */
+  refusalsFolded: number;
 }
 
 /** A 429 one worker was answered: its request's slot, when it came, and what it said. */
@@ -34,42 +40,130 @@ export interface Refusal {
   signal: Signal;
 }
 
+/** The refusals told and not yet trimmed: the first's number (counted since the first), in order. */
+export interface Inbox {
+  base: number;
+  refusals: Refusal[];
+}
+
+/** The inbox's refusals the model has not taken in, in the order they came. */
+export function unfolded(shared: SharedModelState, inbox: Inbox): Refusal[] {
+  const skip = Math.max(0, shared.refusalsFolded - inbox.base);
+  return inbox.refusals.slice(skip).sort((a, b) => a.at - b.at);
+}
+
 export function newSharedModel(settings: RateSettings, now: number): SharedModelState {
-  return { model: newRateState(settings), startedFolded: 0, foldedAt: now };
+  return {
+    model: newRateState(settings),
+    startedFolded: 0,
+    foldedAt: now,
+    countedTo: now,
+    refusedAhead: [],
+    refusalsFolded: 0,
+  };
+}
+
+/** The slots a fold takes in: the clock's count started by `countedTo`, and when they started. */
+export interface Started {
+  /** Slots of the clock started by `countedTo`, counted (`startedBy`). */
+  count: number;
+  /** The time (ms) the count is taken at: slots started later may still be refused. */
+  countedTo?: number;
+  /** The clock counted: its schedule gives the start times of the slots from its `fromSlot`. */
+  clock?: Clock;
+  /**
+   * How long an answer takes from its slot (ms): a slot is taken for accepted that much after it
+   * started, as a 429 is at its time. At its start instead, a second's count before a 429 missed the
+   * first of a window's starts, and probes under a window of 10 found 9.
+   */
+  answerMs?: number;
 }
 
 /**
- * The model after the slots started up to `startedCount` (the clock's count) and `refusals`: each
- * slot but the refused a request accepted as it started, spread evenly up to `now` since the last
- * fold, then each refusal at its time. Refusals come last: a slot replayed after a refusal that
- * blocks would read as a probe accepted, ending the block. A refusal holds every worker (a long
- * `Retry-After`, a window spent): they share the upstream's limit.
+ * The model after the slots `started` and `refusals`: each slot but the refused a request
+ * accepted at its start time by the clock's schedule plus `answerMs` (a slot older than the
+ * schedule's pieces kept spread evenly since the last fold's count), then each refusal at its
+ * time. Spread evenly over the whole time between folds, starts held back after a cut read as a
+ * lower rate, and the estimate fell 40% under the limit. Refusals
+ * come last: a slot replayed after a refusal that blocks would read as a probe accepted, ending
+ * the block. A refusal holds every worker (a long `Retry-After`, a window spent): they share the
+ * upstream's limit.
  */
 export function fold(
   shared: SharedModelState,
-  startedCount: number,
+  started: Started,
   now: number,
   refusals: readonly Refusal[] = [],
 ): SharedModelState {
   let s = shared.model;
-  const count = Math.max(0, startedCount - shared.startedFolded - refusals.length);
-  // The clock hands out no more than the pace: slots counted late are spread back from `now` at
-  // it, not crowded into the time since the last fold.
-  const span = Math.max(now - shared.foldedAt, (count * 1000) / slotPace(s));
-  for (let i = 1; i <= count; i++) {
-    const at = now - span + (span * i) / count;
-    const started = start(s, at);
-    s = accepted(started.state, started.ticket, at);
+  const to = Math.max(started.countedTo ?? now, shared.countedTo);
+  const times = startTimes(shared, started, to, slotPace(s));
+  // A refused slot is not taken for accepted, whichever fold counts it: most are refused after
+  // `countedTo` (their answers came last), and are counted by the next fold.
+  const refusedStarts = [...shared.refusedAhead, ...refusals.map((r) => r.startedAt)];
+  for (const at of refusedStarts.filter((t) => t <= to)) removeNearest(times, at);
+  for (const startedAt of times) {
+    const at = Math.min(now, startedAt + (started.answerMs ?? 0));
+    const begun = start(s, at);
+    s = accepted(begun.state, begun.ticket, at);
   }
   for (const refusal of refusals) {
-    const started = start(s, refusal.at);
+    const begun = start(s, refusal.at);
     // Its real start: a request sent before the last cut was refused for the old pace (rule 8).
-    const ticket = { ...started.ticket, startedAt: Math.min(refusal.startedAt, refusal.at) };
-    s = refused(started.state, ticket, refusal.at, refusal.signal, true).state;
+    const ticket = { ...begun.ticket, startedAt: Math.min(refusal.startedAt, refusal.at) };
+    s = refused(begun.state, ticket, refusal.at, refusal.signal, true).state;
   }
-  const startedFolded = Math.max(startedCount, shared.startedFolded);
-  return { model: s, startedFolded, foldedAt: now };
+  return {
+    model: s,
+    startedFolded: Math.max(started.count, shared.startedFolded),
+    foldedAt: now,
+    countedTo: to,
+    refusedAhead: refusedStarts.filter((t) => t > to),
+    refusalsFolded: shared.refusalsFolded,
+  };
 }
+
+/**
+ * When the slots not yet folded started, in order: by the clock's schedule, piece by piece; a slot
+ * before its oldest piece kept (or with no clock) at the middles of equal parts of the time from
+ * the last fold's count, no faster than the pace (the clock hands out no more).
+ */
+function startTimes(
+  shared: SharedModelState,
+  started: Started,
+  to: number,
+  pace: number,
+): number[] {
+  const first = shared.startedFolded;
+  const all = started.clock ? pieces(started.clock) : [];
+  const oldest = all[0];
+  const known = oldest ? Math.min(started.count, Math.max(first, oldest.fromSlot)) : started.count;
+  const unknown = Math.max(0, known - first);
+  const end = Math.min(to, oldest?.fromAt ?? to);
+  const span = Math.max(end - shared.countedTo, (unknown * 1000) / pace);
+  const times = Array.from(
+    { length: unknown },
+    (_, i) => end - span + (span * (i + 0.5)) / unknown,
+  );
+  let p = 0;
+  for (let k = known; k < started.count; k++) {
+    while ((all[p + 1]?.fromSlot ?? Number.POSITIVE_INFINITY) <= k) p++;
+    const piece = all[p] as (typeof all)[0];
+    times.push(piece.fromAt + ((k - piece.fromSlot) * 1000) / piece.pace);
+  }
+  return times;
+}
+
+/** Removes the time nearest `at` from `times` (in order), if any. */
+function removeNearest(times: number[], at: number): void {
+  let best = -1;
+  for (let i = 0; i < times.length; i++) {
+    if (best < 0 || Math.abs((times[i] as number) - at) < Math.abs((times[best] as number) - at))
+      best = i;
+  }
+  if (best >= 0) times.splice(best, 1);
+}
+
 /** The shared clock's pace, starts a second: the model's, or its ceiling while it paces nothing. */
 export function slotPace(model: RateState): number {
   return model.pace ?? model.ceiling ?? Number.POSITIVE_INFINITY;
@@ -109,6 +203,36 @@ export interface Clock {
   /** The model's last fold (ms), and the schedule's rewrites, counted. */
   foldedAt: number;
   folds: number;
+  /**
+   * The schedule's earlier pieces still to be folded, oldest first, as `[fromSlot, fromAt, pace]`
+   * after one another: each runs up to the next one's `fromSlot` (a restart or a rewrite).
+   */
+  past: number[];
+}
+
+/** The schedule's pieces, oldest first: the past ones and the current. */
+function pieces(clock: Clock): { fromSlot: number; fromAt: number; pace: number }[] {
+  const past = [];
+  for (let i = 0; i + 2 < clock.past.length; i += 3) {
+    past.push({
+      fromSlot: clock.past[i] as number,
+      fromAt: clock.past[i + 1] as number,
+      pace: clock.past[i + 2] as number,
+    });
+  }
+  return [...past, { fromSlot: clock.fromSlot, fromAt: clock.fromAt, pace: clock.pace }];
+}
+
+/**
+ * The past pieces a fold still needs once the slots below `folded` are taken in, with the current
+ * one added when `withCurrent` (a rewrite or a restart begins a new one).
+ */
+export function pastFrom(clock: Clock, folded: number, withCurrent: boolean): number[] {
+  const all = pieces(clock);
+  const kept = (withCurrent ? all : all.slice(0, -1)).filter(
+    (_, i) => (all[i + 1]?.fromSlot ?? Number.POSITIVE_INFINITY) > folded,
+  );
+  return kept.flatMap((piece) => [piece.fromSlot, piece.fromAt, piece.pace]);
 }
 
 /** When slot `index` starts, by `clock`'s schedule (a slot before `fromSlot` keeps `otherwise`). */

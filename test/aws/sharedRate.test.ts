@@ -2,8 +2,9 @@
 // table claimed in blocks, at lib/rate's pace, on moto_server. Each `SlotBook` stands for one
 // worker's process.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readModel } from "../../lib/cloud/aws/rateItems";
+import { readRate } from "../../lib/cloud/aws/rateItems";
 import { SlotBook, type SlotPermit } from "../../lib/cloud/aws/sharedRate";
+import { unfolded } from "../../lib/cloud/rateFold";
 import { type Moto, startMotoWithPkSkTable } from "./harness";
 
 const TABLE = "runs";
@@ -79,6 +80,21 @@ describe("the shared rate's slots", () => {
     expect(slots.slice(2).every((slot) => slot >= refusedAt + 3_000)).toBe(true);
   });
 
+  it("take in every worker's 429 once, whichever worker's fold takes it", async () => {
+    // Five workers refused at once tell their 429s to the inbox with a write no condition refuses;
+    // a fold takes in every 429 told by then, so the others find theirs folded. Each folding on
+    // its own, the five wrote the model in a line, each losing to the one before: 429s were
+    // folded up to 2.4 s after they came.
+    const settings = { requestsPerSecond: 20 };
+    const workers = Array.from({ length: 5 }, () => new SlotBook(TABLE, "rate#inbox", settings));
+    const held = await Promise.all(workers.map((w) => w.permit()));
+    await Promise.all(held.map((p) => p.refused(undefined)));
+    const read = await readRate({ table: TABLE, pk: "rate#inbox" }, settings, Date.now());
+    expect(read.shared.refusalsFolded).toBe(5);
+    expect(read.shared.model.levels.filter((l) => l.refused)).toHaveLength(5);
+    expect(unfolded(read.shared, read.inbox)).toEqual([]);
+  });
+
   it("take in as accepted only the slots whose answers have had time to come", async () => {
     // Four answers come 1 s after their slots; then four requests start, the last refused at
     // once. A 429 folded at once took every slot started by then for accepted, those whose 429s
@@ -96,7 +112,7 @@ describe("the shared rate's slots", () => {
     const waiting = await Promise.all([1, 2, 3, 4].map(() => worker.permit()));
     const last = waiting.at(-1) as SlotPermit;
     await last.refused(undefined);
-    const { shared } = await readModel({ table: TABLE, pk: "rate#answered" }, settings, Date.now());
+    const { shared } = await readRate({ table: TABLE, pk: "rate#answered" }, settings, Date.now());
     // The four answered, and at most one of the four started since (a late permit's slot).
     expect(shared.startedFolded).toBeGreaterThanOrEqual(4);
     expect(shared.startedFolded).toBeLessThanOrEqual(5);
@@ -112,7 +128,7 @@ describe("the shared rate's slots", () => {
       await new Promise((r) => setTimeout(r, 300));
     }
     await (await worker.permit()).refused(undefined);
-    const { shared } = await readModel({ table: TABLE, pk: "rate#first" }, {}, Date.now());
+    const { shared } = await readRate({ table: TABLE, pk: "rate#first" }, {}, Date.now());
     expect(shared.model.startup).toBe(false);
     expect(shared.model.estimate).toBeLessThanOrEqual(12);
   });

@@ -5,30 +5,48 @@ import {
   fold,
   heldUntil,
   newSharedModel,
+  pastFrom,
   type Refusal,
   reschedule,
+  type SharedModelState,
   slotPace,
   slotTime,
+  unfolded,
 } from "../../lib/cloud/rateFold";
 import { START_RATE } from "../../lib/rate";
 
 const T0 = 1_000_000;
+const CLOCK = {
+  nextSlot: T0,
+  pace: 20,
+  claimed: 0,
+  fromSlot: 0,
+  fromAt: T0,
+  foldedAt: T0,
+  folds: 0,
+  past: [],
+};
+const refusalAt = (startedAt: number, at: number): Refusal => ({ startedAt, at, signal: {} });
 
 describe("the shared model's folds", () => {
   it("grow the pace in startup from the slots the workers started", () => {
     const shared = newSharedModel({}, T0);
-    const next = fold(shared, 20, T0 + 1_000);
+    const next = fold(shared, { count: 20 }, T0 + 1_000);
     expect(slotPace(next.model)).toBeGreaterThan(START_RATE);
     expect(next.startedFolded).toBe(20);
     // Slots already taken in are not taken again.
-    expect(fold(next, 20, T0 + 1_500).model.sinceCut).toEqual(next.model.sinceCut);
+    expect(fold(next, { count: 20 }, T0 + 1_500).model.sinceCut).toEqual(next.model.sinceCut);
   });
 
   it("cut the pace to what was accepted once refusals come in a window", () => {
     let shared = newSharedModel({}, T0);
-    shared = fold(shared, 10, T0 + 1_000);
-    shared = fold(shared, 11, T0 + 1_010, [{ startedAt: T0 + 1_000, at: T0 + 1_010, signal: {} }]);
-    shared = fold(shared, 13, T0 + 1_100, [{ startedAt: T0 + 1_080, at: T0 + 1_100, signal: {} }]);
+    shared = fold(shared, { count: 10 }, T0 + 1_000);
+    shared = fold(shared, { count: 11 }, T0 + 1_010, [
+      { startedAt: T0 + 1_000, at: T0 + 1_010, signal: {} },
+    ]);
+    shared = fold(shared, { count: 13 }, T0 + 1_100, [
+      { startedAt: T0 + 1_080, at: T0 + 1_100, signal: {} },
+    ]);
     expect(shared.model.startup).toBe(false);
     expect(slotPace(shared.model)).toBeGreaterThan(5);
     expect(slotPace(shared.model)).toBeLessThanOrEqual(11);
@@ -38,8 +56,8 @@ describe("the shared model's folds", () => {
     // 10 slots started in the first second, folded; 13 more in the next 100 ms, one refused with
     // a Retry-After of 3 s: the block holds. Replayed after the refusal, the fold's own slots read
     // as a probe accepted, and the block ended at once.
-    const first = fold(newSharedModel({}, T0), 10, T0 + 1_000);
-    const held = fold(first, 23, T0 + 1_100, [
+    const first = fold(newSharedModel({}, T0), { count: 10 }, T0 + 1_000);
+    const held = fold(first, { count: 23 }, T0 + 1_100, [
       { startedAt: T0 + 1_040, at: T0 + 1_050, signal: { retryAfterMs: 3_000 } },
     ]);
     expect(heldUntil(held.model, T0 + 1_200)).toBe(T0 + 4_050);
@@ -69,6 +87,66 @@ describe("the shared model's folds", () => {
     }
   });
 
+  it("time the slots by the clock's schedule: starts held back after a cut are no lower rate", () => {
+    // Startup ends at a refusal 1 s in; the schedule then holds starts back for a second (the
+    // window's starts spent) and runs at 10 a second. A refusal 2 s later measures 10 a second:
+    // spread evenly over the time since the last fold, the same 20 slots read as 6.8.
+    let shared = fold(newSharedModel({}, T0), { count: 20 }, T0 + 1_000);
+    shared = fold(shared, { count: 21 }, T0 + 1_010, [refusalAt(T0 + 1_000, T0 + 1_010)]);
+    const clock = { ...CLOCK, pace: 10, claimed: 45, fromSlot: 21, fromAt: T0 + 2_010 };
+    const started = { count: 41, countedTo: T0 + 3_950, clock };
+    const next = fold(shared, started, T0 + 4_000, [refusalAt(T0 + 3_960, T0 + 4_000)]);
+    expect(next.model.accepted.slice(-3)).toEqual([T0 + 3_710, T0 + 3_810, T0 + 3_910]);
+    expect(next.model.estimate).toBeGreaterThanOrEqual(9);
+  });
+
+  it("time slots across a restart of the schedule by its past piece", () => {
+    // Five slots at 10 a second from T0, then the clock stood; a claim at T0 + 2 s restarted it at
+    // slot 5. Each slot is taken in at its own time, none spread over the idle second.
+    const clock = {
+      ...CLOCK,
+      pace: 10,
+      claimed: 8,
+      fromSlot: 5,
+      fromAt: T0 + 2_000,
+      past: [0, T0, 10],
+    };
+    const next = fold(
+      newSharedModel({}, T0),
+      { count: 8, countedTo: T0 + 2_250, clock },
+      T0 + 2_300,
+    );
+    const startedAt = next.model.levels.map((l) => l.at);
+    expect(startedAt).toEqual([0, 100, 200, 300, 400, 2_000, 2_100, 2_200].map((ms) => T0 + ms));
+    // Once the model has folded the five, the piece they ran on is no longer kept.
+    expect(pastFrom(clock, 5, true)).toEqual([5, T0 + 2_000, 10]);
+    expect(pastFrom(clock, 4, false)).toEqual([0, T0, 10]);
+  });
+
+  it("take a refused slot off the accepted in the fold that counts it", () => {
+    // The 429 comes for a slot started after the count (its answer came last): the ten counted are
+    // accepted; the next fold counts two more, the refused one of them.
+    const first = fold(newSharedModel({}, T0), { count: 10, countedTo: T0 + 1_000 }, T0 + 1_100, [
+      refusalAt(T0 + 1_050, T0 + 1_100),
+    ]);
+    expect(first.refusedAhead).toEqual([T0 + 1_050]);
+    const accepted = (s: SharedModelState) => s.model.levels.filter((l) => !l.refused).length;
+    expect(accepted(first)).toBe(10);
+    const next = fold(first, { count: 12, countedTo: T0 + 1_200 }, T0 + 1_250);
+    expect(next.refusedAhead).toEqual([]);
+    expect(accepted(next)).toBe(11);
+  });
+
+  it("take in each worker's refusal told once, in the order they came", () => {
+    const shared = { ...newSharedModel({}, T0), refusalsFolded: 6 };
+    const inbox = {
+      base: 5,
+      refusals: [refusalAt(T0, T0 + 30), refusalAt(T0 + 10, T0 + 50), refusalAt(T0 + 20, T0 + 40)],
+    };
+    expect(unfolded(shared, inbox).map((r) => r.at)).toEqual([T0 + 40, T0 + 50]);
+    expect(unfolded({ ...shared, refusalsFolded: 8 }, inbox)).toEqual([]);
+  });
+
   it("reschedule the clock's slots not yet started at a cut, after the last started", () => {
     // 20 slots claimed at 20 a second from T0; by T0 + 500 ms, 11 have started.
     const clock = {
@@ -79,6 +157,7 @@ describe("the shared model's folds", () => {
       fromAt: T0,
       foldedAt: T0,
       folds: 0,
+      past: [],
     };
     const cut = newSharedModel({ requestsPerSecond: 10 }, T0).model;
     const next = reschedule(clock, cut, T0 + 500);
@@ -92,7 +171,7 @@ describe("the shared model's folds", () => {
   });
 
   it("hold every start on a long Retry-After", () => {
-    const shared = fold(newSharedModel({}, T0), 5, T0 + 500, [
+    const shared = fold(newSharedModel({}, T0), { count: 5 }, T0 + 500, [
       { startedAt: T0 + 450, at: T0 + 500, signal: { retryAfterMs: 3_000 } },
     ]);
     expect(heldUntil(shared.model, T0 + 600)).toBe(T0 + 3_500);
@@ -100,7 +179,7 @@ describe("the shared model's folds", () => {
   });
 
   it("keep a configured rate as the pace's ceiling", () => {
-    const shared = fold(newSharedModel({ requestsPerSecond: 10 }, T0), 100, T0 + 10_000);
+    const shared = fold(newSharedModel({ requestsPerSecond: 10 }, T0), { count: 100 }, T0 + 10_000);
     expect(slotPace(shared.model)).toBe(10);
     expect(JSON.parse(JSON.stringify(shared))).toEqual(shared);
   });
@@ -130,7 +209,12 @@ function behindBucket(
     const refusals = answered.refusals;
     accepted += answered.accepted;
     refused += refusals.length;
-    shared = fold(shared, counted === "slots" ? started : accepted + refused, now, refusals);
+    shared = fold(
+      shared,
+      { count: counted === "slots" ? started : accepted + refused },
+      now,
+      refusals,
+    );
   }
   return { refused, accepted };
 }
@@ -163,7 +247,7 @@ function demandOverBucket(
     accepted += answered.accepted;
     if (now > T0 + 20_000) lateRefused += refusals.length;
     if (refusals.length > 0 || now - lastFold >= foldEveryMs) {
-      shared = fold(shared, started, now, refusals);
+      shared = fold(shared, { count: started }, now, refusals);
       lastFold = now;
     }
   }

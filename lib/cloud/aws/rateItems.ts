@@ -1,14 +1,21 @@
 /**
- * The shared rate's two items in the runs table (docs/rate-control.md, "The cloud runtime"), under
- * `pk = rate#<connectorId>#<setting>`: `clock`, the slots' schedule, changed only by conditional
- * updates (a claim of slots, a schedule rewritten: built here), and `model`, lib/rate's state as
- * JSON, written back on its version. Both expire an hour after their last write, so the next sync
- * starts from what was learned.
+ * The shared rate's three items in the runs table (docs/rate-control.md, "The cloud runtime"),
+ * under `pk = rate#<connectorId>#<setting>`: `clock`, the slots' schedule, changed only by
+ * conditional updates (a claim of slots, a schedule rewritten: built here); `model`, lib/rate's
+ * state as JSON, written back on its version; and `inbox`, the 429s told and not yet trimmed. They
+ * expire an hour after their last write, so the next sync starts from what was learned.
  */
-import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import * as z from "zod";
 import type { RateSettings } from "../../rate";
-import { type Clock, newSharedModel, type SharedModelState } from "../rateFold";
+import {
+  type Clock,
+  type Inbox,
+  newSharedModel,
+  pastFrom,
+  type Refusal,
+  type SharedModelState,
+} from "../rateFold";
 import { awsClients } from "./clients";
 import { isConditionFailure, sendConditional } from "./instances";
 
@@ -22,7 +29,11 @@ export interface RateItems {
 }
 
 /** An update of the clock: its expression (`SET ...`), its condition, their values. */
-export type ClockChange = [update: string, condition: string, values: Record<string, number>];
+export type ClockChange = [
+  update: string,
+  condition: string,
+  values: Record<string, number | number[]>,
+];
 
 /**
  * A claim at a pace off the clock's by at most this share succeeds: a probe's steps (a few
@@ -33,9 +44,11 @@ const PACE_DRIFT = 0.1;
 /**
  * A claim of `count` slots at `pace`: after the clock's next free slot while it `running` (at
  * `now` or later, at most `ahead` ms on, at about the pace this worker saw), from `now` when it
- * stood (the schedule starts again there, and the first claim makes the clock).
+ * stood (the schedule starts again there, the piece before kept in `past` for the fold, and the
+ * first claim makes the clock). `seen`: the clock as this worker saw it last, if at all.
  */
 export function claimChange(
+  seen: Clock | undefined,
   running: boolean,
   count: number,
   pace: number,
@@ -43,11 +56,26 @@ export function claimChange(
   ahead: number,
 ): ClockChange {
   const values = { ":span": (count * 1000) / pace, ":count": count, ":now": now };
-  if (!running) {
+  if (!seen) {
     return [
-      "SET nextSlot = :now + :span, fromAt = :now, fromSlot = if_not_exists(claimed, :zero), folds = if_not_exists(folds, :zero), pace = :pace, foldedAt = if_not_exists(foldedAt, :now) ADD claimed :count",
-      "attribute_not_exists(nextSlot) OR (nextSlot < :now AND pace = :pace)",
-      { ...values, ":pace": pace, ":zero": 0 },
+      "SET nextSlot = :now + :span, fromAt = :now, fromSlot = :zero, folds = :zero, pace = :pace, foldedAt = :now, past = :none ADD claimed :count",
+      "attribute_not_exists(nextSlot)",
+      { ...values, ":pace": pace, ":zero": 0, ":none": [] },
+    ];
+  }
+  if (!running) {
+    // On the piece this worker saw: it is the one kept (else the claim fails, and shows it).
+    return [
+      "SET nextSlot = :now + :span, fromAt = :now, fromSlot = claimed, pace = :pace, past = :past ADD claimed :count",
+      "nextSlot < :now AND pace = :pace AND fromSlot = :fromSlot AND fromAt = :fromAt AND claimed = :claimed",
+      {
+        ...values,
+        ":pace": pace,
+        ":fromSlot": seen.fromSlot,
+        ":fromAt": seen.fromAt,
+        ":claimed": seen.claimed,
+        ":past": pastFrom(seen, 0, true),
+      },
     ];
   }
   return [
@@ -67,15 +95,17 @@ export function claimChange(
 
 /**
  * The clock's schedule rewritten to `next` (`reschedule`), on no slot claimed and no other
- * rewrite since `clock`.
+ * rewrite since `clock`: the piece it ends kept in `past` with those the model has not folded
+ * (slots below `folded` it has).
  */
 export function rescheduleChange(
   clock: Clock,
   next: Pick<Clock, "pace" | "fromSlot" | "fromAt" | "nextSlot">,
   now: number,
+  folded: number,
 ): ClockChange {
   return [
-    "SET pace = :pace, foldedAt = :now, fromSlot = :fromSlot, fromAt = :fromAt, nextSlot = :next ADD folds :one",
+    "SET pace = :pace, foldedAt = :now, fromSlot = :fromSlot, fromAt = :fromAt, nextSlot = :next, past = :past ADD folds :one",
     "claimed = :claimed AND folds = :folds",
     {
       ":pace": next.pace,
@@ -83,6 +113,7 @@ export function rescheduleChange(
       ":fromSlot": next.fromSlot,
       ":fromAt": next.fromAt,
       ":next": next.nextSlot,
+      ":past": pastFrom(clock, folded, true),
       ":claimed": clock.claimed,
       ":folds": clock.folds,
       ":one": 1,
@@ -90,13 +121,23 @@ export function rescheduleChange(
   ];
 }
 
+/** The past pieces the model has folded (slots below `folded`) dropped, the schedule as it is. */
+export function trimPastChange(clock: Clock, folded: number): ClockChange {
+  return [
+    "SET past = :past",
+    "claimed = :claimed AND folds = :folds",
+    { ":past": pastFrom(clock, folded, false), ":claimed": clock.claimed, ":folds": clock.folds },
+  ];
+}
+
 const CLOCK_FIELDS = ["nextSlot", "pace", "claimed", "fromSlot", "fromAt", "foldedAt", "folds"];
-const clockItem: z.ZodType<Clock> = z.object(
-  Object.fromEntries(CLOCK_FIELDS.map((field) => [field, z.number()])) as Record<
-    keyof Clock,
+const clockItem: z.ZodType<Clock> = z.object({
+  ...(Object.fromEntries(CLOCK_FIELDS.map((field) => [field, z.number()])) as Record<
+    Exclude<keyof Clock, "past">,
     z.ZodNumber
-  >,
-);
+  >),
+  past: z.array(z.number()),
+});
 const modelItem = z.object({ version: z.number(), model: z.string() });
 
 /**
@@ -139,21 +180,113 @@ export async function readClock({ table, pk }: RateItems): Promise<Clock | undef
   return clock.success ? clock.data : undefined;
 }
 
-/** The model's state and its version (0: none yet, or of another shape: started afresh). */
-export async function readModel(
+/** The three items as one consistent read: the model's state and version, the clock, the inbox. */
+export interface RateRead {
+  shared: SharedModelState;
+  /** 0: no model yet, or one of another shape (started afresh). */
+  version: number;
+  clock: Clock | undefined;
+  inbox: Inbox;
+}
+
+const inboxEntry = z.object({ s: z.number(), a: z.number(), r: z.number().optional() });
+const inboxItem = z.object({ firstTold: z.number(), refusals: z.array(inboxEntry) });
+
+/** The model, the clock and the inbox in one query (one round trip, consistent). */
+export async function readRate(
   { table, pk }: RateItems,
   settings: RateSettings,
   now: number,
-): Promise<{ shared: SharedModelState; version: number }> {
-  const { Item } = await awsClients().dynamo.send(
-    new GetCommand({ TableName: table, Key: { pk, sk: "model" }, ConsistentRead: true }),
+): Promise<RateRead> {
+  const { Items = [] } = await awsClients().dynamo.send(
+    new QueryCommand({
+      TableName: table,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": pk },
+      ConsistentRead: true,
+    }),
   );
-  if (!Item) return { shared: newSharedModel(settings, now), version: 0 };
-  const item = modelItem.parse(Item);
-  const shared = JSON.parse(item.model) as SharedModelState;
+  const item = (sk: string) => Items.find((i) => i.sk === sk);
+  const clock = clockItem.safeParse(item("clock"));
+  const inbox = inboxItem.safeParse(item("inbox"));
+  const model = item("model");
+  const read = model ? modelItem.parse(model) : undefined;
+  const shared = read ? (JSON.parse(read.model) as SharedModelState) : undefined;
   // A state of another shape (the model's `version` changed) is started afresh.
-  const fresh = shared.model?.version !== 1;
-  return { shared: fresh ? newSharedModel(settings, now) : shared, version: item.version };
+  const fresh = shared?.model?.version !== 1 || typeof shared.refusalsFolded !== "number";
+  return {
+    shared: !shared || fresh ? newSharedModel(settings, now) : shared,
+    version: read?.version ?? 0,
+    clock: clock.success ? clock.data : undefined,
+    inbox: inbox.success
+      ? {
+          base: inbox.data.firstTold,
+          refusals: inbox.data.refusals.map((e) => ({
+            startedAt: e.s,
+            at: e.a,
+            signal: e.r === undefined ? {} : { retryAfterMs: e.r },
+          })),
+        }
+      : { base: 0, refusals: [] },
+  };
+}
+
+/**
+ * A 429 told to every worker: appended to the inbox, which never refuses (no condition). Returns
+ * its number, which the model's `refusalsFolded` passes once a fold has taken it in.
+ */
+export async function tellRefusal(
+  { table, pk }: RateItems,
+  refusal: Refusal,
+  now: number,
+): Promise<number> {
+  const entry = {
+    s: refusal.startedAt,
+    a: refusal.at,
+    ...(refusal.signal.retryAfterMs === undefined ? {} : { r: refusal.signal.retryAfterMs }),
+  };
+  const { Attributes } = await awsClients().dynamo.send(
+    new UpdateCommand({
+      TableName: table,
+      Key: { pk, sk: "inbox" },
+      UpdateExpression:
+        "SET refusals = list_append(if_not_exists(refusals, :none), :one), firstTold = if_not_exists(firstTold, :zero), expiresAt = :expires ADD told :once",
+      ExpressionAttributeValues: {
+        ":none": [],
+        ":one": [entry],
+        ":zero": 0,
+        ":once": 1,
+        ":expires": Math.floor(now / 1000) + EXPIRES_SECONDS,
+      },
+      ReturnValues: "UPDATED_NEW",
+    }),
+  );
+  return z.object({ told: z.number() }).parse(Attributes).told - 1;
+}
+
+/** The most refusals trimmed from the inbox in one update (its expression's length). */
+const TRIM_MOST = 100;
+
+/**
+ * Drops the inbox's first `count` refusals, folded, unless another fold trimmed it since `base`
+ * (then that one did). Refusals told meanwhile are appended after them: they stay.
+ */
+export async function trimInbox(
+  { table, pk }: RateItems,
+  base: number,
+  count: number,
+): Promise<void> {
+  const n = Math.min(count, TRIM_MOST);
+  if (n <= 0) return;
+  await sendConditional(
+    new UpdateCommand({
+      TableName: table,
+      Key: { pk, sk: "inbox" },
+      UpdateExpression: `REMOVE ${Array.from({ length: n }, (_, i) => `refusals[${i}]`).join(", ")} SET firstTold = :next`,
+      ConditionExpression: "firstTold = :base",
+      ExpressionAttributeValues: { ":base": base, ":next": base + n },
+    }),
+  );
 }
 
 /** Whether the write won (the version read is still the stored one). */
@@ -180,10 +313,13 @@ export async function writeModel(
 
 /** The clock in a condition failure's item (DynamoDB's typed values: numbers as `{ N }`). */
 function clockOf(item: unknown): Clock | undefined {
-  const typed = item as Record<string, { N?: string } | undefined> | undefined;
+  const typed = item as
+    | Record<string, { N?: string; L?: { N?: string }[] } | undefined>
+    | undefined;
   const fields = CLOCK_FIELDS.filter((k) => typed?.[k]?.N !== undefined);
-  const clock = clockItem.safeParse(
-    Object.fromEntries(fields.map((k) => [k, Number(typed?.[k]?.N)])),
-  );
+  const clock = clockItem.safeParse({
+    ...Object.fromEntries(fields.map((k) => [k, Number(typed?.[k]?.N)])),
+    past: typed?.past?.L?.map((v) => Number(v.N)),
+  });
   return clock.success ? clock.data : undefined;
 }

@@ -10,20 +10,24 @@ import {
   type Clock,
   fold,
   later,
-  type Refusal,
   reschedule,
   type SharedModelState,
   slotPace,
   slotTime,
   startedBy,
+  unfolded,
 } from "../rateFold";
 import {
   type ClockChange,
   claimChange,
   type RateItems,
+  type RateRead,
   readClock,
-  readModel,
+  readRate,
   rescheduleChange,
+  tellRefusal,
+  trimInbox,
+  trimPastChange,
   updateClock,
   writeModel,
 } from "./rateItems";
@@ -49,8 +53,9 @@ const STALE_SLOT_MS = 100;
  */
 const REREAD_LEAD_MS = 30;
 /**
- * A fold takes in as accepted the slots started longer ago than the longest of this many last
- * answers took (from their slots), so a slot's 429 is folded before the slot is taken for accepted.
+ * A fold takes in as accepted the slots started longer ago than the median of this many last
+ * answers took (from their slots), so a slot's 429 is mostly folded before the slot is counted;
+ * one counted first is taken off when it is (`rateFold.ts`).
  */
 const ANSWERS_TIMED = 16;
 /**
@@ -58,17 +63,20 @@ const ANSWERS_TIMED = 16;
  * what the model learns, where a 429, the answer waited for, comes in a round trip.
  */
 const MAX_ANSWER_LAG_MS = 2_000;
+/** The schedule's past pieces kept while it stands, most (a restart after an idle spell adds one). */
+const PAST_PIECES = 4;
 /** Tries of a fold that lost to another worker's (each rereads the model). */
 const FOLD_TRIES = 5;
 const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)" } as const;
 
 /**
  * The instance's request rate, shared by every worker of its runs: lib/rate's model, its state
- * in the runs table (docs/rate-control.md, "The cloud runtime"; `rateItems.ts`). Two items:
+ * in the runs table (docs/rate-control.md, "The cloud runtime"; `rateItems.ts`). Three items:
  * `clock`, start slots on a schedule at the model's pace, which a worker claims a block of with
- * one atomic conditional update, and `model`, the model's state, read and written (conditionally
- * on its version) only at a fold: on a 429, or every `FOLD_EVERY_MS` as slots are started, which
- * rewrites the clock's schedule.
+ * one atomic conditional update; `inbox`, the 429s told, appended unconditionally; and `model`, the
+ * model's state, read with the other two and written (conditionally on its version) only at a
+ * fold: on a 429, or every `FOLD_EVERY_MS` as slots are started, which rewrites the clock's
+ * schedule.
  * `requestsPerSecond` 0 (no ceiling, no pace) shares nothing.
  */
 export function sharedRate(
@@ -124,8 +132,8 @@ export class SlotBook implements SharedRate {
   #claiming = false;
   /** How long the last `ANSWERS_TIMED` answers took from their slots (ms), the latest last. */
   readonly #answerMs: number[] = [];
-  /** Refusals to fold, and whether a fold is under way in this process. */
-  #refusals: { refusal: Refusal; folded: () => void; failed: (error: unknown) => void }[] = [];
+  /** Refusals told (their inbox numbers) to see folded, and whether a fold is under way here. */
+  #refusals: { told: number; folded: () => void; failed: (error: unknown) => void }[] = [];
   #folding = false;
   /** The model's last fold this process read or wrote (the clock's pace may not have changed). */
   #foldedAt = 0;
@@ -145,15 +153,23 @@ export class SlotBook implements SharedRate {
       slot,
       // A slot is taken for accepted until told otherwise (`rateFold.ts`); its answer is timed.
       accepted: () => this.#answered(slot),
-      refused: (retryAfterMs) =>
-        new Promise<void>((folded, failed) => {
-          this.#answered(slot);
-          const refusal = { startedAt: slot, at: Date.now(), signal: { retryAfterMs } };
-          this.#refusals.push({ refusal, folded, failed });
+      refused: async (retryAfterMs) => {
+        this.#answered(slot);
+        const refusal = { startedAt: slot, at: Date.now(), signal: { retryAfterMs } };
+        const told = await tellRefusal(this.#items, refusal, Date.now());
+        await new Promise<void>((folded, failed) => {
+          this.#refusals.push({ told, folded, failed });
           void this.#fold();
-        }),
+        });
+      },
       unanswered() {},
     };
+  }
+
+  /** The median of the last `ANSWERS_TIMED` answers' times from their slots (ms). */
+  #answerTime(): number {
+    const sorted = [...this.#answerMs].sort((a, b) => a - b);
+    return Math.min(MAX_ANSWER_LAG_MS, sorted[Math.floor(sorted.length / 2)] ?? 0);
   }
 
   #answered(slot: number): void {
@@ -275,7 +291,8 @@ export class SlotBook implements SharedRate {
   async #claim(count: number, pace: number, now: number): Promise<Slot[]> {
     const running = this.#clock !== undefined && this.#clock.nextSlot >= now;
     this.counts.claims++;
-    const clock = await this.#update(claimChange(running, count, pace, now, 2 * HORIZON_MS), now);
+    const change = claimChange(this.#clock, running, count, pace, now, 2 * HORIZON_MS);
+    const clock = await this.#update(change, now);
     if (!clock) {
       this.counts.lostClaims++;
       return [];
@@ -289,41 +306,53 @@ export class SlotBook implements SharedRate {
   }
 
   /**
-   * Folds the slots started and the refusals reported into the model (`rateFold.ts`), written
-   * back on its version, then sets the clock's pace to the model's (and a block's hold moves its
-   * next slot). One fold at a time in a process, refusals gathered meanwhile going into the next;
-   * without a refusal, nothing when another worker folded within `FOLD_EVERY_MS`, nor a second
-   * try. A refusal's promise settles once it is folded.
+   * Folds the slots started and the refusals told (the inbox's, every worker's) into the model
+   * (`rateFold.ts`), written back on its version, then sets the clock's pace to the model's (and a
+   * block's hold moves its next slot) and trims the inbox. One fold at a time in a process; a
+   * refusal told is settled once any worker's fold has taken it in. Without one waiting, nothing
+   * when another worker folded within `FOLD_EVERY_MS`, nor a second try.
    */
   async #fold(): Promise<void> {
     if (this.#folding) return;
     this.#folding = true;
-    const taken = this.#refusals;
+    const waiting = this.#refusals;
     this.#refusals = [];
+    const last = Math.max(-1, ...waiting.map((w) => w.told));
     try {
-      for (let attempt = 0; attempt < (taken.length > 0 ? FOLD_TRIES : 1); attempt++) {
+      for (let attempt = 0; attempt < (waiting.length > 0 ? FOLD_TRIES : 1); attempt++) {
         const now = Date.now();
-        const read = await this.#readModel(now);
-        if (taken.length === 0 && now - read.shared.foldedAt < FOLD_EVERY_MS) break;
-        await this.#readClock();
-        const refusals = taken.map((t) => t.refusal);
+        const read = await this.#read(now);
+        const refusals = unfolded(read.shared, read.inbox);
+        if (
+          waiting.length > 0
+            ? read.shared.refusalsFolded > last
+            : refusals.length === 0 && now - read.shared.foldedAt < FOLD_EVERY_MS
+        )
+          break;
         // A model that has taken in no slot spreads its first from the clock's first claim: at the
         // pace instead, a first second's 12 slots read as 22 a second accepted.
         const clock = this.#clock;
         if (read.shared.startedFolded === 0 && clock) {
-          read.shared.foldedAt = Math.min(read.shared.foldedAt, clock.foldedAt);
+          read.shared.countedTo = Math.min(read.shared.countedTo, clock.foldedAt);
         }
-        // Slots whose answers may still come are not yet taken for accepted.
-        const lag = Math.min(MAX_ANSWER_LAG_MS, Math.max(0, ...this.#answerMs));
-        const next = fold(read.shared, startedBy(clock, now - lag), now, refusals);
+        // Slots whose answers may still come are not yet counted; one counted is taken for
+        // accepted when its answer came, about.
+        const answerMs = this.#answerTime();
+        const countedTo = now - answerMs;
+        const started = { count: startedBy(clock, countedTo), countedTo, clock, answerMs };
+        const told = read.inbox.base + read.inbox.refusals.length;
+        const next = { ...fold(read.shared, started, now, refusals), refusalsFolded: told };
         if (!(await this.#writeModel(next, read.version))) continue;
         this.#foldedAt = now;
         await this.#setPace(next, now);
+        if (read.inbox.refusals.length > 0) {
+          await trimInbox(this.#items, read.inbox.base, read.inbox.refusals.length);
+        }
         break;
       }
-      for (const t of taken) t.folded();
+      for (const w of waiting) w.folded();
     } catch (error) {
-      for (const t of taken) t.failed(error);
+      for (const w of waiting) w.failed(error);
     } finally {
       this.#folding = false;
     }
@@ -334,15 +363,21 @@ export class SlotBook implements SharedRate {
    * The clock's schedule rewritten to the model's pace from its first slot not yet started (after
    * the last started, at the new spacing, and after a block's hold), conditionally on no slot
    * claimed meanwhile (the clock as the condition's failure returns it, tried again). Slots
-   * already claimed then start at the new schedule's times: their requests read it before.
+   * already claimed then start at the new schedule's times: their requests read it before. The
+   * schedule's past pieces the model has folded are dropped then, or once more than
+   * `PAST_PIECES` while the schedule stands.
    */
   async #setPace(shared: SharedModelState, now: number): Promise<void> {
     for (let attempt = 0; attempt < FOLD_TRIES; attempt++) {
       const clock = this.#clock;
-      const next = clock && reschedule(clock, shared.model, now);
-      if (!clock || !next) return;
+      if (!clock) return;
+      const next = reschedule(clock, shared.model, now);
+      const change = next
+        ? rescheduleChange(clock, next, now, shared.startedFolded)
+        : clock.past.length > 3 * PAST_PIECES && trimPastChange(clock, shared.startedFolded);
+      if (!change) return;
       this.counts.folds++;
-      if (await this.#update(rescheduleChange(clock, next, now), now)) return;
+      if (await this.#update(change, now)) return;
       this.counts.lostFolds++;
     }
   }
@@ -358,9 +393,11 @@ export class SlotBook implements SharedRate {
     this.#clock = later(this.#clock, await readClock(this.#items));
   }
 
-  async #readModel(now: number): Promise<{ shared: SharedModelState; version: number }> {
+  /** The model, the clock and the inbox, read at once. */
+  async #read(now: number): Promise<RateRead> {
     this.counts.reads++;
-    const read = await readModel(this.#items, this.#settings, now);
+    const read = await readRate(this.#items, this.#settings, now);
+    this.#clock = later(this.#clock, read.clock);
     this.#foldedAt = Math.max(this.#foldedAt, read.shared.foldedAt);
     return read;
   }
