@@ -164,6 +164,29 @@ function removeNearest(times: number[], at: number): void {
   if (best >= 0) times.splice(best, 1);
 }
 
+/**
+ * The last answers' times from their slots (ms). A fold counts the slots started longer ago than
+ * their median, so a slot's 429 is mostly folded before the slot is counted (one counted first is
+ * taken off when it is), and takes a counted slot for accepted that long after it started.
+ */
+export class AnswerTimes {
+  /** Answers timed: the latest this many. */
+  static readonly KEPT = 16;
+  /** The most the median is taken for (ms): a slow answer (a timeout) would hold back the model. */
+  static readonly MOST_MS = 2_000;
+  readonly #ms: number[] = [];
+
+  add(ms: number): void {
+    this.#ms.push(ms);
+    if (this.#ms.length > AnswerTimes.KEPT) this.#ms.shift();
+  }
+
+  median(): number {
+    const sorted = [...this.#ms].sort((a, b) => a - b);
+    return Math.min(AnswerTimes.MOST_MS, sorted[Math.floor(sorted.length / 2)] ?? 0);
+  }
+}
+
 /** The shared clock's pace, starts a second: the model's, or its ceiling while it paces nothing. */
 export function slotPace(model: RateState): number {
   return model.pace ?? model.ceiling ?? Number.POSITIVE_INFINITY;

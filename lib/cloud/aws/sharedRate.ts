@@ -7,6 +7,7 @@ import {
 } from "../../http";
 import { newRateState, type RateSettings } from "../../rate";
 import {
+  AnswerTimes,
   type Clock,
   fold,
   later,
@@ -52,17 +53,6 @@ const STALE_SLOT_MS = 100;
  * so a fold's cut or hold reaches the slots already claimed, not only the next claims.
  */
 const REREAD_LEAD_MS = 30;
-/**
- * A fold takes in as accepted the slots started longer ago than the median of this many last
- * answers took (from their slots), so a slot's 429 is mostly folded before the slot is counted;
- * one counted first is taken off when it is (`rateFold.ts`).
- */
-const ANSWERS_TIMED = 16;
-/**
- * The most a fold waits for answers (ms): a slow answer (a timeout) would otherwise hold back
- * what the model learns, where a 429, the answer waited for, comes in a round trip.
- */
-const MAX_ANSWER_LAG_MS = 2_000;
 /** The schedule's past pieces kept while it stands, most (a restart after an idle spell adds one). */
 const PAST_PIECES = 4;
 /** Tries of a fold that lost to another worker's (each rereads the model). */
@@ -130,8 +120,7 @@ export class SlotBook implements SharedRate {
   /** The slots taken over the last horizon: this process's demand. */
   #taken: number[] = [];
   #claiming = false;
-  /** How long the last `ANSWERS_TIMED` answers took from their slots (ms), the latest last. */
-  readonly #answerMs: number[] = [];
+  readonly #answers = new AnswerTimes();
   /** Refusals told (their inbox numbers) to see folded, and whether a fold is under way here. */
   #refusals: { told: number; folded: () => void; failed: (error: unknown) => void }[] = [];
   #folding = false;
@@ -152,9 +141,9 @@ export class SlotBook implements SharedRate {
     return {
       slot,
       // A slot is taken for accepted until told otherwise (`rateFold.ts`); its answer is timed.
-      accepted: () => this.#answered(slot),
+      accepted: () => this.#answers.add(Date.now() - slot),
       refused: async (retryAfterMs) => {
-        this.#answered(slot);
+        this.#answers.add(Date.now() - slot);
         const refusal = { startedAt: slot, at: Date.now(), signal: { retryAfterMs } };
         const told = await tellRefusal(this.#items, refusal, Date.now());
         await new Promise<void>((folded, failed) => {
@@ -164,17 +153,6 @@ export class SlotBook implements SharedRate {
       },
       unanswered() {},
     };
-  }
-
-  /** The median of the last `ANSWERS_TIMED` answers' times from their slots (ms). */
-  #answerTime(): number {
-    const sorted = [...this.#answerMs].sort((a, b) => a - b);
-    return Math.min(MAX_ANSWER_LAG_MS, sorted[Math.floor(sorted.length / 2)] ?? 0);
-  }
-
-  #answered(slot: number): void {
-    this.#answerMs.push(Date.now() - slot);
-    if (this.#answerMs.length > ANSWERS_TIMED) this.#answerMs.shift();
   }
 
   /**
@@ -337,7 +315,7 @@ export class SlotBook implements SharedRate {
         }
         // Slots whose answers may still come are not yet counted; one counted is taken for
         // accepted when its answer came, about.
-        const answerMs = this.#answerTime();
+        const answerMs = this.#answers.median();
         const countedTo = now - answerMs;
         const started = { count: startedBy(clock, countedTo), countedTo, clock, answerMs };
         const told = read.inbox.base + read.inbox.refusals.length;
