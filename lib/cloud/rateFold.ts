@@ -69,7 +69,7 @@ export interface Started {
   count: number;
   /** The time (ms) the count is taken at: slots started later may still be refused. */
   countedTo?: number;
-  /** The clock counted: its schedule gives the start times of the slots from its `fromSlot`. */
+  /** The clock counted: its schedule's pieces give the slots' start times. */
   clock?: Clock;
   /**
    * How long an answer takes from its slot (ms): a slot is taken for accepted that much after it
@@ -84,10 +84,9 @@ export interface Started {
  * accepted at its start time by the clock's schedule plus `answerMs` (a slot older than the
  * schedule's pieces kept spread evenly since the last fold's count), then each refusal at its
  * time. Spread evenly over the whole time between folds, starts held back after a cut read as a
- * lower rate, and the estimate fell 40% under the limit. Refusals
- * come last: a slot replayed after a refusal that blocks would read as a probe accepted, ending
- * the block. A refusal holds every worker (a long `Retry-After`, a window spent): they share the
- * upstream's limit.
+ * lower rate, and the estimate fell 40% under the limit. Refusals come last: a slot replayed after
+ * a refusal that blocks would read as a probe accepted, ending the block. A refusal holds every
+ * worker (a long `Retry-After`, a window spent): they share the upstream's limit.
  */
 export function fold(
   shared: SharedModelState,

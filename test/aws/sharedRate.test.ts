@@ -1,7 +1,10 @@
 // The rate an instance's workers share (lib/cloud/aws/sharedRate.ts): slots of a clock in the runs
 // table claimed in blocks, at lib/rate's pace, on moto_server. Each `SlotBook` stands for one
 // worker's process.
+
+import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { awsClients } from "../../lib/cloud/aws/clients";
 import { readRate } from "../../lib/cloud/aws/rateItems";
 import { SlotBook, type SlotPermit } from "../../lib/cloud/aws/sharedRate";
 import { unfolded } from "../../lib/cloud/rateFold";
@@ -93,6 +96,31 @@ describe("the shared rate's slots", () => {
     expect(read.shared.refusalsFolded).toBe(5);
     expect(read.shared.model.levels.filter((l) => l.refused)).toHaveLength(5);
     expect(unfolded(read.shared, read.inbox)).toEqual([]);
+  });
+
+  it("go on from a clock item written before the schedule kept its past pieces", async () => {
+    // A stage upgraded while its items live (an hour): the clock has no `past`. Unread, the first
+    // claim's condition failed on it every time, and no request started until the item expired.
+    const now = Date.now();
+    await awsClients().dynamo.send(
+      new PutCommand({
+        TableName: TABLE,
+        Item: { pk: "rate#older", sk: "clock", nextSlot: now - 5_000, pace: 20, claimed: 40 },
+      }),
+    );
+    await awsClients().dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: { pk: "rate#older", sk: "clock" },
+        UpdateExpression: "SET fromSlot = :s, fromAt = :a, foldedAt = :a, folds = :f",
+        ExpressionAttributeValues: { ":s": 0, ":a": now - 7_000, ":f": 3 },
+      }),
+    );
+    const worker = new SlotBook(TABLE, "rate#older", {});
+    const [permit] = await permits(worker, 1);
+    expect(permit?.slot).toBeGreaterThanOrEqual(now);
+    const { clock } = await readRate({ table: TABLE, pk: "rate#older" }, {}, Date.now());
+    expect(clock?.past).toEqual([0, now - 7_000, 20]);
   });
 
   it("take in as accepted only the slots whose answers have had time to come", async () => {

@@ -136,7 +136,8 @@ const clockItem: z.ZodType<Clock> = z.object({
     Exclude<keyof Clock, "past">,
     z.ZodNumber
   >),
-  past: z.array(z.number()),
+  // A clock written before pieces were kept has none: its slots are spread evenly.
+  past: z.array(z.number()).default([]),
 });
 const modelItem = z.object({ version: z.number(), model: z.string() });
 
