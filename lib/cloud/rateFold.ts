@@ -31,6 +31,8 @@ export interface SharedModelState {
   refusedAhead: number[];
   /** The refusals told that the model has taken in, counted (the inbox's numbers below it). */
   refusalsFolded: number;
+  /** The inbox those were counted in: one made again (expired, then told) counts from 0. */
+  inboxEpoch: string | null;
 }
 
 /** A 429 one worker was answered: its request's slot, when it came, and what it said. */
@@ -42,14 +44,34 @@ export interface Refusal {
 
 /** The refusals told and not yet trimmed: the first's number (counted since the first), in order. */
 export interface Inbox {
+  /** Made when the inbox was (absent: there is none). */
+  epoch?: string;
   base: number;
   refusals: Refusal[];
 }
 
+/** How many of the inbox's refusals the model has taken in (none of an inbox made since). */
+export function foldedOf(shared: SharedModelState, inbox: Inbox): number {
+  return shared.inboxEpoch === (inbox.epoch ?? null) ? shared.refusalsFolded : inbox.base;
+}
+
 /** The inbox's refusals the model has not taken in, in the order they came. */
 export function unfolded(shared: SharedModelState, inbox: Inbox): Refusal[] {
-  const skip = Math.max(0, shared.refusalsFolded - inbox.base);
+  const skip = Math.max(0, foldedOf(shared, inbox) - inbox.base);
   return inbox.refusals.slice(skip).sort((a, b) => a.at - b.at);
+}
+
+/**
+ * The model's count after a fold of every refusal in `inbox`: never back (a query reads each item
+ * as it stands, so the model may be newer than the inbox read before it).
+ */
+export function afterFold(shared: SharedModelState, inbox: Inbox): SharedModelState {
+  const told = inbox.base + inbox.refusals.length;
+  return {
+    ...shared,
+    refusalsFolded: Math.max(told, foldedOf(shared, inbox)),
+    inboxEpoch: inbox.epoch ?? null,
+  };
 }
 
 export function newSharedModel(settings: RateSettings, now: number): SharedModelState {
@@ -60,6 +82,7 @@ export function newSharedModel(settings: RateSettings, now: number): SharedModel
     countedTo: now,
     refusedAhead: [],
     refusalsFolded: 0,
+    inboxEpoch: null,
   };
 }
 
@@ -119,6 +142,7 @@ export function fold(
     countedTo: to,
     refusedAhead: refusedStarts.filter((t) => t > to),
     refusalsFolded: shared.refusalsFolded,
+    inboxEpoch: shared.inboxEpoch,
   };
 }
 

@@ -2,7 +2,7 @@
 // table claimed in blocks, at lib/rate's pace, on moto_server. Each `SlotBook` stands for one
 // worker's process.
 
-import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { awsClients } from "../../lib/cloud/aws/clients";
 import { readRate } from "../../lib/cloud/aws/rateItems";
@@ -121,6 +121,21 @@ describe("the shared rate's slots", () => {
     expect(permit?.slot).toBeGreaterThanOrEqual(now);
     const { clock } = await readRate({ table: TABLE, pk: "rate#older" }, {}, Date.now());
     expect(clock?.past).toEqual([0, now - 7_000, 20]);
+  });
+
+  it("claim again once the clock item is gone (expired), from the worker's older view", async () => {
+    // A warm worker's view outlives the item: its restart claim, conditioned on that view, failed
+    // for good and sent a failing write after another until each request gave up.
+    const worker = new SlotBook(TABLE, "rate#gone", { requestsPerSecond: 20 });
+    await permits(worker, 2);
+    await awsClients().dynamo.send(
+      new DeleteCommand({ TableName: TABLE, Key: { pk: "rate#gone", sk: "clock" } }),
+    );
+    await new Promise((r) => setTimeout(r, 700));
+    const deletedAt = Date.now();
+    const [permit] = await permits(worker, 1);
+    expect(permit?.slot).toBeGreaterThanOrEqual(deletedAt - 100);
+    expect(worker.counts.lostClaims).toBeLessThanOrEqual(2);
   });
 
   it("take in as accepted only the slots whose answers have had time to come", async () => {

@@ -2,6 +2,7 @@
 // clock passed in.
 import { describe, expect, it } from "vitest";
 import {
+  afterFold,
   fold,
   heldUntil,
   newSharedModel,
@@ -145,6 +146,12 @@ describe("the shared model's folds", () => {
     };
     expect(unfolded(shared, inbox).map((r) => r.at)).toEqual([T0 + 40, T0 + 50]);
     expect(unfolded({ ...shared, refusalsFolded: 8 }, inbox)).toEqual([]);
+    // A fold never counts back: the model read after the inbox may have taken in more.
+    expect(afterFold({ ...shared, refusalsFolded: 9 }, inbox).refusalsFolded).toBe(9);
+    expect(afterFold(shared, inbox).refusalsFolded).toBe(8);
+    // An inbox made again (it expired, then a 429 was told) counts from 0: all of it is new.
+    const again = { epoch: "later", base: 0, refusals: [refusalAt(T0 + 90, T0 + 99)] };
+    expect(unfolded({ ...shared, inboxEpoch: "first" }, again)).toEqual(again.refusals);
   });
 
   it("reschedule the clock's slots not yet started at a cut, after the last started", () => {

@@ -5,6 +5,7 @@
  * state as JSON, written back on its version; and `inbox`, the 429s told and not yet trimmed. They
  * expire an hour after their last write, so the next sync starts from what was learned.
  */
+import { randomUUID } from "node:crypto";
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import * as z from "zod";
 import type { RateSettings } from "../../rate";
@@ -191,7 +192,11 @@ export interface RateRead {
 }
 
 const inboxEntry = z.object({ s: z.number(), a: z.number(), r: z.number().optional() });
-const inboxItem = z.object({ firstTold: z.number(), refusals: z.array(inboxEntry) });
+const inboxItem = z.object({
+  epoch: z.string(),
+  firstTold: z.number(),
+  refusals: z.array(inboxEntry),
+});
 
 /** The model, the clock and the inbox in one query (one round trip, consistent). */
 export async function readRate(
@@ -214,13 +219,14 @@ export async function readRate(
   const read = model ? modelItem.parse(model) : undefined;
   const shared = read ? (JSON.parse(read.model) as SharedModelState) : undefined;
   // A state of another shape (the model's `version` changed) is started afresh.
-  const fresh = shared?.model?.version !== 1 || typeof shared.refusalsFolded !== "number";
+  const fresh = shared?.model?.version !== 1 || shared.inboxEpoch === undefined;
   return {
     shared: !shared || fresh ? newSharedModel(settings, now) : shared,
     version: read?.version ?? 0,
     clock: clock.success ? clock.data : undefined,
     inbox: inbox.success
       ? {
+          epoch: inbox.data.epoch,
           base: inbox.data.firstTold,
           refusals: inbox.data.refusals.map((e) => ({
             startedAt: e.s,
@@ -251,10 +257,11 @@ export async function tellRefusal(
       TableName: table,
       Key: { pk, sk: "inbox" },
       UpdateExpression:
-        "SET refusals = list_append(if_not_exists(refusals, :none), :one), firstTold = if_not_exists(firstTold, :zero), expiresAt = :expires ADD told :once",
+        "SET refusals = list_append(if_not_exists(refusals, :none), :one), firstTold = if_not_exists(firstTold, :zero), epoch = if_not_exists(epoch, :epoch), expiresAt = :expires ADD told :once",
       ExpressionAttributeValues: {
         ":none": [],
         ":one": [entry],
+        ":epoch": randomUUID(),
         ":zero": 0,
         ":once": 1,
         ":expires": Math.floor(now / 1000) + EXPIRES_SECONDS,

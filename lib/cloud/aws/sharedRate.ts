@@ -8,8 +8,10 @@ import {
 import { newRateState, type RateSettings } from "../../rate";
 import {
   AnswerTimes,
+  afterFold,
   type Clock,
   fold,
+  foldedOf,
   later,
   reschedule,
   type SharedModelState,
@@ -303,7 +305,7 @@ export class SlotBook implements SharedRate {
         const refusals = unfolded(read.shared, read.inbox);
         if (
           waiting.length > 0
-            ? read.shared.refusalsFolded > last
+            ? foldedOf(read.shared, read.inbox) > last
             : refusals.length === 0 && now - read.shared.foldedAt < FOLD_EVERY_MS
         )
           break;
@@ -318,8 +320,7 @@ export class SlotBook implements SharedRate {
         const answerMs = this.#answers.median();
         const countedTo = now - answerMs;
         const started = { count: startedBy(clock, countedTo), countedTo, clock, answerMs };
-        const told = read.inbox.base + read.inbox.refusals.length;
-        const next = { ...fold(read.shared, started, now, refusals), refusalsFolded: told };
+        const next = afterFold(fold(read.shared, started, now, refusals), read.inbox);
         if (!(await this.#writeModel(next, read.version))) continue;
         this.#foldedAt = now;
         await this.#setPace(next, now);
@@ -360,9 +361,14 @@ export class SlotBook implements SharedRate {
     }
   }
 
+  /**
+   * A conditional update of the clock; a failed condition shows the clock as it is, taken as is:
+   * an item expired, or made again by another worker (its counts from 0), is no older view to keep,
+   * and a restart claim conditioned on the view kept failed on it for good.
+   */
   async #update(change: ClockChange, now: number): Promise<Clock | undefined> {
     const { clock, seen } = await updateClock(this.#items, change, now);
-    this.#clock = later(this.#clock, clock ?? seen);
+    this.#clock = clock ? later(this.#clock, clock) : seen;
     return clock;
   }
 
