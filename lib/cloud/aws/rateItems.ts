@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import * as z from "zod";
-import type { RateSettings } from "../../rate";
+import type { RateSettings, RateState } from "../../rate";
 import {
   type Clock,
   type Inbox,
@@ -141,6 +141,28 @@ const clockItem: z.ZodType<Clock> = z.object({
   past: z.array(z.number()).default([]),
 });
 const modelItem = z.object({ version: z.number(), model: z.string() });
+/** The shared state's shape; lib/rate's state inside it is checked by its own `version` only. */
+const sharedState = z.object({
+  model: z.custom<RateState>((v) => (v as { version?: unknown } | null)?.version === 1),
+  startedFolded: z.number(),
+  foldedAt: z.number(),
+  countedTo: z.number(),
+  refusedAhead: z.array(z.number()),
+  refusalsFolded: z.number(),
+  inboxEpoch: z.string().nullable(),
+});
+
+/** The shared state a model item holds, if of this shape (another is started afresh). */
+function sharedStateOf(text: string): SharedModelState | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = sharedState.safeParse(json);
+  return parsed.success ? parsed.data : undefined;
+}
 
 /**
  * One conditional update of the clock (its expiry moved on): `clock` as it made it, or, when the
@@ -182,7 +204,7 @@ export async function readClock({ table, pk }: RateItems): Promise<Clock | undef
   return clock.success ? clock.data : undefined;
 }
 
-/** The three items as one consistent read: the model's state and version, the clock, the inbox. */
+/** The three items as one query read them: the model's state and version, the clock, the inbox. */
 export interface RateRead {
   shared: SharedModelState;
   /** 0: no model yet, or one of another shape (started afresh). */
@@ -198,7 +220,10 @@ const inboxItem = z.object({
   refusals: z.array(inboxEntry),
 });
 
-/** The model, the clock and the inbox in one query (one round trip, consistent). */
+/**
+ * The model, the clock and the inbox in one query: one round trip, each item read consistently
+ * (not one snapshot of the three: the model may be newer than the inbox read before it).
+ */
 export async function readRate(
   { table, pk }: RateItems,
   settings: RateSettings,
@@ -217,11 +242,8 @@ export async function readRate(
   const inbox = inboxItem.safeParse(item("inbox"));
   const model = item("model");
   const read = model ? modelItem.parse(model) : undefined;
-  const shared = read ? (JSON.parse(read.model) as SharedModelState) : undefined;
-  // A state of another shape (the model's `version` changed) is started afresh.
-  const fresh = shared?.model?.version !== 1 || shared.inboxEpoch === undefined;
   return {
-    shared: !shared || fresh ? newSharedModel(settings, now) : shared,
+    shared: (read && sharedStateOf(read.model)) ?? newSharedModel(settings, now),
     version: read?.version ?? 0,
     clock: clock.success ? clock.data : undefined,
     inbox: inbox.success
