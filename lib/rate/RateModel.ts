@@ -60,10 +60,7 @@ export class RateModel {
     this.#s = model.unanswered(this.#s, ticket);
   }
 
-  /**
-   * A refusal, with its `Retry-After` in ms if any (`headers` may say more): when to retry, and
-   * whether every start is held.
-   */
+  /** A refusal, `Retry-After` in ms if any (`headers` may say more): when to retry, all held? */
   refused(
     ticket: Ticket,
     now: number,

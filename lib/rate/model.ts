@@ -232,6 +232,7 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
     // accepted (a window's limit; a bucket's rate and burst) and regains the rest unless refused.
     const accepted = acceptedOverWindow(s, now);
     cut(s, now, Math.max(1, accepted, sentRate(s, now, WINDOW_MS / 2)), HEADROOM * accepted);
+    s.exitEstimate = true;
     return;
   }
   // Rule 6: the lower of the rate since the cut and what the last second accepted; in a block's
@@ -254,7 +255,7 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
       }
     }
   }
-  if (s.judgedFrom === null) {
+  if (s.judgedFrom === null && !s.exitEstimate) {
     s.judgedFrom = now;
     s.shareBefore = refusedShare(s, Math.min(now - WINDOW_MS, previous)).share;
     s.estimateBefore = s.estimate;

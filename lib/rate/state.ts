@@ -45,6 +45,8 @@ export interface RateState {
   judgedFrom: number | null;
   shareBefore: number;
   estimateBefore: number | null;
+  /** The estimate is slow start's exit's, what was sent and never measured: rule 7 restores no such. */
+  exitEstimate?: boolean;
   /** A share of answers refused whatever the pace (0 until learned): no cut at or under it. */
   noiseShare: number;
   /** The last refusal of a probe above the estimate (ms). */
@@ -210,6 +212,7 @@ export function cut(s: RateState, now: number, estimate: number, pace = HEADROOM
   s.cutAt = now;
   s.lastUpdate = now;
   s.sinceCut = [];
+  s.exitEstimate = false;
 }
 
 /** The pace held under the estimate. */

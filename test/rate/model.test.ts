@@ -181,6 +181,31 @@ describe("RateModel", () => {
     expect(rate.maxRate).toBe(40);
   });
 
+  it("never restores slow start's exit estimate as noise: it is what was sent, not what was accepted", () => {
+    // Slow start ends at one refusal, 16 sent in 800 ms: an estimate of 20 a second. Then the pace
+    // stays over a limit of 10, every fifth refused (a cloud's workers regained the exit's estimate
+    // while a sync had little to send, then met the limit). Judged against the exit's estimate, the
+    // cuts read as noise: 20 came back, and refusals of up to 20% cut nothing more (63 429s in
+    // a minute of the cloud's window of 10 a second).
+    const rate = new RateModel({ requestsPerSecond: 0 });
+    for (let i = 0; i < 16; i++) {
+      const ticket = rate.start(i * 50);
+      if (i < 15) rate.accepted(ticket, i * 50 + 40);
+      else rate.refused(ticket, i * 50 + 40, 1000);
+    }
+    expect(rate.maxRate).toBe(20);
+    let highest = 0;
+    for (let i = 0; i < 75; i++) {
+      const at = 1000 + i * 80;
+      const ticket = rate.start(at);
+      if (i % 5 === 4) rate.refused(ticket, at + 40, 1000);
+      else rate.accepted(ticket, at + 40);
+      if (i >= 10) highest = Math.max(highest, rate.maxRate);
+    }
+    // Cut to what was accepted (10 a second of 12.5 sent), and judged from there.
+    expect(highest).toBeLessThan(14);
+  });
+
   it("counts a probe refused as failed unless it found LARGE_CUT more, moving the estimate one request towards its find", () => {
     // Prepare: probing above an estimate of 20, then a second at 21.5 a second, accepted (a
     // bucket's burst refilled at the plateau, or a limit a little over the estimate).
