@@ -287,11 +287,23 @@ export function slotTime(clock: Clock, index: number, otherwise = clock.fromAt):
   return clock.fromAt + ((index - clock.fromSlot) * 1000) / clock.pace;
 }
 
+/** When slot `index` starts by the schedule's pieces (one before the oldest kept: by that one). */
+function scheduledAt(clock: Clock, index: number): number {
+  const all = pieces(clock);
+  const piece = all.findLast((p) => p.fromSlot <= index) ?? (all[0] as (typeof all)[0]);
+  return piece.fromAt + ((index - piece.fromSlot) * 1000) / piece.pace;
+}
+
 /** Slots of the clock started by `now`, counted (those at a later time are not yet). */
 export function startedBy(clock: Clock | undefined, now: number): number {
   if (!clock) return 0;
-  const due = clock.fromSlot + Math.floor(((now - clock.fromAt) * clock.pace) / 1000) + 1;
-  return Math.min(clock.claimed, Math.max(clock.fromSlot, due));
+  const all = pieces(clock);
+  for (const [i, piece] of all.entries()) {
+    const end = Math.min(clock.claimed, all[i + 1]?.fromSlot ?? Number.POSITIVE_INFINITY);
+    const due = piece.fromSlot + Math.floor(((now - piece.fromAt) * piece.pace) / 1000) + 1;
+    if (due < end) return Math.max(piece.fromSlot, due);
+  }
+  return clock.claimed;
 }
 
 /** The later view of the clock: schedules rewritten, then slots claimed, counted. */
@@ -303,8 +315,11 @@ export function later(a: Clock | undefined, b: Clock | undefined): Clock | undef
 
 /**
  * The clock's schedule at the model's pace from its first slot not yet started: after the last
- * started at the new spacing, and no sooner than `resumeAt`. Undefined when the schedule stands
- * (the same pace, nothing to wait for beyond its next slot).
+ * started at the new spacing, and no sooner than `resumeAt`. A faster schedule begins after the
+ * slots claimed instead: a slot's worker reads its new time only `REREAD_LEAD_MS` before the old,
+ * and a slot moved earlier started late, crowding the next (windows of 10 refused 12 starts a
+ * second while the pace rose to 11). Undefined when the schedule stands (the same pace, nothing to
+ * wait for beyond its next slot).
  */
 export function reschedule(
   clock: Clock,
@@ -313,9 +328,11 @@ export function reschedule(
 ): Pick<Clock, "pace" | "fromSlot" | "fromAt" | "nextSlot"> | undefined {
   const pace = slotPace(model);
   const resume = resumeAt(model, now);
-  const fromSlot = startedBy(clock, now);
-  if (pace === clock.pace && resume <= slotTime(clock, fromSlot) + 1000 / pace) return undefined;
-  const lastStart = slotTime(clock, fromSlot - 1, clock.fromAt - 1000 / clock.pace);
-  const fromAt = Math.max(resume, lastStart + 1000 / pace);
+  const started = startedBy(clock, now);
+  if (pace === clock.pace && resume <= scheduledAt(clock, started) + 1000 / pace) return undefined;
+  const after = (slot: number) => Math.max(resume, scheduledAt(clock, slot - 1) + 1000 / pace);
+  const earlier = after(started) < scheduledAt(clock, started);
+  const fromSlot = earlier ? clock.claimed : started;
+  const fromAt = after(fromSlot);
   return { pace, fromSlot, fromAt, nextSlot: fromAt + ((clock.claimed - fromSlot) * 1000) / pace };
 }

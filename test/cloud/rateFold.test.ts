@@ -12,6 +12,7 @@ import {
   type SharedModelState,
   slotPace,
   slotTime,
+  startedBy,
   unfolded,
 } from "../../lib/cloud/rateFold";
 import { START_RATE } from "../../lib/rate";
@@ -175,6 +176,24 @@ describe("the shared model's folds", () => {
     expect(slotTime(after, 5, slotTime(clock, 5))).toBe(T0 + 250);
     // At the same pace, with nothing to wait for, the schedule stands.
     expect(reschedule(after, cut, T0 + 650)).toBeUndefined();
+  });
+
+  it("reschedule a faster pace after the slots claimed: none moves earlier than its worker knows", () => {
+    // 20 slots claimed at 10 a second from T0; by T0 + 500 ms, 6 have started. The pace doubles.
+    const clock = { ...CLOCK, nextSlot: T0 + 2_000, pace: 10, claimed: 20 };
+    const faster = newSharedModel({ requestsPerSecond: 20 }, T0).model;
+    const next = reschedule(clock, faster, T0 + 500);
+    expect(next).toEqual({ pace: 20, fromSlot: 20, fromAt: T0 + 1_950, nextSlot: T0 + 1_950 });
+    const after = { ...clock, ...(next ?? {}), past: pastFrom(clock, 0, true) };
+    // Slots claimed keep their times (a worker reads its slot's again only 30 ms before it).
+    expect(slotTime(after, 12, slotTime(clock, 12))).toBe(T0 + 1_200);
+    expect(slotTime(after, 21)).toBe(T0 + 2_000);
+    // Counted by the pieces: at T0 + 1,250 ms, slots 0 to 12 have started, not the 20 claimed.
+    expect(startedBy(after, T0 + 1_250)).toBe(13);
+    expect(startedBy(after, T0 + 1_960)).toBe(20);
+    // A cut then still reaches the slots claimed and not yet started.
+    const cut = newSharedModel({ requestsPerSecond: 5 }, T0).model;
+    expect(reschedule(after, cut, T0 + 1_250)).toMatchObject({ fromSlot: 13, fromAt: T0 + 1_400 });
   });
 
   it("hold every start on a long Retry-After", () => {
