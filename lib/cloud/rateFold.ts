@@ -168,12 +168,8 @@ function startTimes(
     { length: unknown },
     (_, i) => end - span + (span * (i + 0.5)) / unknown,
   );
-  let p = 0;
-  for (let k = known; k < started.count; k++) {
-    while ((all[p + 1]?.fromSlot ?? Number.POSITIVE_INFINITY) <= k) p++;
-    const piece = all[p] as (typeof all)[0];
-    times.push(piece.fromAt + ((k - piece.fromSlot) * 1000) / piece.pace);
-  }
+  const clock = started.clock;
+  for (let k = known; clock && k < started.count; k++) times.push(slotTime(clock, k));
   return times;
 }
 
@@ -256,8 +252,15 @@ export interface Clock {
   past: number[];
 }
 
+/** A piece of the schedule: slot `fromSlot` starts at `fromAt`, the next ones at `pace`. */
+interface Piece {
+  fromSlot: number;
+  fromAt: number;
+  pace: number;
+}
+
 /** The schedule's pieces, oldest first: the past ones and the current. */
-function pieces(clock: Clock): { fromSlot: number; fromAt: number; pace: number }[] {
+function pieces(clock: Clock): Piece[] {
   const past = [];
   for (let i = 0; i + 2 < clock.past.length; i += 3) {
     past.push({
@@ -271,27 +274,27 @@ function pieces(clock: Clock): { fromSlot: number; fromAt: number; pace: number 
 
 /**
  * The past pieces a fold still needs once the slots below `folded` are taken in, with the current
- * one added when `withCurrent` (a rewrite or a restart begins a new one).
+ * one added when `withCurrent` (a rewrite or a restart begins a new one), and none from slot
+ * `before` on (a rewrite from there supersedes them: the pieces stay in order of their slots).
  */
-export function pastFrom(clock: Clock, folded: number, withCurrent: boolean): number[] {
+export function pastFrom(
+  clock: Clock,
+  folded: number,
+  withCurrent: boolean,
+  before = Number.POSITIVE_INFINITY,
+): number[] {
   const all = pieces(clock);
   const kept = (withCurrent ? all : all.slice(0, -1)).filter(
-    (_, i) => (all[i + 1]?.fromSlot ?? Number.POSITIVE_INFINITY) > folded,
+    (piece, i) =>
+      piece.fromSlot < before && (all[i + 1]?.fromSlot ?? Number.POSITIVE_INFINITY) > folded,
   );
   return kept.flatMap((piece) => [piece.fromSlot, piece.fromAt, piece.pace]);
 }
 
-/** When slot `index` starts, by `clock`'s schedule (a slot before `fromSlot` keeps `otherwise`). */
+/** When slot `index` starts by the schedule's pieces (a slot before the oldest kept: `otherwise`). */
 export function slotTime(clock: Clock, index: number, otherwise = clock.fromAt): number {
-  if (index < clock.fromSlot) return otherwise;
-  return clock.fromAt + ((index - clock.fromSlot) * 1000) / clock.pace;
-}
-
-/** When slot `index` starts by the schedule's pieces (one before the oldest kept: by that one). */
-function scheduledAt(clock: Clock, index: number): number {
-  const all = pieces(clock);
-  const piece = all.findLast((p) => p.fromSlot <= index) ?? (all[0] as (typeof all)[0]);
-  return piece.fromAt + ((index - piece.fromSlot) * 1000) / piece.pace;
+  const piece = pieces(clock).findLast((p) => p.fromSlot <= index);
+  return piece ? piece.fromAt + ((index - piece.fromSlot) * 1000) / piece.pace : otherwise;
 }
 
 /** Slots of the clock started by `now`, counted (those at a later time are not yet). */
@@ -301,7 +304,7 @@ export function startedBy(clock: Clock | undefined, now: number): number {
   for (const [i, piece] of all.entries()) {
     const end = Math.min(clock.claimed, all[i + 1]?.fromSlot ?? Number.POSITIVE_INFINITY);
     const due = piece.fromSlot + Math.floor(((now - piece.fromAt) * piece.pace) / 1000) + 1;
-    if (due < end) return Math.max(piece.fromSlot, due);
+    if (piece.fromSlot < end && due < end) return Math.max(piece.fromSlot, due);
   }
   return clock.claimed;
 }
@@ -315,11 +318,12 @@ export function later(a: Clock | undefined, b: Clock | undefined): Clock | undef
 
 /**
  * The clock's schedule at the model's pace from its first slot not yet started: after the last
- * started at the new spacing, and no sooner than `resumeAt`. A faster schedule begins after the
- * slots claimed instead: a slot's worker reads its new time only `REREAD_LEAD_MS` before the old,
- * and a slot moved earlier started late, crowding the next (windows of 10 refused 12 starts a
- * second while the pace rose to 11). Undefined when the schedule stands (the same pace, nothing to
- * wait for beyond its next slot).
+ * started at the new spacing, and no sooner than `resumeAt`. One that would start that slot
+ * sooner (a faster pace, a hold lifted) begins after the slots claimed instead: a slot's worker
+ * reads its new time only `REREAD_LEAD_MS` before the one it knows, and a slot moved earlier
+ * started late, next to the one after it (windows of 10 refused seconds of 12 starts while the
+ * pace rose to 11). Undefined when the schedule stands (the same pace, nothing to wait for beyond
+ * its next slot).
  */
 export function reschedule(
   clock: Clock,
@@ -329,9 +333,11 @@ export function reschedule(
   const pace = slotPace(model);
   const resume = resumeAt(model, now);
   const started = startedBy(clock, now);
-  if (pace === clock.pace && resume <= scheduledAt(clock, started) + 1000 / pace) return undefined;
-  const after = (slot: number) => Math.max(resume, scheduledAt(clock, slot - 1) + 1000 / pace);
-  const earlier = after(started) < scheduledAt(clock, started);
+  if (pace === clock.pace && resume <= slotTime(clock, started) + 1000 / pace) return undefined;
+  const first = pieces(clock)[0] as Piece;
+  const before = first.fromAt - 1000 / first.pace;
+  const after = (slot: number) => Math.max(resume, slotTime(clock, slot - 1, before) + 1000 / pace);
+  const earlier = after(started) < slotTime(clock, started);
   const fromSlot = earlier ? clock.claimed : started;
   const fromAt = after(fromSlot);
   return { pace, fromSlot, fromAt, nextSlot: fromAt + ((clock.claimed - fromSlot) * 1000) / pace };

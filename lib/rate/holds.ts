@@ -107,8 +107,8 @@ export function beginBlock(s: RateState, now: number, ms: number): void {
 }
 
 /**
- * Rule 12: a whole-second `Retry-After` is rounded up (its window ends after its last second starts);
- * the probe goes at the next whole second from `windowFrom`, unless `FIRST_PROBE_MS` from the end.
+ * Rule 12: a whole-second `Retry-After` is rounded up (its window ends in its last second); the
+ * probe goes at the next whole second from `windowFrom`, unless within `FIRST_PROBE_MS` of the end.
  */
 export function guessWindowEnd(s: RateState, ticket: Ticket, signal: Signal): void {
   const retryAfterMs = signal.retryAfterMs;

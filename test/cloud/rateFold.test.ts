@@ -186,14 +186,43 @@ describe("the shared model's folds", () => {
     expect(next).toEqual({ pace: 20, fromSlot: 20, fromAt: T0 + 1_950, nextSlot: T0 + 1_950 });
     const after = { ...clock, ...(next ?? {}), past: pastFrom(clock, 0, true) };
     // Slots claimed keep their times (a worker reads its slot's again only 30 ms before it).
-    expect(slotTime(after, 12, slotTime(clock, 12))).toBe(T0 + 1_200);
+    expect(slotTime(after, 12, 0)).toBe(T0 + 1_200);
     expect(slotTime(after, 21)).toBe(T0 + 2_000);
     // Counted by the pieces: at T0 + 1,250 ms, slots 0 to 12 have started, not the 20 claimed.
     expect(startedBy(after, T0 + 1_250)).toBe(13);
     expect(startedBy(after, T0 + 1_960)).toBe(20);
-    // A cut then still reaches the slots claimed and not yet started.
+    // A cut then still reaches the slots claimed and not yet started; the faster piece it
+    // supersedes is dropped, so the pieces stay in order of their slots.
     const cut = newSharedModel({ requestsPerSecond: 5 }, T0).model;
-    expect(reschedule(after, cut, T0 + 1_250)).toMatchObject({ fromSlot: 13, fromAt: T0 + 1_400 });
+    const slower = reschedule(after, cut, T0 + 1_250);
+    expect(slower).toMatchObject({ fromSlot: 13, fromAt: T0 + 1_400 });
+    const past = pastFrom(after, 0, true, slower?.fromSlot);
+    expect(past).toEqual([0, T0, 10]);
+    const cutClock = { ...after, ...(slower ?? {}), past };
+    expect(startedBy(cutClock, T0 + 1_500)).toBe(14);
+    expect(slotTime(cutClock, 15, 0)).toBe(T0 + 1_800);
+  });
+
+  it("give a slot in an earlier piece its time by that piece: a cut its worker has not read yet stands", () => {
+    // 20 claimed at 10 a second; at T0 + 500 a cut to 5 a second from slot 6, then at T0 + 600 a
+    // faster pace, which begins after slot 19: slot 15 keeps the cut's time, not the first one.
+    const clock = { ...CLOCK, nextSlot: T0 + 2_000, pace: 10, claimed: 20 };
+    const cut = reschedule(clock, newSharedModel({ requestsPerSecond: 5 }, T0).model, T0 + 500);
+    expect(cut).toMatchObject({ fromSlot: 6, fromAt: T0 + 700 });
+    const cutClock = { ...clock, ...(cut ?? {}), past: pastFrom(clock, 0, true, cut?.fromSlot) };
+    const faster = reschedule(
+      cutClock,
+      newSharedModel({ requestsPerSecond: 8 }, T0).model,
+      T0 + 600,
+    );
+    expect(faster?.fromSlot).toBe(20);
+    const fasterClock = {
+      ...cutClock,
+      ...(faster ?? {}),
+      past: pastFrom(cutClock, 0, true, faster?.fromSlot),
+    };
+    expect(slotTime(fasterClock, 15, T0 + 1_500)).toBe(T0 + 2_500);
+    expect(startedBy(fasterClock, T0 + 1_000)).toBe(8);
   });
 
   it("hold every start on a long Retry-After", () => {

@@ -114,7 +114,7 @@ export function rescheduleChange(
       ":fromSlot": next.fromSlot,
       ":fromAt": next.fromAt,
       ":next": next.nextSlot,
-      ":past": pastFrom(clock, folded, true),
+      ":past": pastFrom(clock, folded, true, next.fromSlot),
       ":claimed": clock.claimed,
       ":folds": clock.folds,
       ":one": 1,

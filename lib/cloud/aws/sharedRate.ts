@@ -339,11 +339,11 @@ export class SlotBook implements SharedRate {
   }
 
   /**
-   * The clock's schedule rewritten to the model's pace from its first slot not yet started (after
-   * the last started, at the new spacing, and after a block's hold), conditionally on no slot
+   * The clock's schedule rewritten to the model's pace (`reschedule`: a cut or a hold from its
+   * first slot not yet started, a faster one after the slots claimed), conditionally on no slot
    * claimed meanwhile (the clock as the condition's failure returns it, tried again). Slots
-   * already claimed then start at the new schedule's times: their requests read it before. The
-   * schedule's past pieces the model has folded are dropped then, or once more than
+   * already claimed and moved later start at the new schedule's times: their requests read it
+   * before. The schedule's past pieces the model has folded are dropped then, or once more than
    * `PAST_PIECES` while the schedule stands.
    */
   async #setPace(shared: SharedModelState, now: number): Promise<void> {
