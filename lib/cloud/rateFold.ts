@@ -158,8 +158,8 @@ function startTimes(
   pace: number,
 ): number[] {
   const first = shared.startedFolded;
-  const all = started.clock ? pieces(started.clock) : [];
-  const oldest = all[0];
+  const clock = started.clock;
+  const oldest = clock && pieces(clock)[0];
   const known = oldest ? Math.min(started.count, Math.max(first, oldest.fromSlot)) : started.count;
   const unknown = Math.max(0, known - first);
   const end = Math.min(to, oldest?.fromAt ?? to);
@@ -168,7 +168,6 @@ function startTimes(
     { length: unknown },
     (_, i) => end - span + (span * (i + 0.5)) / unknown,
   );
-  const clock = started.clock;
   for (let k = known; clock && k < started.count; k++) times.push(slotTime(clock, k));
   return times;
 }

@@ -7,7 +7,9 @@
  */
 import { randomUUID } from "node:crypto";
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
 import * as z from "zod";
+import { parseJsonOrUndefined } from "../../parseJson";
 import type { RateSettings, RateState } from "../../rate";
 import {
   type Clock,
@@ -154,13 +156,7 @@ const sharedState = z.object({
 
 /** The shared state a model item holds, if of this shape (another is started afresh). */
 function sharedStateOf(text: string): SharedModelState | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const parsed = sharedState.safeParse(json);
+  const parsed = sharedState.safeParse(parseJsonOrUndefined(text));
   return parsed.success ? parsed.data : undefined;
 }
 
@@ -341,15 +337,10 @@ export async function writeModel(
   );
 }
 
-/** The clock in a condition failure's item (DynamoDB's typed values: numbers as `{ N }`). */
+/** The clock in a condition failure's item (DynamoDB's typed values, which lib-dynamodb leaves so). */
 function clockOf(item: unknown): Clock | undefined {
-  const typed = item as
-    | Record<string, { N?: string; L?: { N?: string }[] } | undefined>
-    | undefined;
-  const fields = CLOCK_FIELDS.filter((k) => typed?.[k]?.N !== undefined);
-  const clock = clockItem.safeParse({
-    ...Object.fromEntries(fields.map((k) => [k, Number(typed?.[k]?.N)])),
-    past: typed?.past?.L?.map((v) => Number(v.N)),
-  });
+  const clock = clockItem.safeParse(
+    item ? unmarshall(item as Parameters<typeof unmarshall>[0]) : item,
+  );
   return clock.success ? clock.data : undefined;
 }
