@@ -1,6 +1,6 @@
 /**
- * `npm run bench -- --cloud-rate [--only bucket-counter,window-told,window-model]`: the rate the cloud's
- * workers share (docs/rate-control.md, "The cloud runtime"), through the packaged stack on
+ * `npm run bench -- --cloud-rate [--only bucket-counter,window-model] [--runs 3]`: the rate the
+ * cloud's workers share (docs/rate-control.md, "The cloud runtime"), through the packaged stack on
  * moto_server with the harness's workers (up to 10 invocations at once, warm containers), for
  * blackline-10k's tenant behind a token bucket and a fixed window of 10 requests a second.
  * Each limiter is run with the shared rate model the worker runs (lib/cloud/aws/sharedRate.ts),
@@ -87,14 +87,36 @@ export interface CloudRateRow {
   error?: string;
 }
 
-/** `only`: `<limiter>-<controller>` names (`bucket-counter`); all eight when absent. */
-export async function runCloudRate(paths: BenchPaths, only?: string[]): Promise<CloudRateRow[]> {
+/**
+ * `only`: `<limiter>-<controller>` names (`bucket-counter`); all eight when absent. `runs`: rounds
+ * of every row, one row after another within a round, so a drift of the machine's load falls on
+ * each row alike; one run of a row varies by 0.05 of wall / floor or more.
+ */
+export async function runCloudRate(
+  paths: BenchPaths,
+  only?: string[],
+  runs = 1,
+): Promise<CloudRateRow[]> {
   const rows: CloudRateRow[] = [];
   const counterWorker = await counterBundle(paths.root);
+  for (let round = 1; round <= runs; round++) {
+    await runRound(paths, only, counterWorker, rows, runs > 1 ? ` (run ${round} of ${runs})` : "");
+  }
+  process.stdout.write(table(rows));
+  return rows;
+}
+
+async function runRound(
+  paths: BenchPaths,
+  only: string[] | undefined,
+  counterWorker: Buffer,
+  rows: CloudRateRow[],
+  tag: string,
+): Promise<void> {
   for (const { name, text, limiter } of LIMITERS) {
     for (const controller of Object.keys(CONTROLLERS) as Controller[]) {
       if (only && !only.includes(`${name}-${controller}`)) continue;
-      process.stderr.write(`bench: cloud rate, ${text}, ${CONTROLLERS[controller]}\n`);
+      process.stderr.write(`bench: cloud rate, ${text}, ${CONTROLLERS[controller]}${tag}\n`);
       const scenario: Scenario = {
         name: `cloud-rate-${name}-${controller}`,
         quick: false,
@@ -128,12 +150,13 @@ export async function runCloudRate(paths: BenchPaths, only?: string[]): Promise<
       process.stdout.write(`${JSON.stringify(rows.at(-1))}\n`);
     }
   }
-  process.stdout.write(table(rows));
-  return rows;
 }
 
-/** Every row's figures as a Markdown table (the JSON lines above hold the rest). */
-function table(rows: CloudRateRow[]): string {
+/**
+ * Every row's figures as a Markdown table (the JSON lines above hold the rest): with several runs
+ * of a row, their mean, and wall / floor's lowest and highest.
+ */
+function table(runs: CloudRateRow[]): string {
   const head = [
     "limiter",
     "controller",
@@ -147,21 +170,32 @@ function table(rows: CloudRateRow[]): string {
     "floor, s",
     "load",
   ];
-  const lines = rows.map((r) =>
-    [
-      r.limiter,
-      r.controller + (r.ok ? "" : ` (failed: ${r.error ?? "?"})`),
-      r.wallPerFloor.toFixed(2),
-      r.wallPerCloudFloor.toFixed(2),
-      r.upstreamPerFloor.toFixed(2),
-      r.outsideSeconds.toFixed(1),
-      `${r.requestsPerMinimum.toFixed(3)} (${r.refused})`,
-      String(r.tokenRequests),
-      r.writesPerRequest.toFixed(2),
-      r.floorSeconds.toFixed(1),
-      r.load.toFixed(1),
-    ].join(" | "),
-  );
+  const groups = new Map<string, CloudRateRow[]>();
+  for (const run of runs) {
+    const key = `${run.limiter} | ${run.controller}`;
+    groups.set(key, [...(groups.get(key) ?? []), run]);
+  }
+  const lines = [...groups].map(([key, rows]) => {
+    const mean = (pick: (r: CloudRateRow) => number) =>
+      rows.reduce((sum, r) => sum + pick(r), 0) / rows.length;
+    const walls = rows.map((r) => r.wallPerFloor);
+    const failed = rows.filter((r) => !r.ok).map((r) => r.error ?? "?");
+    return [
+      key + (failed.length > 0 ? ` (failed: ${failed.join("; ")})` : ""),
+      mean((r) => r.wallPerFloor).toFixed(2) +
+        (rows.length > 1
+          ? ` (${Math.min(...walls).toFixed(2)}-${Math.max(...walls).toFixed(2)}, ${rows.length} runs)`
+          : ""),
+      mean((r) => r.wallPerCloudFloor).toFixed(2),
+      mean((r) => r.upstreamPerFloor).toFixed(2),
+      mean((r) => r.outsideSeconds).toFixed(1),
+      `${mean((r) => r.requestsPerMinimum).toFixed(3)} (${mean((r) => r.refused).toFixed(0)})`,
+      mean((r) => r.tokenRequests).toFixed(0),
+      mean((r) => r.writesPerRequest).toFixed(2),
+      mean((r) => r.floorSeconds).toFixed(1),
+      mean((r) => r.load).toFixed(1),
+    ].join(" | ");
+  });
   return `${[head.join(" | "), head.map(() => "---").join(" | "), ...lines].map((l) => `| ${l} |`).join("\n")}\n`;
 }
 

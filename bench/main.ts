@@ -20,9 +20,10 @@
  * (bench/cloudScale.ts) and prints the capacity model carried to 1,000,000 and 10,000,000 users
  * and to 1,000 and 10,000 tenants (bench/capacity.ts); `--no-exact` skips comparing each upload
  * with a command-line sync of the same tenant. `-- --tenants [--large 50000 --small 500]`
- * sets the two tenants' users. `-- --cloud-rate [--only bucket-counter,window-model]` the rate
- * the cloud's workers share behind a token bucket and a fixed window, the shared rate model beside
- * the per-second counter it replaced, the model told, and one process (bench/cloudRate.ts). It
+ * sets the two tenants' users. `-- --cloud-rate [--only bucket-counter,window-model] [--runs 3]`
+ * the rate the cloud's workers share behind a token bucket and a fixed window, the shared rate
+ * model beside the per-second counter it replaced, the model told, and one process
+ * (bench/cloudRate.ts), each row `--runs` times, the table their mean and spread. It
  * measures and asserts nothing.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -76,6 +77,7 @@ const { values } = parseArgs({
     "cloud-rate": { type: "boolean", default: false },
     transactions: { type: "boolean", default: false },
     only: { type: "string" },
+    runs: { type: "string", default: "1" },
     root: { type: "string" },
   },
 });
@@ -89,7 +91,10 @@ if (values["cloud-rate"]) {
   const simulatorHost = join(root, "dist", "bench", "simulatorHost.mjs");
   try {
     const processProbe = join(root, "bench", "processProbe.mjs");
-    await runCloudRate({ root, simulatorHost, processProbe, work }, values.only?.split(","));
+    const runs = Number(values.runs);
+    if (!Number.isInteger(runs) || runs < 1)
+      throw new Error(`--runs ${values.runs}: a whole number, 1 or more`);
+    await runCloudRate({ root, simulatorHost, processProbe, work }, values.only?.split(","), runs);
   } finally {
     await rm(work, { recursive: true, force: true });
   }
