@@ -13,7 +13,7 @@ export const WINDOW_MS = 1000;
 export const DOUBLING_MS = 400;
 /** The fewest accepted answers that tell: a rate since a cut, a judgment, a cap (answers). */
 export const ESTIMATE_ANSWERS = 8;
-/** The pace stands this long after a cut (ms); a rate counts this at least; a start this late ends an idle span. */
+/** The pace stands this long after a cut (ms), and a rate is counted over this at least. */
 export const SETTLE_MS = 250;
 /** Probing: the pace is the plateau x (1 + this x t³), t seconds since the hold ended (1/s³). */
 export const PROBE_GAIN = 0.002;

@@ -22,7 +22,10 @@ import {
   type Ticket,
 } from "./state";
 
-/** Rule 13: an answer's bookkeeping; for a refusal, whether a cap in flight (learned here) explains it. */
+/**
+ * Rule 13: an answer's bookkeeping; for a refusal, whether a cap in flight explains it (learned
+ * here; a refusal under the cap drops it: it was a rate's).
+ */
 export function answered(s: RateState, ticket: Ticket, refused: boolean): boolean {
   s.inFlight--;
   push(s.levels, { at: ticket.startedAt, level: ticket.level, refused });

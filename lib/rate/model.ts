@@ -60,8 +60,6 @@ export function start(state: RateState, now: number): { state: RateState; ticket
   if (probe) s.probeOut = true;
   const ticket: Ticket = { id: s.nextId++, startedAt: now, level: s.inFlight, probe };
   forget(s, now);
-  // Rule 6: alone in flight, SETTLE_MS past its turn: the end of an idle span (the client's).
-  if (s.inFlight === 1 && now - orInfinity(s.nextStart) >= SETTLE_MS) s.sinceCut = [];
   s.firstStart ??= now;
   push(s.starts, { at: now, id: ticket.id, refused: false });
   if (s.pace !== null) s.nextStart = Math.max(orNever(s.nextStart), now) + 1000 / s.pace;
@@ -182,12 +180,10 @@ export function refused(
       return verdict(true);
     }
   } else if (
-    // Rule 6: after a cut, a refusal cuts once the rate since it is measured (`ESTIMATE_ANSWERS`
-    // accepted since: a window's count still holds a bucket's burst).
+    // Rule 6: after a cut, a refusal cuts once the rate since it is measured (a window's count
+    // still holds a bucket's burst).
     !byCap &&
-    (ticket.startedAt >= orNever(s.cutAt)
-      ? rateSinceCut(s, ESTIMATE_ANSWERS) !== undefined || s.startup
-      : saturated(s))
+    (ticket.startedAt >= orNever(s.cutAt) ? rateMeasured(s) || s.startup : saturated(s))
   ) {
     // Rule 7: a lone refusal (a window and 1 / (1 - HEADROOM) answers in the log since the one
     // before), not probing, is noise: a stall, a request that arrived early. A limit refuses again.
@@ -202,6 +198,9 @@ export function refused(
 
 /** Above the estimate itself (the plateau's headroom spent): a refusal now is the probe's. */
 const probing = (s: RateState): boolean => orInfinity(s.pace) > orInfinity(s.estimate);
+
+/** The rate since the cut is measured (`ESTIMATE_ANSWERS` accepted since). */
+const rateMeasured = (s: RateState): boolean => rateSinceCut(s, ESTIMATE_ANSWERS) !== undefined;
 
 /** Rule 8: a refusal of a request sent before the cut still cuts if less is accepted than the pace. */
 const saturated = (s: RateState): boolean =>

@@ -51,7 +51,7 @@ export interface RateState {
   noiseShare: number;
   /** The last refusal of a probe above the estimate (ms). */
   probeRefusedAt: number | null;
-  /** Times of the last 2 x `ESTIMATE_ANSWERS` answers accepted since the last cut or idle span. */
+  /** Times of the last 2 x `ESTIMATE_ANSWERS` answers accepted since the last cut. */
   sinceCut: number[];
   /** Refusals since the last accepted answer, a cap's aside. */
   refusedInARow: number;

@@ -206,45 +206,6 @@ describe("RateModel", () => {
     expect(highest).toBeLessThan(14);
   });
 
-  it("measures the rate since a cut afresh after an idle span: a client with nothing to send is no limit", () => {
-    // Prepare: startup ends at 12 a second, then a fixed window of 10 a second (whole seconds)
-    // meets the pace regaining 12, and the client has nothing to send for 800 ms on the way (a
-    // cloud sync's jobs fanning out after its first page).
-    const rate = new RateModel({ requestsPerSecond: 0 });
-    for (let i = 0; i < 12; i++) rate.accepted(rate.start(i * 83), i * 83 + 40);
-    rate.refused(rate.start(1000), 1040, 1000);
-    expect(rate.maxRate).toBe(12);
-
-    // Act: the run to the first refusal that cuts.
-    const counted = new Map<number, number>();
-    const inFlight: Array<{ ticket: Ticket; ok: boolean; at: number }> = [];
-    let cutTo: number | undefined;
-    for (let t = 1041; t < 5000 && cutTo === undefined; t++) {
-      for (const answer of inFlight.filter((a) => a.at === t)) {
-        inFlight.splice(inFlight.indexOf(answer), 1);
-        if (answer.ok) rate.accepted(answer.ticket, t);
-        else {
-          const before = rate.state.cutAt;
-          rate.refused(answer.ticket, t, 1000);
-          if (rate.state.cutAt !== before) cutTo = rate.maxRate;
-        }
-      }
-      const idle = t >= 1300 && t < 2100;
-      if (idle || (rate.nextStartAt(t) ?? Number.POSITIVE_INFINITY) > t) continue;
-      const second = Math.floor(t / 1000);
-      counted.set(second, (counted.get(second) ?? 0) + 1);
-      inFlight.push({
-        ticket: rate.start(t),
-        ok: (counted.get(second) as number) <= 10,
-        at: t + 40,
-      });
-    }
-
-    // Assess: cut to the window's 10. Counted across the idle span, the rate since the cut was 6.7,
-    // and the estimate with it (a cloud run cut to 8 so as its jobs fanned out, then probed 8 s).
-    expect(cutTo).toBeGreaterThanOrEqual(9.5);
-  });
-
   it("counts a probe refused as failed unless it found LARGE_CUT more, moving the estimate one request towards its find", () => {
     // Prepare: probing above an estimate of 20, then a second at 21.5 a second, accepted (a
     // bucket's burst refilled at the plateau, or a limit a little over the estimate).
