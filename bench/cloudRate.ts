@@ -52,6 +52,8 @@ const CONTROLLERS = {
 type Controller = keyof typeof CONTROLLERS;
 
 export interface CloudRateRow {
+  /** The round (`--runs`) it was measured in, from 1. */
+  run?: number;
   limiter: string;
   controller: string;
   ok: boolean;
@@ -100,7 +102,7 @@ export async function runCloudRate(
   const rows: CloudRateRow[] = [];
   const counterWorker = await counterBundle(paths.root);
   for (let round = 1; round <= runs; round++) {
-    await runRound(paths, only, counterWorker, rows, runs > 1 ? ` (run ${round} of ${runs})` : "");
+    await runRound(paths, only, counterWorker, rows, { round, runs });
   }
   process.stdout.write(table(rows));
   return rows;
@@ -111,8 +113,9 @@ async function runRound(
   only: string[] | undefined,
   counterWorker: Buffer,
   rows: CloudRateRow[],
-  tag: string,
+  { round, runs }: { round: number; runs: number },
 ): Promise<void> {
+  const tag = runs > 1 ? ` (run ${round} of ${runs})` : "";
   for (const { name, text, limiter } of LIMITERS) {
     for (const controller of Object.keys(CONTROLLERS) as Controller[]) {
       if (only && !only.includes(`${name}-${controller}`)) continue;
@@ -146,7 +149,7 @@ async function runRound(
                 ? { instanceEnv: { CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: String(RATE) } }
                 : {}),
             });
-      rows.push(row(text, CONTROLLERS[controller], limiter, run));
+      rows.push({ ...row(text, CONTROLLERS[controller], limiter, run), run: round });
       process.stdout.write(`${JSON.stringify(rows.at(-1))}\n`);
     }
   }
@@ -164,7 +167,7 @@ function table(runs: CloudRateRow[]): string {
     "wall / (floor + own time)",
     "upstream span / floor",
     "own time, s",
-    "requests / min (429s)",
+    "requests / min (429s, most in a run)",
     "token requests",
     "store writes / request",
     "floor, s",
@@ -175,13 +178,20 @@ function table(runs: CloudRateRow[]): string {
     const key = `${run.limiter} | ${run.controller}`;
     groups.set(key, [...(groups.get(key) ?? []), run]);
   }
-  const lines = [...groups].map(([key, rows]) => {
+  const lines = [...groups].map(([key, all]) => {
+    // A failed run's figures are partial: the means are the runs that finished exact.
+    const rows = all.filter((r) => r.ok);
+    const failed = [...new Set(all.filter((r) => !r.ok).map((r) => r.error ?? "?"))];
+    const failure =
+      failed.length > 0
+        ? ` (failed ${all.length - rows.length} of ${all.length}: ${failed.join("; ")})`
+        : "";
+    if (rows.length === 0) return `${key}${failure}`;
     const mean = (pick: (r: CloudRateRow) => number) =>
       rows.reduce((sum, r) => sum + pick(r), 0) / rows.length;
     const walls = rows.map((r) => r.wallPerFloor);
-    const failed = rows.filter((r) => !r.ok).map((r) => r.error ?? "?");
     return [
-      key + (failed.length > 0 ? ` (failed: ${failed.join("; ")})` : ""),
+      key + failure,
       mean((r) => r.wallPerFloor).toFixed(2) +
         (rows.length > 1
           ? ` (${Math.min(...walls).toFixed(2)}-${Math.max(...walls).toFixed(2)}, ${rows.length} runs)`
@@ -189,7 +199,7 @@ function table(runs: CloudRateRow[]): string {
       mean((r) => r.wallPerCloudFloor).toFixed(2),
       mean((r) => r.upstreamPerFloor).toFixed(2),
       mean((r) => r.outsideSeconds).toFixed(1),
-      `${mean((r) => r.requestsPerMinimum).toFixed(3)} (${mean((r) => r.refused).toFixed(0)})`,
+      `${mean((r) => r.requestsPerMinimum).toFixed(3)} (${mean((r) => r.refused).toFixed(0)}, ${Math.max(...rows.map((r) => r.refused))})`,
       mean((r) => r.tokenRequests).toFixed(0),
       mean((r) => r.writesPerRequest).toFixed(2),
       mean((r) => r.floorSeconds).toFixed(1),
