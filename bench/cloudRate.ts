@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { build, type Plugin } from "esbuild";
 import yazl from "yazl";
 import type { LimiterSettings } from "../lib/simulators/limiters";
+import type { Stack } from "../test/aws/harness";
 import { type BenchPaths, runCliSync, type SyncRun } from "./cliSync";
 import { type CloudRun, runCloudSync } from "./cloudSync";
 import { limiterFloorSeconds } from "./floors";
@@ -87,6 +88,33 @@ export interface CloudRateRow {
   /** The machine's load average (1 minute) when the run ended. */
   load: number;
   error?: string;
+  /**
+   * The shared model's moves the workers logged (`learned rate moved`: a cut, an edge learned, a
+   * block begun or over), seconds from the first, in order: how a run's time went.
+   */
+  rateMoves?: RateMove[];
+}
+
+interface RateMove {
+  s: number;
+  moved: string;
+  pace?: number;
+  edge?: number;
+  refusals?: number;
+}
+
+/** The moves in the worker's log lines (Powertools' JSON, one a line), timed from the first. */
+function rateMoves(stack: Stack): RateMove[] {
+  const moves: { at: number; move: RateMove }[] = [];
+  for (const { line } of stack.logs("syncWorker")) {
+    if (!line.includes('"learned rate moved"')) continue;
+    const entry = JSON.parse(line) as RateMove & { timestamp: string };
+    const { moved, pace, edge, refusals } = entry;
+    moves.push({ at: Date.parse(entry.timestamp), move: { s: 0, moved, pace, edge, refusals } });
+  }
+  moves.sort((a, b) => a.at - b.at);
+  const first = moves[0]?.at ?? 0;
+  return moves.map(({ at, move }) => ({ ...move, s: Math.round((at - first) / 100) / 10 }));
 }
 
 /**
@@ -134,6 +162,7 @@ async function runRound(
         tenantText: "as blackline-10k, through the cloud runtime, 10 workers",
         upstreamText: `${LATENCY_MS} ms, page cap 137, ${text}`,
       };
+      let deployed: Stack | undefined;
       const run =
         controller === "process"
           ? await runCliSync({ ...scenario, runtime: "cli" }, paths, {
@@ -142,14 +171,22 @@ async function runRound(
             })
           : await runCloudSync(scenario, paths, {
               async deployed(stack) {
+                deployed = stack;
                 if (controller === "counter")
                   await stack.updateFunctionCode("syncWorker", counterWorker);
+                // Each move of the shared model, logged at debug (`learned rate moved`).
+                else await stack.updateEnvironment("syncWorker", { POWERTOOLS_LOG_LEVEL: "DEBUG" });
               },
               ...(controller === "told"
                 ? { instanceEnv: { CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: String(RATE) } }
                 : {}),
             });
-      rows.push({ ...row(text, CONTROLLERS[controller], limiter, run), run: round });
+      const moves = deployed ? rateMoves(deployed) : [];
+      rows.push({
+        ...row(text, CONTROLLERS[controller], limiter, run),
+        run: round,
+        ...(moves.length > 0 ? { rateMoves: moves } : {}),
+      });
       process.stdout.write(`${JSON.stringify(rows.at(-1))}\n`);
     }
   }

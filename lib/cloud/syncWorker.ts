@@ -122,7 +122,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       onRateLimit: "throw",
       waitInPlace: { leftMs: WAIT_IN_PLACE_MS },
       signal: AbortSignal.timeout(Math.max(1_000, inv.remainingMs() - DEADLINE_MARGIN_MS)),
-      ...optionalSharedRate(config, job.connectorId, instance.loaded.requestsPerSecond),
+      ...optionalSharedRate(inv, job.connectorId, instance.loaded.requestsPerSecond),
       sharedTokens: sharedTokens(config.runsTable, job.connectorId, instance.settings),
     });
     counters = ctx.counters;
@@ -225,11 +225,13 @@ function parseMessage(record: SQSRecord, telemetry: Telemetry): Job | undefined 
 }
 
 function optionalSharedRate(
-  config: CloudConfig,
+  { config, telemetry }: WorkerInvocation,
   connectorId: string,
   requestsPerSecond: number | undefined,
 ) {
-  const shared = sharedRate(config.runsTable, connectorId, requestsPerSecond);
+  // The instance's rate outlives the job: its lines name the instance, not the job.
+  const logger = withFields(telemetry.logger, { connectorId });
+  const shared = sharedRate(config.runsTable, connectorId, requestsPerSecond, logger);
   return shared ? { sharedRate: shared } : {};
 }
 

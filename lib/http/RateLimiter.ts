@@ -1,4 +1,4 @@
-import { type HeaderSource, RateModel, type Ticket, type Verdict } from "../rate";
+import { type HeaderSource, RateModel, type RateState, type Ticket, type Verdict } from "../rate";
 import { abortableWait } from "./abortListeners";
 
 export interface RateLimiterSettings {
@@ -55,6 +55,43 @@ export interface RateChange {
   inFlightCap?: number;
 }
 
+/** What a model's state shows of its decisions: pace, edge and cap (`Infinity`: none), a block. */
+export interface RateView {
+  pace: number;
+  edge: number;
+  cap: number;
+  blocked: boolean;
+}
+
+export function rateView(s: RateState): RateView {
+  const orInfinity = (n: number | null) => n ?? Number.POSITIVE_INFINITY;
+  return {
+    pace: orInfinity(s.pace),
+    edge: orInfinity(s.estimate),
+    cap: orInfinity(s.cap),
+    blocked: s.blocked,
+  };
+}
+
+/** What moved from `seen` to `state` (the pace's growth is no move), or `undefined`. */
+export function rateChange(seen: RateView, state: RateView, atMs: number): RateChange | undefined {
+  const moved = [
+    state.pace < 0.99 * seen.pace && "pace cut",
+    state.edge !== seen.edge && "edge learned",
+    state.cap !== seen.cap && (Number.isFinite(state.cap) ? "cap learned" : "cap dropped"),
+    state.blocked !== seen.blocked && (state.blocked ? "blocked" : "block over"),
+  ].filter((what) => what !== false);
+  if (moved.length === 0) return undefined;
+  const rounded = (n: number) => (Number.isFinite(n) ? Math.round(n * 10) / 10 : undefined);
+  return {
+    moved: moved.join(", "),
+    atMs,
+    pace: rounded(state.pace),
+    edge: rounded(state.edge),
+    inFlightCap: rounded(state.cap),
+  };
+}
+
 /** One request's place: report its answer exactly once, which frees its concurrency slot. */
 export interface Permit {
   /** Any answer but 429: the upstream processed the request. */
@@ -91,13 +128,13 @@ export class RateLimiter {
   readonly #listeners = new Set<() => void>();
   readonly #madeAt = Date.now();
   /** The rate's state when `takeChange` last looked. */
-  #seen: { pace: number; edge: number; cap: number; blocked: boolean };
+  #seen: RateView;
 
   constructor(settings: RateLimiterSettings) {
     if (settings.maxConcurrency < 1) throw new RangeError("maxConcurrency must be at least 1");
     this.#maxConcurrency = settings.maxConcurrency;
     this.#rate = new RateModel({ requestsPerSecond: settings.requestsPerSecond });
-    this.#seen = this.#state();
+    this.#seen = rateView(this.#rate.state);
   }
 
   /**
@@ -115,29 +152,9 @@ export class RateLimiter {
    * answer, so each decision is reported once, by the answer that caused it.
    */
   takeChange(now = Date.now()): RateChange | undefined {
-    const state = this.#state();
     const seen = this.#seen;
-    this.#seen = state;
-    const moved = [
-      state.pace < 0.99 * seen.pace && "pace cut",
-      state.edge !== seen.edge && "edge learned",
-      state.cap !== seen.cap && (Number.isFinite(state.cap) ? "cap learned" : "cap dropped"),
-      state.blocked !== seen.blocked && (state.blocked ? "blocked" : "block over"),
-    ].filter((what) => what !== false);
-    if (moved.length === 0) return undefined;
-    const rounded = (n: number) => (Number.isFinite(n) ? Math.round(n * 10) / 10 : undefined);
-    return {
-      moved: moved.join(", "),
-      atMs: now - this.#madeAt,
-      pace: rounded(state.pace),
-      edge: rounded(state.edge),
-      inFlightCap: rounded(state.cap),
-    };
-  }
-
-  #state() {
-    const rate = this.#rate;
-    return { pace: rate.rate, edge: rate.maxRate, cap: rate.concurrency, blocked: rate.blocked };
+    this.#seen = rateView(this.#rate.state);
+    return rateChange(seen, this.#seen, now - this.#madeAt);
   }
 
   /**

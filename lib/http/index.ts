@@ -25,6 +25,8 @@ export { parseEach, parseResponse } from "./parseResponse";
 export {
   RateLimiter,
   type RateLimiterSettings,
+  rateChange,
+  rateView,
 } from "./RateLimiter";
 export {
   backoffDelayMs,

@@ -8,6 +8,7 @@ import { awsClients } from "../../lib/cloud/aws/clients";
 import { readRate } from "../../lib/cloud/aws/rateItems";
 import { SlotBook, type SlotPermit } from "../../lib/cloud/aws/sharedRate";
 import { unfolded } from "../../lib/cloud/rateFold";
+import { silentLogger } from "../../lib/logging";
 import { type Moto, startMotoWithPkSkTable } from "./harness";
 
 const TABLE = "runs";
@@ -62,6 +63,23 @@ describe("the shared rate's slots", () => {
     await permit.refused(3_000);
     const [next] = await permits(second, 1);
     expect(next?.slot).toBeGreaterThanOrEqual(refusedAt + 3_000);
+  });
+
+  it("log each move of the shared model at debug, as the command line's limiter does", async () => {
+    const lines: { message: string; fields?: Record<string, unknown> }[] = [];
+    const logger = {
+      ...silentLogger,
+      debug: (message: string, fields?: Record<string, unknown>) => lines.push({ message, fields }),
+    };
+    const worker = new SlotBook(TABLE, "rate#logged", { requestsPerSecond: 10 }, logger);
+    await permits(worker, 2);
+    await (await worker.permit()).refused(3_000);
+    expect(lines).toEqual([
+      {
+        message: "learned rate moved",
+        fields: expect.objectContaining({ moved: expect.stringContaining("blocked"), refusals: 1 }),
+      },
+    ]);
   });
 
   it("move the slots another worker claimed before a 429's hold to the hold's end", async () => {

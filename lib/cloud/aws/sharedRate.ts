@@ -1,10 +1,13 @@
 import {
   onAbort,
   RateLimitedError,
+  rateChange,
+  rateView,
   type SharedPermit,
   type SharedRate,
   sleepUnlessAborted,
 } from "../../http";
+import { type Logger, silentLogger } from "../../logging";
 import { newRateState, type RateSettings } from "../../rate";
 import {
   AnswerTimes,
@@ -36,24 +39,17 @@ import {
 } from "./rateItems";
 
 /**
- * A worker claims only while the clock's next free slot is within this of now (ms), and a block
- * of at most this much of the pace: slots are claimed at the pace of their claim, so this bounds
- * the starts a cut comes too late for, and a block is one write for several starts.
+ * A worker claims while the clock's next free slot is within this of now (ms), a block of this much
+ * of the pace at most: it bounds the starts a cut comes too late for; a block is one write.
  */
 const HORIZON_MS = 500;
 /** The model takes in the slots started this often at most (ms) when nothing is refused. */
 const FOLD_EVERY_MS = 1_000;
-/**
- * A request waits this long for its slot at most (ms): then its job goes back to the queue with a
- * delay, rather than a paid function waiting behind a long line.
- */
+/** A request waits this long for its slot at most (ms), then its job goes back to the queue. */
 const MAX_PERMIT_WAIT_MS = 10_000;
 /** A slot this late (ms) is still taken by a request that waits (a claim's round trip). */
 const STALE_SLOT_MS = 100;
-/**
- * A request whose slot is further off than this (ms) reads the clock again this long before it,
- * so a fold's cut or hold reaches the slots already claimed, not only the next claims.
- */
+/** A slot further off (ms) is read again this long before it: a fold's cut reaches it. */
 const REREAD_LEAD_MS = 30;
 /** The schedule's past pieces kept while it stands, most (a restart after an idle spell adds one). */
 const PAST_PIECES = 4;
@@ -69,12 +65,14 @@ const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)
  * model's state, read with the other two and written (conditionally on its version) only at a
  * fold: on a 429, or every `FOLD_EVERY_MS` as slots are started, which rewrites the clock's
  * schedule.
- * `requestsPerSecond` 0 (no ceiling, no pace) shares nothing.
+ * `requestsPerSecond` 0 (no ceiling, no pace) shares nothing. Each fold that moves the model logs
+ * `learned rate moved` at debug, as the command line's limiter does.
  */
 export function sharedRate(
   table: string,
   connectorId: string,
   requestsPerSecond: number | undefined,
+  logger: Logger = silentLogger,
 ): SharedRate | undefined {
   if (requestsPerSecond === 0) return undefined;
   const settings: RateSettings = { requestsPerSecond };
@@ -83,7 +81,7 @@ export function sharedRate(
   const key = `${table}|${pk}`;
   let book = books.get(key);
   if (!book) {
-    book = new SlotBook(table, pk, settings);
+    book = new SlotBook(table, pk, settings, logger);
     books.set(key, book);
   }
   return book;
@@ -98,20 +96,15 @@ export interface SlotPermit extends SharedPermit {
 }
 
 /** A slot claimed: its number, and its time by the schedule seen at the claim (ms). */
-interface Slot {
-  index: number;
-  at: number;
-}
-
-interface Waiter {
-  resolve(slot: Slot): void;
-  reject(error: unknown): void;
-}
+type Slot = { index: number; at: number };
+type Waiter = { resolve(slot: Slot): void; reject(error: unknown): void };
 
 /** A process's side of the shared clock: the slots it holds, the requests waiting for one. */
 export class SlotBook implements SharedRate {
   readonly #items: RateItems;
   readonly #settings: RateSettings;
+  readonly #logger: Logger;
+  readonly #madeAt = Date.now();
   #clock: Clock | undefined;
   /** Slots claimed and not yet taken, in time order. */
   #slots: Slot[] = [];
@@ -131,9 +124,10 @@ export class SlotBook implements SharedRate {
   /** Requests this process made of the store, for tests and benches. */
   readonly counts = { claims: 0, lostClaims: 0, slots: 0, folds: 0, lostFolds: 0, reads: 0 };
 
-  constructor(table: string, pk: string, settings: RateSettings) {
+  constructor(table: string, pk: string, settings: RateSettings, logger = silentLogger) {
     this.#items = { table, pk };
     this.#settings = settings;
+    this.#logger = logger;
   }
 
   async permit(signal?: AbortSignal): Promise<SlotPermit> {
@@ -323,6 +317,13 @@ export class SlotBook implements SharedRate {
         const next = afterFold(fold(read.shared, started, now, refusals), read.inbox);
         if (!(await this.#writeModel(next, read.version))) continue;
         this.#foldedAt = now;
+        const change = rateChange(
+          rateView(read.shared.model),
+          rateView(next.model),
+          now - this.#madeAt,
+        );
+        if (change)
+          this.#logger.debug("learned rate moved", { ...change, refusals: refusals.length });
         await this.#setPace(next, now);
         if (read.inbox.refusals.length > 0) {
           await trimInbox(this.#items, read.inbox.base, read.inbox.refusals.length);
