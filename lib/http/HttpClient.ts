@@ -311,6 +311,7 @@ export class HttpClient {
     permit: Permit | undefined,
     shared: SharedPermit | undefined,
   ): Promise<Answer> {
+    const sentAt = Date.now();
     const maxBytes = this.#options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const variables = this.#options.boundVariables;
     const tooLarge = () => new ResponseTooLargeError(summary, maxBytes, variables);
@@ -344,7 +345,13 @@ export class HttpClient {
       if (refused) await this.#sharedRefused(shared, retryAfterMs, ctx);
       return answer;
     }
-    if (refused) {
+    if (refused && shared) {
+      // The shared rate learns it for every worker. This process's limiter sees its own share of
+      // the requests only: it took that share for the limit (cloud workers paced at 1 a second).
+      permit.unanswered();
+      answer.retryAt = Date.now() + (retryAfterMs ?? 0);
+      answer.refusedStart = sentAt;
+    } else if (refused) {
       // A caller told of 429s waits elsewhere (a queue's delay): its 429 holds no one here.
       const hold = ctx.onRateLimit !== "throw";
       const verdict = permit.refused(retryAfterMs, response.headers, hold);

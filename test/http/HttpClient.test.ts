@@ -242,6 +242,32 @@ describe("HttpClient", () => {
     expect(told).toEqual(["refused 3000", "accepted"]);
   });
 
+  it("leaves a 429 to the shared rate: this process's limiter, which sees only its share, learns no limit", async () => {
+    server = await startSimServer(
+      () => ({ status: 200, body: {} }),
+      () => ({ rateLimit: { every: 1, retryAfter: "seconds", seconds: 3 } }),
+    );
+    const limiter = new RateLimiter({ maxConcurrency: 4, requestsPerSecond: 0 });
+    const { http } = client(server.url, { limiter });
+    const sharedRate: SharedRate = {
+      permit: async () => ({ accepted() {}, async refused() {}, unanswered() {} }),
+    };
+    const send = (path: string, shared?: SharedRate) =>
+      http
+        .request(
+          { method: "GET", path },
+          newRequestContext({ onRateLimit: "throw", sharedRate: shared }),
+        )
+        .catch(() => {});
+
+    for (const path of ["/a", "/b", "/c"]) await send(path, sharedRate);
+    expect(limiter.learnedRate).toBe(0);
+    // Without a shared rate, the same 429s teach this process's limiter (a cloud worker's, which
+    // saw 1 or 2 a second of its own, paced its container at 1 a second).
+    await send("/d");
+    expect(limiter.learnedRate).toBeGreaterThan(0);
+  });
+
   it("abandons a request and its backoff when the run's signal fires", async () => {
     const { url } = await serve(() => ({ status: 200, body: {} }), {
       rateLimit: { every: 1, retryAfter: "seconds", seconds: 30 },
