@@ -103,14 +103,24 @@ interface RateMove {
   refusals?: number;
 }
 
-/** The moves in the worker's log lines (Powertools' JSON, one a line), timed from the first. */
+/**
+ * The shared model's moves in the worker's log lines (Powertools' JSON, one a line; the fold's
+ * carry `refusals`, the worker's own limiter's do not), timed from the first.
+ */
 function rateMoves(stack: Stack): RateMove[] {
   const moves: { at: number; move: RateMove }[] = [];
   for (const { line } of stack.logs("syncWorker")) {
     if (!line.includes('"learned rate moved"')) continue;
-    const entry = JSON.parse(line) as RateMove & { timestamp: string };
+    let entry: RateMove & { timestamp?: string };
+    try {
+      entry = JSON.parse(line) as RateMove & { timestamp?: string };
+    } catch {
+      continue;
+    }
+    const at = Date.parse(entry.timestamp ?? "");
+    if (entry.refusals === undefined || Number.isNaN(at)) continue;
     const { moved, pace, edge, refusals } = entry;
-    moves.push({ at: Date.parse(entry.timestamp), move: { s: 0, moved, pace, edge, refusals } });
+    moves.push({ at, move: { s: 0, moved, pace, edge, refusals } });
   }
   moves.sort((a, b) => a.at - b.at);
   const first = moves[0]?.at ?? 0;

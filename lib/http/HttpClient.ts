@@ -311,7 +311,6 @@ export class HttpClient {
     permit: Permit | undefined,
     shared: SharedPermit | undefined,
   ): Promise<Answer> {
-    const sentAt = Date.now();
     const maxBytes = this.#options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const variables = this.#options.boundVariables;
     const tooLarge = () => new ResponseTooLargeError(summary, maxBytes, variables);
@@ -350,7 +349,7 @@ export class HttpClient {
       // the requests only: it took that share for the limit (cloud workers paced at 1 a second).
       permit.unanswered();
       answer.retryAt = Date.now() + (retryAfterMs ?? 0);
-      answer.refusedStart = sentAt;
+      answer.refusedStart = permit.startedAt;
     } else if (refused) {
       // A caller told of 429s waits elsewhere (a queue's delay): its 429 holds no one here.
       const hold = ctx.onRateLimit !== "throw";

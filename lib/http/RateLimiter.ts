@@ -44,7 +44,7 @@ export interface RateChange {
   moved: string;
   /**
    * Milliseconds since the limiter was made: with the upstream's client (the command line's start;
-   * in the service, each sync's).
+   * in the service, each sync's; in the cloud, since the worker's container first shared the rate).
    */
   atMs: number;
   /** The pace, requests per second (absent: not paced). */
@@ -94,6 +94,8 @@ export function rateChange(seen: RateView, state: RateView, atMs: number): RateC
 
 /** One request's place: report its answer exactly once, which frees its concurrency slot. */
 export interface Permit {
+  /** When it started (ms): a 429's wait ends once a request started later is accepted (`untilRetry`). */
+  readonly startedAt: number;
   /** Any answer but 429: the upstream processed the request. */
   accepted(headers?: HeaderSource): void;
   /**
@@ -230,6 +232,7 @@ export class RateLimiter {
       done = true;
     };
     return {
+      startedAt: ticket.startedAt,
       accepted: (headers) => {
         finish();
         this.#rate.accepted(ticket, Date.now(), headers);

@@ -268,6 +268,42 @@ describe("HttpClient", () => {
     expect(limiter.learnedRate).toBeGreaterThan(0);
   });
 
+  it("under a shared rate, ends a 429's wait in place once a request started after it is accepted", async () => {
+    // Prepare: the first answer a 429 asking for 1 s, every later one accepted.
+    let faults: FaultSettings = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 1 } };
+    server = await startSimServer(
+      () => ({ status: 200, body: {} }),
+      () => {
+        const now = faults;
+        faults = {};
+        return now;
+      },
+    );
+    const { http } = client(server.url);
+    // The shared slots: the first request's 100 ms on, the second's 120 ms after it asked (sent
+    // after the first, though it started, its own limiter's permit, while the first waited).
+    const waits = [100, 120];
+    const sharedRate: SharedRate = {
+      async permit() {
+        await new Promise((r) => setTimeout(r, waits.shift() ?? 0));
+        return { accepted() {}, async refused() {}, unanswered() {} };
+      },
+    };
+    const ctx = () =>
+      newRequestContext({ onRateLimit: "throw", waitInPlace: { leftMs: 2_000 }, sharedRate });
+
+    // Act: a request refused, and another started 30 ms after it.
+    const started = Date.now();
+    const refused = http.request({ method: "GET", path: "/a" }, ctx());
+    await new Promise((r) => setTimeout(r, 30));
+    await http.request({ method: "GET", path: "/b" }, ctx());
+    const answer = await refused;
+
+    // Assess: tried again once the later one was accepted, well before the second asked for.
+    expect(answer.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(800);
+  });
+
   it("abandons a request and its backoff when the run's signal fires", async () => {
     const { url } = await serve(() => ({ status: 200, body: {} }), {
       rateLimit: { every: 1, retryAfter: "seconds", seconds: 30 },
