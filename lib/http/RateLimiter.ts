@@ -63,14 +63,9 @@ export interface RateView {
   blocked: boolean;
 }
 
-export function rateView(s: RateState): RateView {
-  const orInfinity = (n: number | null) => n ?? Number.POSITIVE_INFINITY;
-  return {
-    pace: orInfinity(s.pace),
-    edge: orInfinity(s.estimate),
-    cap: orInfinity(s.cap),
-    blocked: s.blocked,
-  };
+export function rateView(state: RateState): RateView {
+  const rate = new RateModel(state);
+  return { pace: rate.rate, edge: rate.maxRate, cap: rate.concurrency, blocked: rate.blocked };
 }
 
 /** What moved from `seen` to `state` (the pace's growth is no move), or `undefined`. */

@@ -32,6 +32,25 @@ async function serve(handler: SimHandler, faults: FaultSettings = {}) {
   return server;
 }
 
+/** A server whose first answer, and the next after `refuseNext`, is a 429 asking for 1 s. */
+async function serveOneRefusal() {
+  let armed = true;
+  server = await startSimServer(
+    () => ({ status: 200, body: {} }),
+    () => {
+      const fault: FaultSettings = armed
+        ? { rateLimit: { every: 1, retryAfter: "seconds", seconds: 1 } }
+        : {};
+      armed = false;
+      return fault;
+    },
+  );
+  const refuseNext = () => {
+    armed = true;
+  };
+  return { url: server.url, refuseNext };
+}
+
 /** A client whose calls without a context count into `counters`. */
 function client(url: string, extra: Partial<ConstructorParameters<typeof HttpClient>[0]> = {}) {
   const context = newRequestContext();
@@ -142,16 +161,8 @@ describe("HttpClient", () => {
 
   it("waits a first short 429 in place within the call's budget, and throws the second, a longer one, and one past the budget", async () => {
     // Prepare: the first answer is a 429 asking for 1 s; the call may wait 1.5 s in place in all.
-    let faults: FaultSettings = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 1 } };
-    server = await startSimServer(
-      () => ({ status: 200, body: {} }),
-      () => {
-        const now = faults;
-        faults = {};
-        return now;
-      },
-    );
-    const { http } = client(server.url);
+    const { url, refuseNext } = await serveOneRefusal();
+    const { http } = client(url);
     const ctx = newRequestContext({ onRateLimit: "throw", waitInPlace: { leftMs: 1_500 } });
 
     // Act: one request refused once, then accepted.
@@ -164,7 +175,7 @@ describe("HttpClient", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
 
     // Act: another request of the same call refused for 1 s, with half a second of budget left.
-    faults = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 1 } };
+    refuseNext();
     const past = await http.request({ method: "GET", path: "/y" }, ctx).catch((e: unknown) => e);
 
     // Assess: thrown at once, for the queue to wait.
@@ -270,16 +281,8 @@ describe("HttpClient", () => {
 
   it("under a shared rate, ends a 429's wait in place once a request started after it is accepted", async () => {
     // Prepare: the first answer a 429 asking for 1 s, every later one accepted.
-    let faults: FaultSettings = { rateLimit: { every: 1, retryAfter: "seconds", seconds: 1 } };
-    server = await startSimServer(
-      () => ({ status: 200, body: {} }),
-      () => {
-        const now = faults;
-        faults = {};
-        return now;
-      },
-    );
-    const { http } = client(server.url);
+    const { url } = await serveOneRefusal();
+    const { http } = client(url);
     // The shared slots: the first request's 100 ms on, the second's 120 ms after it asked (sent
     // after the first, though it started, its own limiter's permit, while the first waited).
     const waits = [100, 120];
