@@ -183,25 +183,28 @@ function removeNearest(times: number[], at: number): void {
 }
 
 /**
- * The last answers' times from their slots (ms). A fold counts the slots started longer ago than
- * their median, so a slot's 429 is mostly folded before the slot is counted (one counted first is
- * taken off when it is), and takes a counted slot for accepted that long after it started.
+ * The latest times (ms) of something a worker does again and again: an answer from its slot (a
+ * fold counts the slots started longer ago than their median, so a slot's 429 is mostly folded
+ * before the slot is counted, and takes a counted slot for accepted that long after it started);
+ * a claim's round trip (its slots begin once most claims are back).
  */
-export class AnswerTimes {
-  /** Answers timed: the latest this many. */
+export class RecentTimes {
+  /** Times kept: the latest this many. */
   static readonly KEPT = 16;
-  /** The most the median is taken for (ms): a slow answer (a timeout) would hold back the model. */
+  /** The most any share is taken for (ms): one slow answer (a timeout) would hold back the model. */
   static readonly MOST_MS = 2_000;
   readonly #ms: number[] = [];
 
   add(ms: number): void {
     this.#ms.push(ms);
-    if (this.#ms.length > AnswerTimes.KEPT) this.#ms.shift();
+    if (this.#ms.length > RecentTimes.KEPT) this.#ms.shift();
   }
 
-  median(): number {
+  /** The time `share` of those kept took at most (0 while none is). */
+  upTo(share: number): number {
     const sorted = [...this.#ms].sort((a, b) => a - b);
-    return Math.min(AnswerTimes.MOST_MS, sorted[Math.floor(sorted.length / 2)] ?? 0);
+    const at = Math.min(sorted.length - 1, Math.floor(share * sorted.length));
+    return Math.min(RecentTimes.MOST_MS, sorted[at] ?? 0);
   }
 }
 

@@ -193,4 +193,23 @@ describe("the shared rate's slots", () => {
     expect(shared.model.startup).toBe(false);
     expect(shared.model.estimate).toBeLessThanOrEqual(12);
   });
+
+  it("begin a claim's slots once its round trip is back, not while it is on the way", async () => {
+    // One request at a time, each after the clock has stood (600 ms: past the horizon, so each
+    // claims one slot and starts the schedule again). From the claim's own time, every slot was
+    // due before its claim came back, and started late by the round trip: next to the slot after
+    // it, in a window of 10 already full. From a round trip on (most of the last ones'), most
+    // start on time.
+    const worker = new SlotBook(TABLE, "rate#trip", { requestsPerSecond: 20 });
+    let late = 0;
+    for (let i = 0; i < 12; i++) {
+      const permit = await worker.permit();
+      const startedAt = Date.now();
+      permit.accepted();
+      // The first four teach the worker the store's round trip.
+      if (i >= 4 && startedAt > permit.slot + 1) late++;
+      await new Promise((r) => setTimeout(r, 600));
+    }
+    expect(late).toBeLessThanOrEqual(4);
+  });
 });

@@ -10,12 +10,12 @@ import {
 import { type Logger, silentLogger } from "../../logging";
 import { newRateState, type RateSettings } from "../../rate";
 import {
-  AnswerTimes,
   afterFold,
   type Clock,
   fold,
   foldedOf,
   later,
+  RecentTimes,
   reschedule,
   type SharedModelState,
   slotPace,
@@ -49,10 +49,15 @@ const FOLD_EVERY_MS = 1_000;
 const MAX_PERMIT_WAIT_MS = 10_000;
 /** A slot this late (ms) is still taken by a request that waits (a claim's round trip). */
 const STALE_SLOT_MS = 100;
-/** A slot further off (ms) is read again this long before it: a fold's cut reaches it. */
+/**
+ * A slot further off (ms) is read again this long before it, plus a store round trip (most are
+ * back by then, `TRIP_SHARE`): a fold's cut reaches it, and the read is back by its time.
+ */
 const REREAD_LEAD_MS = 30;
 /** The schedule's past pieces kept while it stands, most (a restart after an idle spell adds one). */
 const PAST_PIECES = 4;
+/** A claim's slots begin once this share of the last round trips to the clock would be back. */
+const TRIP_SHARE = 0.9;
 /** Tries of a fold that lost to another worker's (each rereads the model). */
 const FOLD_TRIES = 5;
 const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)" } as const;
@@ -115,7 +120,9 @@ export class SlotBook implements SharedRate {
   /** The slots taken over the last horizon: this process's demand. */
   #taken: number[] = [];
   #claiming = false;
-  readonly #answers = new AnswerTimes();
+  readonly #answers = new RecentTimes();
+  /** The clock's last round trips (claims, reads), ms. */
+  readonly #trips = new RecentTimes();
   /** Refusals told (their inbox numbers) to see folded, and whether a fold is under way here. */
   #refusals: { told: number; folded: () => void; failed: (error: unknown) => void }[] = [];
   #folding = false;
@@ -152,8 +159,8 @@ export class SlotBook implements SharedRate {
   }
 
   /**
-   * Waits for the slot's time by the clock's latest schedule, read again `REREAD_LEAD_MS` before
-   * it; returns the time it started at. Past `deadline`, its job goes back to the queue.
+   * Waits for the slot's time by the clock's latest schedule, read again `REREAD_LEAD_MS` and a
+   * round trip before it; returns the time it started at. Past `deadline`, its job goes back to the queue.
    */
   async #startAt(slot: Slot, deadline: number, signal: AbortSignal | undefined): Promise<number> {
     let at = slot.at;
@@ -163,11 +170,12 @@ export class SlotBook implements SharedRate {
       if (at > deadline) throw new RateLimitedError(SHARED_RATE, at - Date.now());
       const wait = at - Date.now();
       if (wait <= 0) return at;
-      if (wait <= REREAD_LEAD_MS) {
+      const lead = REREAD_LEAD_MS + this.#trips.upTo(TRIP_SHARE);
+      if (wait <= lead) {
         await sleepUnlessAborted(wait, signal);
         return at;
       }
-      await sleepUnlessAborted(wait - REREAD_LEAD_MS, signal);
+      await sleepUnlessAborted(wait - lead, signal);
       await this.#reread();
     }
   }
@@ -257,16 +265,20 @@ export class SlotBook implements SharedRate {
 
   /**
    * Claims `count` slots at `pace` with one conditional update: after the clock's next free slot
-   * while it runs (at `now` or later, at the pace this worker saw), from `now` when it stood (the
-   * schedule starts again there). A condition that fails (the clock stood, another worker started
+   * while it runs (a claim's round trip from `now` or later, at the pace this worker saw), from
+   * there when it stood (the schedule starts again there). A condition that fails (the clock stood, another worker started
    * it, its pace changed, or it is more than twice the horizon ahead) returns the clock as it is:
    * no slot this time. Each worker keeps the horizon from the clock it saw last.
    */
   async #claim(count: number, pace: number, now: number): Promise<Slot[]> {
-    const running = this.#clock !== undefined && this.#clock.nextSlot >= now;
+    // A slot due while its claim is on the way starts late by the rest of the round trip: next to
+    // the slot after it, in a fixed window that opened at it and counts both (docs/rate-control.md).
+    const from = now + this.#trips.upTo(TRIP_SHARE);
+    const running = this.#clock !== undefined && this.#clock.nextSlot >= from;
     this.counts.claims++;
-    const change = claimChange(this.#clock, running, count, pace, now, 2 * HORIZON_MS);
+    const change = claimChange(this.#clock, running, count, pace, from, 2 * HORIZON_MS);
     const clock = await this.#update(change, now);
+    this.#trips.add(Date.now() - now);
     if (!clock) {
       this.counts.lostClaims++;
       return [];
@@ -311,7 +323,7 @@ export class SlotBook implements SharedRate {
         }
         // Slots whose answers may still come are not yet counted; one counted is taken for
         // accepted when its answer came, about.
-        const answerMs = this.#answers.median();
+        const answerMs = this.#answers.upTo(0.5);
         const countedTo = now - answerMs;
         const started = { count: startedBy(clock, countedTo), countedTo, clock, answerMs };
         const next = afterFold(fold(read.shared, started, now, refusals), read.inbox);
@@ -375,7 +387,9 @@ export class SlotBook implements SharedRate {
 
   async #readClock(): Promise<void> {
     this.counts.reads++;
+    const sent = Date.now();
     this.#clock = later(this.#clock, await readClock(this.#items));
+    this.#trips.add(Date.now() - sent);
   }
 
   /** The model, the clock and the inbox, read at once. */
