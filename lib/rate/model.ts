@@ -240,11 +240,11 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   if (tail && !saturated(s)) return;
   // Rule 7: refusals that cuts of LARGE_CUT or more (smaller ones add up) made neither half nor
   // twice as frequent (under half the answers) are noise: the estimate before the cuts comes back,
-  // and no share as high cuts again. A limit's refusals grow more frequent while the pace is still
-  // above it. The share before: since the refusal before this one, a window at least.
+  // and no share as high cuts again. Shares: before, since the refusal before this one (a window
+  // at least); since, of `ESTIMATE_ANSWERS` answers and two refusals (one is no share).
   if (s.judgedFrom !== null) {
     const since = refusedShare(s, s.judgedFrom);
-    if (since.answers >= ESTIMATE_ANSWERS) {
+    if (since.answers >= ESTIMATE_ANSWERS && since.refused > 1) {
       const large = orInfinity(s.estimate) <= (1 - LARGE_CUT) * orInfinity(s.estimateBefore);
       const steady = since.share >= s.shareBefore / 2 && since.share <= 2 * s.shareBefore;
       if (large) s.judgedFrom = null;

@@ -197,11 +197,11 @@ export function rateSinceCut(s: RateState, minimum: number): number | undefined 
   return n >= minimum && span > 0 ? ((n - 1) * 1000) / span : undefined;
 }
 
-/** The share of the answers to requests started since `from` refused, and how many there were. */
-export function refusedShare(s: RateState, from: number): { share: number; answers: number } {
-  const answers = s.levels.filter((a) => a.at > from);
-  const refused = answers.filter((a) => a.refused).length;
-  return { share: answers.length > 0 ? refused / answers.length : 0, answers: answers.length };
+/** Of the answers to requests started since `from`: how many, how many refused, and the share. */
+export function refusedShare(s: RateState, from: number) {
+  const answers = s.levels.filter((a) => a.at > from).length;
+  const refused = s.levels.filter((a) => a.at > from && a.refused).length;
+  return { share: answers > 0 ? refused / answers : 0, answers, refused };
 }
 
 /** A new estimate, and the pace under it (never over the ceiling, nor under 1 a second). */

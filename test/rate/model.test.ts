@@ -181,6 +181,31 @@ describe("RateModel", () => {
     expect(rate.maxRate).toBe(40);
   });
 
+  it("judges cuts as noise from three refusals since them at least: one is no share", () => {
+    // Slow start ends at 14 a second; then one request in ten is refused, each after a cut (a
+    // window's limit the pace is still over, at 10 a second). Judged from the one refusal since
+    // the second cut (a tenth, as before it), the cuts read as noise and the estimate came back
+    // to 11: in the cloud, 63 to 94 429s in a run behind a window of 10.
+    const rate = new RateModel({ requestsPerSecond: 0 });
+    for (let i = 0; i < 16; i++) {
+      const ticket = rate.start(i * 70);
+      if (i < 15) rate.accepted(ticket, i * 70 + 40);
+      else rate.refused(ticket, i * 70 + 40, 1000);
+    }
+    const estimates: number[] = [];
+    let t = 1200;
+    for (let i = 0; i < 30; i++) {
+      const at = Math.max(t, rate.nextStartAt(t) ?? t);
+      const ticket = rate.start(at);
+      if (i % 10 === 9) {
+        rate.refused(ticket, at + 40, 1000);
+        estimates.push(rate.maxRate);
+      } else rate.accepted(ticket, at + 40);
+      t = at + 1;
+    }
+    expect(estimates).toEqual([11, 9, 8]);
+  });
+
   it("never restores slow start's exit estimate as noise: it is what was sent, not what was accepted", () => {
     // Slow start ends at one refusal, 16 sent in 800 ms: an estimate of 20 a second. Then the pace
     // stays over a limit of 10, every fifth refused (a cloud's workers regained the exit's estimate
