@@ -230,7 +230,7 @@ export function heldUntil(model: RateState, now: number): number | undefined {
 }
 
 /**
- * What a worker last saw of the shared clock (lib/cloud/aws/sharedRate.ts). Slots are numbered as
+ * What a worker last saw of the shared clock (lib/cloud/aws/slotBook.ts). Slots are numbered as
  * they are claimed; slot `k` from `fromSlot` on starts at `fromAt + (k - fromSlot) / pace`, which a
  * fold rewrites, so a slot claimed before a cut or a hold starts at the new schedule's time.
  */
@@ -322,9 +322,9 @@ export function later(a: Clock | undefined, b: Clock | undefined): Clock | undef
  * The clock's schedule at the model's pace from its first slot not yet started: after the last
  * started at the new spacing, and no sooner than `resumeAt`. One that would start that slot
  * sooner (a faster pace, a hold lifted) begins after the slots claimed instead: a slot's worker
- * reads its new time only `REREAD_LEAD_MS` before the one it knows, and a slot moved earlier
- * started late, next to the one after it (windows of 10 refused seconds of 12 starts while the
- * pace rose to 11). Undefined when the schedule stands (the same pace, nothing to wait for beyond
+ * reads its new time only a round trip and `REREAD_LEAD_MS` before the one it knows, and a slot
+ * moved earlier started late, next to the one after it (windows of 10 refused seconds of 12
+ * starts while the pace rose to 11). Undefined when the schedule stands (the same pace, nothing to wait for beyond
  * its next slot).
  */
 export function reschedule(

@@ -1,12 +1,12 @@
-// The rate an instance's workers share (lib/cloud/aws/sharedRate.ts): slots of a clock in the runs
-// table claimed in blocks, at lib/rate's pace, on moto_server. Each `SlotBook` stands for one
+// The rate an instance's workers share (lib/cloud/aws/sharedRate.ts, slotBook.ts): slots of a
+// clock in the runs table claimed in blocks, at lib/rate's pace, on moto_server. Each `SlotBook` stands for one
 // worker's process.
 
 import { DeleteCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { awsClients } from "../../lib/cloud/aws/clients";
 import { readRate } from "../../lib/cloud/aws/rateItems";
-import { SlotBook, type SlotPermit } from "../../lib/cloud/aws/sharedRate";
+import { SlotBook, type SlotPermit } from "../../lib/cloud/aws/slotBook";
 import { unfolded } from "../../lib/cloud/rateFold";
 import { silentLogger } from "../../lib/logging";
 import { type Moto, startMotoWithPkSkTable } from "./harness";
@@ -202,14 +202,14 @@ describe("the shared rate's slots", () => {
     // start on time.
     const worker = new SlotBook(TABLE, "rate#trip", { requestsPerSecond: 20 });
     let late = 0;
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < 16; i++) {
       const permit = await worker.permit();
       const startedAt = Date.now();
       permit.accepted();
-      // The first four teach the worker the store's round trip.
-      if (i >= 4 && startedAt > permit.slot + 1) late++;
+      // The first four teach the worker the store's round trip; a few ms are the timers' own.
+      if (i >= 4 && startedAt > permit.slot + 3) late++;
       await new Promise((r) => setTimeout(r, 600));
     }
-    expect(late).toBeLessThanOrEqual(4);
+    expect(late).toBeLessThanOrEqual(6);
   });
 });

@@ -181,7 +181,7 @@ describe("RateModel", () => {
     expect(rate.maxRate).toBe(40);
   });
 
-  it("judges cuts as noise from three refusals since them at least: one is no share", () => {
+  it("judges cuts as noise from two refusals since them at least: one is no share", () => {
     // Slow start ends at 14 a second; then one request in ten is refused, each after a cut (a
     // window's limit the pace is still over, at 10 a second). Judged from the one refusal since
     // the second cut (a tenth, as before it), the cuts read as noise and the estimate came back
