@@ -324,8 +324,8 @@ export function later(a: Clock | undefined, b: Clock | undefined): Clock | undef
  * sooner (a faster pace, a hold lifted) begins after the slots claimed instead: a slot's worker
  * reads its new time only a round trip and `REREAD_LEAD_MS` before the one it knows, and a slot
  * moved earlier started late, next to the one after it (windows of 10 refused seconds of 12
- * starts while the pace rose to 11). Undefined when the schedule stands (the same pace, nothing to wait for beyond
- * its next slot).
+ * starts while the pace rose to 11). Undefined when the schedule stands (the same pace, nothing
+ * to wait for beyond its next slot).
  */
 export function reschedule(
   clock: Clock,

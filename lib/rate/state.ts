@@ -199,9 +199,9 @@ export function rateSinceCut(s: RateState, minimum: number): number | undefined 
 
 /** Of the answers to requests started since `from`: how many, how many refused, and the share. */
 export function refusedShare(s: RateState, from: number) {
-  const answers = s.levels.filter((a) => a.at > from).length;
-  const refused = s.levels.filter((a) => a.at > from && a.refused).length;
-  return { share: answers > 0 ? refused / answers : 0, answers, refused };
+  const answers = s.levels.filter((a) => a.at > from);
+  const refused = answers.filter((a) => a.refused).length;
+  return { share: refused / Math.max(1, answers.length), answers: answers.length, refused };
 }
 
 /** A new estimate, and the pace under it (never over the ceiling, nor under 1 a second). */

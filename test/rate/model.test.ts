@@ -186,12 +186,7 @@ describe("RateModel", () => {
     // window's limit the pace is still over, at 10 a second). Judged from the one refusal since
     // the second cut (a tenth, as before it), the cuts read as noise and the estimate came back
     // to 11: in the cloud, 63 to 94 429s in a run behind a window of 10.
-    const rate = new RateModel({ requestsPerSecond: 0 });
-    for (let i = 0; i < 16; i++) {
-      const ticket = rate.start(i * 70);
-      if (i < 15) rate.accepted(ticket, i * 70 + 40);
-      else rate.refused(ticket, i * 70 + 40, 1000);
-    }
+    const rate = slowStartEndedAt(70);
     const estimates: number[] = [];
     let t = 1200;
     for (let i = 0; i < 30; i++) {
@@ -212,12 +207,7 @@ describe("RateModel", () => {
     // while a sync had little to send, then met the limit). Judged against the exit's estimate, the
     // cuts read as noise: 20 came back, and refusals of up to 20% cut nothing more (63 429s in
     // a minute of the cloud's window of 10 a second).
-    const rate = new RateModel({ requestsPerSecond: 0 });
-    for (let i = 0; i < 16; i++) {
-      const ticket = rate.start(i * 50);
-      if (i < 15) rate.accepted(ticket, i * 50 + 40);
-      else rate.refused(ticket, i * 50 + 40, 1000);
-    }
+    const rate = slowStartEndedAt(50);
     expect(rate.maxRate).toBe(20);
     let highest = 0;
     for (let i = 0; i < 75; i++) {
@@ -521,6 +511,17 @@ describe("parseRateLimitState", () => {
  * A model whose startup ended at an estimate of 20 (60 accepted at 20 a second, then two 429s),
  * then accepted at 19 a second until its pace probes above the estimate; `at`: the next start.
  */
+/** A model whose slow start ended at its 16th request (refused), one sent every `gapMs`. */
+function slowStartEndedAt(gapMs: number): RateModel {
+  const rate = new RateModel({ requestsPerSecond: 0 });
+  for (let i = 0; i < 16; i++) {
+    const ticket = rate.start(i * gapMs);
+    if (i < 15) rate.accepted(ticket, i * gapMs + 40);
+    else rate.refused(ticket, i * gapMs + 40, 1000);
+  }
+  return rate;
+}
+
 function probingAbove20(): { rate: RateModel; at: number } {
   const rate = new RateModel();
   let t = 0;

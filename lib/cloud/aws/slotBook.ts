@@ -130,7 +130,8 @@ export class SlotBook implements SharedRate {
 
   /**
    * Waits for the slot's time by the clock's latest schedule, read again `REREAD_LEAD_MS` and a
-   * round trip before it; returns the time it started at. Past `deadline`, its job goes back to the queue.
+   * round trip before it; returns the time it started at. Past `deadline`, its job goes back to
+   * the queue.
    */
   async #startAt(slot: Slot, deadline: number, signal: AbortSignal | undefined): Promise<number> {
     let at = slot.at;
@@ -241,13 +242,14 @@ export class SlotBook implements SharedRate {
   /**
    * Claims `count` slots at `pace` with one conditional update: after the clock's next free slot
    * while it runs (a claim's round trip from `now` or later, at the pace this worker saw), from
-   * there when it stood (the schedule starts again there). A condition that fails (the clock stood, another worker started
+   * there when it stood (the schedule starts again there). A condition that fails (the clock
+   * stood, another worker started
    * it, its pace changed, or it is more than twice the horizon ahead) returns the clock as it is:
    * no slot this time. Each worker keeps the horizon from the clock it saw last.
    */
   async #claim(count: number, pace: number, now: number): Promise<Slot[]> {
-    // A slot due while its claim is on the way starts late by the rest of the round trip: next to
-    // the slot after it, in a fixed window that opened at it and counts both (docs/rate-control.md).
+    // A slot due while its claim is on the way starts late by the rest of the round trip: next
+    // to the slot after it, in a fixed window that opened at it and counts both.
     const from = now + this.#tripMs();
     const running = this.#clock !== undefined && this.#clock.nextSlot >= from;
     this.counts.claims++;
