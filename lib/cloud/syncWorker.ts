@@ -77,6 +77,10 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
     jobId: jobId(job),
     job: describeJob(job),
   });
+  // Opened while the run's items are read: a job's first request waits for both. A job that is
+  // not run drops it; one that is hears its failure in the `try` below, where it fails the job.
+  const opening = openInstance(config, job.connectorId);
+  opening.catch(() => {});
   const flow = new RunFlow(config);
   const accepted = await flow.accept(job);
   switch (accepted.status) {
@@ -116,7 +120,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
   let counters: HttpCounters | undefined;
   let committed = false;
   try {
-    const instance = await openInstance(config, job.connectorId);
+    const instance = await opening;
     const ctx = newRequestContext({
       logger,
       onRateLimit: "throw",
