@@ -4,7 +4,13 @@
  * enforce it), so every figure is exact and the same on every run.
  */
 import { describe, expect, it } from "vitest";
-import { HEADROOM, parseRateLimitState, RateModel, type Ticket } from "../../lib/rate";
+import {
+  HEADROOM,
+  newRateState,
+  parseRateLimitState,
+  RateModel,
+  type Ticket,
+} from "../../lib/rate";
 
 interface Upstream {
   /** Accepted per sliding second at time t (Infinity: no limit). */
@@ -199,6 +205,32 @@ describe("RateModel", () => {
       t = at + 1;
     }
     expect(estimates).toEqual([11, 9, 8]);
+  });
+
+  it("takes refusals a cut made less frequent, as a limit's are, for no noise", () => {
+    // A cut from 14 to 12 a second (judged from here: 27% refused before it) over a limit of 10,
+    // which refuses 1 - 10 / pace: 15% at the new pace. Within half and twice the share before,
+    // that read as noise; 14 came back, refusals of 15% never cut again, and the cloud's workers
+    // met 54 429s in a run behind a bucket of 10 a second. It is the share a limit leaves.
+    const state = { ...newRateState(), startup: false, estimate: 12, pace: 12 * HEADROOM };
+    const judged = { judgedFrom: 5000, shareBefore: 0.27, estimateBefore: 14, lastRefusal: 4990 };
+    const rate = new RateModel({ ...state, ...judged, cutAt: 5000, lastUpdate: 5000 });
+    let owed = 0;
+    let highest = 0;
+    let t = 5000;
+    for (let i = 0; i < 100; i++) {
+      const at = Math.max(t, rate.nextStartAt(t) ?? t);
+      const ticket = rate.start(at);
+      owed += Math.max(0, 1 - 10 / rate.rate);
+      if (owed >= 1) {
+        owed -= 1;
+        rate.refused(ticket, at + 40, 1000);
+      } else rate.accepted(ticket, at + 40);
+      highest = Math.max(highest, rate.maxRate);
+      t = at + 1;
+    }
+    expect(highest).toBe(12);
+    expect(rate.maxRate).toBeLessThanOrEqual(10);
   });
 
   it("never restores slow start's exit estimate as noise: it is what was sent, not what was accepted", () => {
