@@ -56,9 +56,8 @@ export function nextStartAt(s: RateState, now: number): number | undefined {
 export function start(state: RateState, now: number): { state: RateState; ticket: Ticket } {
   const s = copyState(state);
   s.inFlight++;
-  const probe = s.blocked;
-  if (probe) s.probeOut = true;
-  const ticket: Ticket = { id: s.nextId++, startedAt: now, level: s.inFlight, probe };
+  const ticket: Ticket = { id: s.nextId++, startedAt: now, level: s.inFlight, probe: s.blocked };
+  if (s.blocked) s.probeOut = true;
   forget(s, now);
   s.firstStart ??= now;
   push(s.starts, { at: now, id: ticket.id, refused: false });
@@ -237,6 +236,7 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   }
   // Rule 6: the lower of the rate since the cut and what the last second accepted; in a block's
   // tail the last second is mostly the block's, and only a rate since the cut under the pace tells.
+  // One refusal of a second sent LARGE_CUT under the pace measured the demand: LARGE_CUT at most.
   if (tail && !saturated(s)) return;
   // Rule 7: refusals that cuts of LARGE_CUT or more (smaller ones add up) left as frequent (nearer
   // the share before than the one a limit leaves, accepting as much at the lower pace; at most
@@ -264,7 +264,9 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   }
   const sinceCut = rateSinceCut(s, ESTIMATE_ANSWERS) ?? Number.POSITIVE_INFINITY;
   const lastSecond = tail ? Number.POSITIVE_INFINITY : acceptedOverWindow(s, now);
-  cut(s, now, Math.max(1, Math.min(sinceCut, lastSecond)));
+  const demand = sentRate(s, now, WINDOW_MS) < (1 - LARGE_CUT) * orInfinity(s.pace);
+  const floor = demand && recent.refused <= 1 ? (1 - LARGE_CUT) * (s.estimate ?? 0) : 1;
+  cut(s, now, Math.max(1, floor, Math.min(sinceCut, lastSecond)));
 }
 
 /** Rules 3 and 4: startup doubles; later the pace regains the plateau (x2 a window), holds, then probes above. */

@@ -160,14 +160,12 @@ export function push<T>(log: T[], entry: T, limit = LOG_LIMIT): void {
   if (log.length > limit) log.splice(0, log.length - limit);
 }
 
-/** The logs' span: a window, or a header's window when one is known (at most 10 s). */
-function spanMs(s: RateState): number {
-  return Math.min(HEADER_WINDOW_MAX_MS, Math.max(WINDOW_MS, s.header?.windowMs ?? 0));
-}
-
-/** Drops what the logs no longer need at `now` (`SKEW_MS` of arrival skew kept with the starts). */
+/**
+ * Drops what the logs no longer need at `now`: their span is a window, or a header's window when
+ * one is known (at most 10 s); `SKEW_MS` of arrival skew is kept with the starts.
+ */
 export function forget(s: RateState, now: number): void {
-  const span = spanMs(s);
+  const span = Math.min(HEADER_WINDOW_MAX_MS, Math.max(WINDOW_MS, s.header?.windowMs ?? 0));
   while ((s.starts[0]?.at ?? now) <= now - span - SKEW_MS) s.starts.shift();
   while ((s.accepted[0] ?? now) <= now - span) s.accepted.shift();
   while ((s.levels[0]?.at ?? now) < now - HEADER_WINDOW_MAX_MS) s.levels.shift();

@@ -207,6 +207,20 @@ describe("RateModel", () => {
     expect(estimates).toEqual([11, 9, 8]);
   });
 
+  it("takes one refusal in a second sent well under the pace for no measure of the limit", () => {
+    // An estimate of 11 over a bucket of 10, its burst spent; the cloud's jobs, fanning out, sent
+    // 6 in the last second: one is refused. That second's count measured the demand, not the
+    // limit: the estimate went to 6, and the pace took 10 s to regain 10 (1.18 x the floor).
+    const state = { ...newRateState(), startup: false, estimate: 11, pace: 11 * HEADROOM };
+    // Not probing: its next probe is half a minute away.
+    const rate = new RateModel({ ...state, cutAt: 0, lastUpdate: 0, failedProbes: 5 });
+    let t = 10_000;
+    for (let i = 0; i < 30; i++, t += 1000 / 10.7) rate.accepted(rate.start(t), t + 40);
+    for (let i = 0; i < 5; i++, t += 1000 / 6) rate.accepted(rate.start(t), t + 40);
+    rate.refused(rate.start(t), t + 40, 1000);
+    expect(rate.maxRate).toBeCloseTo(9.9);
+  });
+
   it("takes refusals a cut made less frequent, as a limit's are, for no noise", () => {
     // A cut from 14 to 12 a second (judged from here: 27% refused before it) over a limit of 10,
     // which refuses 1 - 10 / pace: 15% at the new pace. Within half and twice the share before,
