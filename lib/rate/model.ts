@@ -236,7 +236,6 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   }
   // Rule 6: the lower of the rate since the cut and what the last second accepted; in a block's
   // tail the last second is mostly the block's, and only a rate since the cut under the pace tells.
-  // One refusal of a second sent LARGE_CUT under the pace measured the demand: LARGE_CUT at most.
   if (tail && !saturated(s)) return;
   // Rule 7: refusals that cuts of LARGE_CUT or more (smaller ones add up) left as frequent (nearer
   // the share before than the one a limit leaves, accepting as much at the lower pace; at most
@@ -249,7 +248,7 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
     const limitShare = Math.max(0, 1 - (1 - s.shareBefore) * ratio);
     const { share } = since;
     const steady = share >= (s.shareBefore + limitShare) / 2 && share <= 2 * s.shareBefore;
-    const large = ratio >= 1 / (1 - LARGE_CUT);
+    const large = orInfinity(s.estimate) <= (1 - LARGE_CUT) * orInfinity(s.estimateBefore);
     if (large) s.judgedFrom = null;
     if (large && steady && share < 0.5) {
       s.noiseShare = Math.max(share, recent.share);
@@ -264,8 +263,10 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   }
   const sinceCut = rateSinceCut(s, ESTIMATE_ANSWERS) ?? Number.POSITIVE_INFINITY;
   const lastSecond = tail ? Number.POSITIVE_INFINITY : acceptedOverWindow(s, now);
-  const demand = sentRate(s, now, WINDOW_MS) < (1 - LARGE_CUT) * orInfinity(s.pace);
-  const floor = demand && recent.refused <= 1 ? (1 - LARGE_CUT) * (s.estimate ?? 0) : 1;
+  // Rule 6: a window's first refusal, sent LARGE_CUT under the plateau, counted the demand.
+  const settled = orInfinity(s.pace) >= plateau(s) && !s.exitEstimate && now - previous > WINDOW_MS;
+  const demand = settled && sentRate(s, now, WINDOW_MS) < (1 - LARGE_CUT) * orInfinity(s.pace);
+  const floor = demand ? (1 - LARGE_CUT) * (s.estimate ?? 0) : 1;
   cut(s, now, Math.max(1, floor, Math.min(sinceCut, lastSecond)));
 }
 

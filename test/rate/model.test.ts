@@ -221,6 +221,25 @@ describe("RateModel", () => {
     expect(rate.maxRate).toBeCloseTo(9.9);
   });
 
+  it("counts a refusal while the pace regains the plateau as ever: the pace is never raised by it", () => {
+    // Cut to 5 a second under an estimate of 16; the pace doubles back towards 15.7 and, a second
+    // on, has sent less than it now allows. The demand did not hold the requests back; the pace
+    // did: a refusal cuts to what was accepted, and never to 90% of 16 (a pace of 14 from 11).
+    const state = { ...newRateState(), startup: false, estimate: 16, pace: 5 };
+    const rate = new RateModel({ ...state, cutAt: 10_000, lastUpdate: 10_000 });
+    let t = 10_000;
+    while (t < 11_300) {
+      const at = Math.max(t, rate.nextStartAt(t) ?? t);
+      rate.accepted(rate.start(at), at + 40);
+      t = at + 1;
+    }
+    const before = rate.rate;
+    expect(before).toBeLessThan(16 * HEADROOM);
+    rate.refused(rate.start(t), t + 40, 1000);
+    expect(rate.rate).toBeLessThan(before);
+    expect(rate.maxRate).toBeLessThan(12);
+  });
+
   it("takes refusals a cut made less frequent, as a limit's are, for no noise", () => {
     // A cut from 14 to 12 a second (judged from here: 27% refused before it) over a limit of 10,
     // which refuses 1 - 10 / pace: 15% at the new pace. Within half and twice the share before,
