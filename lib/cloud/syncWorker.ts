@@ -77,10 +77,6 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
     jobId: jobId(job),
     job: describeJob(job),
   });
-  // Opened while the run's items are read: a job's first request waits for both. A job that is
-  // not run drops it; one that is hears its failure in the `try` below, where it fails the job.
-  const opening = openInstance(config, job.connectorId);
-  opening.catch(() => {});
   const flow = new RunFlow(config);
   const accepted = await flow.accept(job);
   switch (accepted.status) {
@@ -97,6 +93,10 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       await flow.releaseHeld(job.syncId, jobId(job));
       return;
   }
+  // Opened while a slot is taken and the heartbeat written (a job held at its instance's cap has
+  // read its registry row for nothing); its failure is heard in the `try` below, failing the job.
+  const opening = openInstance(config, job.connectorId);
+  opening.catch(() => {});
   const slots = flow.slots(job.syncId);
   // Held by the job's id: a slot a release reserved for the job is its own.
   const holder = jobId(job);

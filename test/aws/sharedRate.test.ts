@@ -98,11 +98,12 @@ describe("the shared rate's slots", () => {
     await permit.refused(3_000);
     const foldedAt = Date.now();
     const slots = (await later).map((p) => p.slot);
-    // A slot reads the clock again a round trip (100 ms at most) and 30 ms before it: every slot
-    // due later than that after the fold starts after the hold. Timed from the fold's end, not by
-    // the slot's number (300 ms on was moved, until a loaded machine's fold took longer).
+    // A slot reads the clock again a round trip (100 ms at most) and 30 ms before it, and that
+    // read may take a round trip more: a slot due later than 230 ms after the fold's end starts
+    // after the hold. Timed from the fold's end, not by the slot's number (300 ms on was moved,
+    // until a loaded machine's fold took longer).
     const moved = slots.filter((slot) => slot >= refusedAt + 3_000);
-    expect(slots.filter((slot) => slot > foldedAt + 130 && !moved.includes(slot))).toEqual([]);
+    expect(slots.filter((slot) => slot > foldedAt + 230 && !moved.includes(slot))).toEqual([]);
     expect(moved.length).toBeGreaterThan(0);
   });
 
