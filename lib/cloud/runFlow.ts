@@ -55,12 +55,9 @@ export class RunFlow {
    * finalize when nothing is outstanding.
    */
   async accept(job: Job): Promise<Acceptance> {
-    // Both at once: a run that is over (rare) leaves its marker's read unused, never wrong.
-    const [run, marker] = await Promise.all([
-      this.#runs.get(job.syncId),
-      this.#runs.marker(job.syncId, jobId(job)),
-    ]);
+    const run = await this.#runs.get(job.syncId);
     if (run?.status !== "running") return { status: "run_over", runStatus: run?.status };
+    const marker = await this.#runs.marker(job.syncId, jobId(job));
     if (!marker) return { status: "unknown" };
     if (marker.state === "pending") return { status: "run" };
     await this.#sendChildrenOnce(job.syncId, marker);

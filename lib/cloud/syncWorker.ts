@@ -93,10 +93,6 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
       await flow.releaseHeld(job.syncId, jobId(job));
       return;
   }
-  // Opened while a slot is taken and the heartbeat written (a job held at its instance's cap has
-  // read its registry row for nothing); its failure is heard in the `try` below, failing the job.
-  const opening = openInstance(config, job.connectorId);
-  opening.catch(() => {});
   const slots = flow.slots(job.syncId);
   // Held by the job's id: a slot a release reserved for the job is its own.
   const holder = jobId(job);
@@ -120,7 +116,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
   let counters: HttpCounters | undefined;
   let committed = false;
   try {
-    const instance = await opening;
+    const instance = await openInstance(config, job.connectorId);
     const ctx = newRequestContext({
       logger,
       onRateLimit: "throw",
