@@ -244,11 +244,11 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   // least); since, of `ESTIMATE_ANSWERS` answers and two refusals (one is no share).
   const since = s.judgedFrom === null ? undefined : refusedShare(s, s.judgedFrom);
   if (since && since.answers >= ESTIMATE_ANSWERS && since.refused > 1) {
+    const large = orInfinity(s.estimate) <= (1 - LARGE_CUT) * orInfinity(s.estimateBefore);
     const ratio = orInfinity(s.estimateBefore) / orInfinity(s.estimate);
     const limitShare = Math.max(0, 1 - (1 - s.shareBefore) * ratio);
     const { share } = since;
     const steady = share >= (s.shareBefore + limitShare) / 2 && share <= 2 * s.shareBefore;
-    const large = orInfinity(s.estimate) <= (1 - LARGE_CUT) * orInfinity(s.estimateBefore);
     if (large) s.judgedFrom = null;
     if (large && steady && share < 0.5) {
       s.noiseShare = Math.max(share, recent.share);
@@ -266,7 +266,7 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   // Rule 6: a window's first refusal, sent LARGE_CUT under the plateau, counted the demand.
   const settled = orInfinity(s.pace) >= plateau(s) && !s.exitEstimate && now - previous > WINDOW_MS;
   const demand = settled && sentRate(s, now, WINDOW_MS) < (1 - LARGE_CUT) * orInfinity(s.pace);
-  const floor = demand ? (1 - LARGE_CUT) * (s.estimate ?? 0) : 1;
+  const floor = demand ? (1 - LARGE_CUT) * (s.estimate ?? 0) : 0;
   cut(s, now, Math.max(1, floor, Math.min(sinceCut, lastSecond)));
 }
 

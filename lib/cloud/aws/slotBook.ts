@@ -243,9 +243,9 @@ export class SlotBook implements SharedRate {
    * Claims `count` slots at `pace` with one conditional update: after the clock's next free slot
    * while it runs (a claim's round trip from `now` or later, at the pace this worker saw), from
    * there when it stood (the schedule starts again there). A condition that fails (the clock
-   * stood, another worker started
-   * it, its pace changed, or it is more than twice the horizon ahead) returns the clock as it is:
-   * no slot this time. Each worker keeps the horizon from the clock it saw last.
+   * stood, another worker started it, its pace changed, or it is more than twice the horizon
+   * ahead) returns the clock as it is: no slot this time. Each worker keeps the horizon from the
+   * clock it saw last.
    */
   async #claim(count: number, pace: number, now: number): Promise<Slot[]> {
     // A slot due while its claim is on the way starts late by the rest of the round trip: next
