@@ -29,10 +29,9 @@ export class IndexFileWriter {
   static async create(path: string): Promise<IndexFileWriter> {
     const temp = tempPathOf(path);
     await rm(temp, { force: true });
-    // Registered before it exists: a signal between its creation and the open's answer removes it.
-    registerTempFile(temp);
     try {
-      return new IndexFileWriter(await open(temp, "wx+", 0o600), temp, path);
+      createRegistered(temp, "wx");
+      return new IndexFileWriter(await open(temp, "r+"), temp, path);
     } catch (error) {
       unregisterTempFile(temp);
       throw error;
@@ -67,8 +66,8 @@ export class IndexFileWriter {
    */
   async sideFile(): Promise<SideFile> {
     const path = tempPathsOf(this.path)[1] as string;
-    registerTempFile(path);
-    this.#side = new SideFile(await open(path, "w+", 0o600), path);
+    createRegistered(path, "w");
+    this.#side = new SideFile(await open(path, "r+"), path);
     return this.#side;
   }
 
@@ -155,6 +154,16 @@ export class SideFile {
     await rm(this.path, { force: true });
     unregisterTempFile(this.path);
   }
+}
+
+/**
+ * Creates a temporary file registered, synchronously: a signal's removal then finds it. Opened
+ * asynchronously, a signal while the open was in flight removed nothing, and the open then made
+ * the file (a side file left behind by SIGTERM in CI).
+ */
+function createRegistered(path: string, flags: "w" | "wx"): void {
+  registerTempFile(path);
+  closeSync(openSync(path, flags, 0o600));
 }
 
 /** Where the index for `path` is written until it is whole: this process's own name. */
