@@ -49,12 +49,18 @@ export function nextStartAt(s: RateState, now: number): number | undefined {
   const at = Math.max(now, orNever(s.heldUntil));
   if (s.blocked || s.pace === null) return at;
   // GCRA one clock tick (1 ms) early: a timer that fired late by a tick is not a lost start.
-  return Math.max(at, orNever(s.nextStart) - 1, windowFreeAt(s, now));
+  return Math.max(at, orNever(s.nextStart) - 1, windowFreeAt(s));
 }
 
 /** A request starts at `now` (when `nextStartAt` allowed): its ticket. */
 export function start(state: RateState, now: number): { state: RateState; ticket: Ticket } {
   const s = copyState(state);
+  // Rule 6: the time the pace let a start go, none did and none was in flight (no request waited
+  // for an answer, a socket), less a start's spacing, was idle.
+  const allowedAt = Math.max(orNever(s.heldUntil), orNever(s.nextStart), windowFreeAt(s));
+  if (s.pace !== null && !s.blocked && s.inFlight === 0 && allowedAt > Number.NEGATIVE_INFINITY) {
+    s.idleMs = (s.idleMs ?? 0) + Math.max(0, now - allowedAt - 1000 / s.pace);
+  }
   s.inFlight++;
   const ticket: Ticket = { id: s.nextId++, startedAt: now, level: s.inFlight, probe: s.blocked };
   if (s.blocked) s.probeOut = true;
@@ -261,7 +267,10 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
     s.shareBefore = refusedShare(s, Math.min(now - WINDOW_MS, previous)).share;
     s.estimateBefore = s.estimate;
   }
-  const sinceCut = rateSinceCut(s, ESTIMATE_ANSWERS) ?? Number.POSITIVE_INFINITY;
+  // Rule 6: idle LARGE_CUT of the time since the cut, the rate since it is the demand's: no measure.
+  const idle = !tail && (s.idleMs ?? 0) > LARGE_CUT * (now - orNever(s.cutAt));
+  const measured = rateSinceCut(s, ESTIMATE_ANSWERS) ?? Number.POSITIVE_INFINITY;
+  const sinceCut = idle ? orInfinity(s.estimate) : measured;
   const lastSecond = tail ? Number.POSITIVE_INFINITY : acceptedOverWindow(s, now);
   // Rule 6: a window's first refusal, sent LARGE_CUT under the plateau, counted the demand.
   const settled = orInfinity(s.pace) >= plateau(s) && !s.exitEstimate && now - previous > WINDOW_MS;

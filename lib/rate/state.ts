@@ -35,6 +35,8 @@ export interface RateState {
   startup: boolean;
   /** The last cut of the pace (ms). */
   cutAt: number | null;
+  /** Time since the cut (ms) the pace would have let requests start and none did: the demand's. */
+  idleMs?: number;
   /** The last time the pace grew or was cut (ms). */
   lastUpdate: number | null;
   /** GCRA: the theoretical time of the next start (ms). */
@@ -208,6 +210,7 @@ export function cut(s: RateState, now: number, estimate: number, pace = HEADROOM
   s.estimate = estimate;
   s.pace = Math.min(orInfinity(s.ceiling), Math.max(1, pace));
   s.cutAt = now;
+  s.idleMs = 0;
   s.lastUpdate = now;
   s.sinceCut = [];
   s.exitEstimate = false;
@@ -216,29 +219,17 @@ export function cut(s: RateState, now: number, estimate: number, pace = HEADROOM
 /** The pace held under the estimate. */
 export const plateau = (s: RateState): number => HEADROOM * orInfinity(s.estimate);
 
-/** Rule 1: when one more start fits within any window (a header's too), refused ones not counted. */
-export function windowFreeAt(s: RateState, now: number): number {
+/** Rule 1: when one more start fits within any window (a header's too; refused ones not counted). */
+export function windowFreeAt(s: RateState): number {
   const pace = orInfinity(s.pace);
-  const perWindow = Math.max(
-    1,
-    Math.floor(
-      Math.min(
-        orInfinity(s.ceiling),
-        Math.max(pace, Math.min(orInfinity(s.estimate), pace / HEADROOM)),
-      ),
-    ),
-  );
-  let at = now;
+  const top = Math.max(pace, Math.min(orInfinity(s.estimate), pace / HEADROOM));
+  const perWindow = Math.max(1, Math.floor(Math.min(orInfinity(s.ceiling), top)));
   const live = s.starts.filter((x) => !x.refused);
-  const inWindow = live.filter((x) => x.at > now - WINDOW_MS - SKEW_MS);
-  if (inWindow.length >= perWindow) {
-    at = (inWindow[inWindow.length - perWindow] as { at: number }).at + WINDOW_MS + SKEW_MS;
-  }
+  const freeAt = (limit: number, windowMs: number) =>
+    orNever(live[live.length - limit]?.at ?? null) + windowMs + SKEW_MS;
   const header = s.header;
-  const inHeaderWindow = header ? live.filter((x) => x.at > now - header.windowMs - SKEW_MS) : [];
-  if (header?.counted && inHeaderWindow.length >= header.limit) {
-    const first = inHeaderWindow[inHeaderWindow.length - header.limit] as { at: number };
-    at = Math.max(at, first.at + header.windowMs + SKEW_MS);
-  }
-  return at;
+  return Math.max(
+    freeAt(perWindow, WINDOW_MS),
+    header?.counted ? freeAt(header.limit, header.windowMs) : Number.NEGATIVE_INFINITY,
+  );
 }

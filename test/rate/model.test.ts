@@ -221,6 +221,29 @@ describe("RateModel", () => {
     expect(rate.maxRate).toBeCloseTo(9.9);
   });
 
+  it("takes no rate since the cut a client idle for a tenth of it sent for a measure: the last second's count is", () => {
+    // Slow start's exit at 20 a second, then a client with little to send (a cloud run's jobs still
+    // fanning out): 6 requests 200 ms apart, then 10 at the pace, and two refused. The 16 answers
+    // since the cut came at 9 a second, the demand's rate: taken for the limit (the cloud's workers
+    // read a window of 10 as 6), the pace took 10 s or more to regain it (1.23 x the floor).
+    const rate = new RateModel();
+    let t = 0;
+    for (; t < 3000; t += 50) rate.accepted(rate.start(t), t + 40);
+    rate.refused(rate.start(t), t + 40, 1000);
+    rate.refused(rate.start(t + 50), t + 90, 1000);
+    expect(rate.maxRate).toBeGreaterThanOrEqual(20);
+    t += 1000;
+    for (let i = 0; i < 6; i++, t += 200) rate.accepted(rate.start(t), t + 40);
+    for (let i = 0; i < 10; i++, t += 1000 / rate.rate) rate.accepted(rate.start(t), t + 40);
+
+    // Act
+    rate.refused(rate.start(t), t + 40, 1000);
+    rate.refused(rate.start(t + 10), t + 50, 1000);
+
+    // Assess: what the last second accepted (12), not the 9 a second of the answers since the cut.
+    expect(rate.maxRate).toBe(12);
+  });
+
   it("counts a refusal while the pace regains the plateau as ever: the pace is never raised by it", () => {
     // Cut to 5 a second under an estimate of 16; the pace doubles back towards 15.7 and, a second
     // on, has sent less than it now allows. The demand did not hold the requests back; the pace
