@@ -55,11 +55,11 @@ export function nextStartAt(s: RateState, now: number): number | undefined {
 /** A request starts at `now` (when `nextStartAt` allowed): its ticket. */
 export function start(state: RateState, now: number): { state: RateState; ticket: Ticket } {
   const s = copyState(state);
-  // Rule 6: the time the pace let a start go, none did and none was in flight (no request waited
-  // for an answer, a socket), less a start's spacing, was idle.
+  // Rule 6: idle, less a start's spacing: the pace let a start go, none did, none was in flight.
   const allowedAt = Math.max(orNever(s.heldUntil), orNever(s.nextStart), windowFreeAt(s));
-  if (s.pace !== null && !s.blocked && s.inFlight === 0 && allowedAt > Number.NEGATIVE_INFINITY) {
-    s.idleMs = (s.idleMs ?? 0) + Math.max(0, now - allowedAt - 1000 / s.pace);
+  const from = Math.max(allowedAt, orNever(s.cutAt), s.accepted.at(-1) ?? allowedAt);
+  if (s.pace !== null && !s.blocked && s.inFlight === 0 && from > Number.NEGATIVE_INFINITY) {
+    s.idleMs = (s.idleMs ?? 0) + Math.max(0, now - from - 1000 / s.pace);
   }
   s.inFlight++;
   const ticket: Ticket = { id: s.nextId++, startedAt: now, level: s.inFlight, probe: s.blocked };

@@ -35,7 +35,7 @@ export interface RateState {
   startup: boolean;
   /** The last cut of the pace (ms). */
   cutAt: number | null;
-  /** Time since the cut (ms) the pace would have let requests start and none did: the demand's. */
+  /** Time since the cut (ms) the pace let a start go, none came, none was in flight: rule 6. */
   idleMs?: number;
   /** The last time the pace grew or was cut (ms). */
   lastUpdate: number | null;

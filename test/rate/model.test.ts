@@ -244,6 +244,14 @@ describe("RateModel", () => {
     expect(rate.maxRate).toBe(12);
   });
 
+  it("counts no idle time while a request is in flight: a client one at a time is busy, not idle", () => {
+    // An estimate of 10 a second just cut; one request at a time, each answered in 300 ms.
+    const state = { ...newRateState(), startup: false, estimate: 10, pace: 10 * HEADROOM };
+    const rate = new RateModel({ ...state, cutAt: 0, lastUpdate: 0, failedProbes: 5, idleMs: 0 });
+    for (let t = 0; t < 6000; t += 300) rate.accepted(rate.start(t), t + 300);
+    expect(rate.state.idleMs).toBe(0);
+  });
+
   it("counts a refusal while the pace regains the plateau as ever: the pace is never raised by it", () => {
     // Cut to 5 a second under an estimate of 16; the pace doubles back towards 15.7 and, a second
     // on, has sent less than it now allows. The demand did not hold the requests back; the pace
