@@ -55,10 +55,10 @@ export function nextStartAt(s: RateState, now: number): number | undefined {
 /** A request starts at `now` (when `nextStartAt` allowed): its ticket. */
 export function start(state: RateState, now: number): { state: RateState; ticket: Ticket } {
   const s = copyState(state);
-  // Rule 6: idle, less a start's spacing: the pace let a start go, none did, none was in flight.
-  const allowedAt = Math.max(orNever(s.heldUntil), orNever(s.nextStart), windowFreeAt(s));
-  const from = Math.max(allowedAt, orNever(s.cutAt), s.accepted.at(-1) ?? allowedAt);
-  if (s.pace !== null && !s.blocked && s.inFlight === 0 && from > Number.NEGATIVE_INFINITY) {
+  // Rule 6: idle since the cut, less a start's spacing: allowed, none started, none in flight.
+  if (s.pace !== null && s.cutAt !== null && !s.blocked && s.inFlight === 0) {
+    const allowedAt = Math.max(orNever(s.heldUntil), orNever(s.nextStart), windowFreeAt(s));
+    const from = Math.max(allowedAt, s.cutAt, orNever(s.accepted.at(-1) ?? null));
     s.idleMs = (s.idleMs ?? 0) + Math.max(0, now - from - 1000 / s.pace);
   }
   s.inFlight++;
