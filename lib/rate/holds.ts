@@ -36,25 +36,15 @@ export function answered(s: RateState, ticket: Ticket, refused: boolean): boolea
     return false;
   }
   const level = ticket.level;
-  let below = 0;
-  let refusedBelow = 0;
-  let above = 0;
-  let refusedAbove = 0;
-  for (const a of s.levels) {
-    if (a.level < level) {
-      below++;
-      if (a.refused) refusedBelow++;
-    } else {
-      above++;
-      if (a.refused) refusedAbove++;
-    }
-  }
+  const below = s.levels.filter((a) => a.level < level);
+  const above = s.levels.filter((a) => a.level >= level);
+  const refusedAbove = above.filter((a) => a.refused).length;
   if (
     level >= 2 &&
     (refusedAbove >= 2 || (s.startup && level <= STARTUP_CAP_LEVEL)) &&
-    below >= ESTIMATE_ANSWERS &&
-    refusedBelow === 0 &&
-    above - refusedAbove <= 1
+    below.length >= ESTIMATE_ANSWERS &&
+    !below.some((a) => a.refused) &&
+    above.length - refusedAbove <= 1
   ) {
     s.cap = level - 1;
     return true;

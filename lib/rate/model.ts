@@ -219,17 +219,19 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   if (!s.startup && recent.share - 1 / recent.answers < s.noiseShare) return;
   const estimate = orInfinity(s.estimate);
   if (probing(s)) {
-    // Rule 9: the estimate rises halfway to what the last second accepted if LARGE_CUT more (no
-    // probe failed: it was low); else the probe failed, and the estimate moves towards the find by
-    // a request at most, to one over it: a window counts to one, and a thin second is no limit.
+    // Rule 9: the estimate rises halfway to what the last second accepted if LARGE_CUT more (the
+    // hold stands: a refilled burst finds as much); else the probe failed, and the estimate moves
+    // towards the find by a request at most, to one over it: a window counts to one, and a thin
+    // second is no limit.
     const found = acceptedOverWindow(s, now);
     const more = found > (1 + LARGE_CUT) * estimate;
-    s.failedProbes = more ? 0 : s.failedProbes + 1;
+    if (!more) s.failedProbes++;
     s.probeRefusedAt = now;
     const one = 1000 / WINDOW_MS;
     const near = Math.max(found + one, estimate - one);
     const moved = Math.min(near, estimate + one, Math.max(found, estimate));
     cut(s, now, Math.max(1, more ? (found + estimate) / 2 : moved));
+    if (more) s.raisedFrom = estimate;
     return;
   }
   if (s.startup) {
@@ -276,7 +278,11 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   const settled = orInfinity(s.pace) >= plateau(s) && !s.exitEstimate && now - previous > WINDOW_MS;
   const demand = settled && sentRate(s, now, WINDOW_MS) < (1 - LARGE_CUT) * orInfinity(s.pace);
   const floor = demand ? (1 - LARGE_CUT) * (s.estimate ?? 0) : 0;
-  cut(s, now, Math.max(1, floor, Math.min(sinceCut, lastSecond)));
+  const next = Math.max(1, floor, Math.min(sinceCut, lastSecond));
+  // Rule 9: cut back to about the estimate a probe's find raised, the find was a burst: it failed.
+  const from = s.raisedFrom ?? null;
+  if (from !== null && Math.abs(next - from) <= (LARGE_CUT / 2) * from) s.failedProbes++;
+  cut(s, now, next);
 }
 
 /** Rules 3 and 4: startup doubles; later the pace regains the plateau (x2 a window), holds, then probes above. */
@@ -286,12 +292,11 @@ function grow(s: RateState, now: number): void {
   if (s.pace === null) return;
   const pace = s.pace;
   const top = plateau(s);
+  // Rules 3 and 4: never twice what the last window sent (a client that cannot keep up).
+  const twiceSent = () => Math.max(2 * sentRate(s, now, WINDOW_MS), pace);
   let next: number;
   if (s.startup) {
-    next = Math.min(
-      pace * 2 ** ((now - last) / DOUBLING_MS),
-      Math.max(2 * sentRate(s, now, WINDOW_MS), pace),
-    );
+    next = Math.min(pace * 2 ** ((now - last) / DOUBLING_MS), twiceSent());
   } else if (pace < top) {
     if (now - orNever(s.cutAt) < SETTLE_MS) return;
     next = Math.min(top, pace * 2 ** ((now - last) / WINDOW_MS));
@@ -299,12 +304,9 @@ function grow(s: RateState, now: number): void {
     const holdMs = Math.min(MAX_PROBE_MS, WINDOW_MS * 2 ** s.failedProbes);
     if (now - orNever(s.cutAt) < holdMs) return;
     // Along a cubic: slow near the estimate (a probe of a window or a log costs the requests in
-    // flight), fast far from it (an estimate taken too low recovers); never twice what the last window sent.
+    // flight), fast far from it (an estimate taken too low recovers).
     const t = (now - orNever(s.cutAt) - holdMs) / 1000;
-    next = Math.min(
-      top * (1 + PROBE_GAIN * t ** 3),
-      Math.max(2 * sentRate(s, now, WINDOW_MS), pace),
-    );
+    next = Math.min(top * (1 + PROBE_GAIN * t ** 3), twiceSent());
   }
   s.pace = Math.min(orInfinity(s.ceiling), Math.max(1, next));
 }

@@ -51,8 +51,9 @@ export interface RateState {
   exitEstimate?: boolean;
   /** A share of answers refused whatever the pace (0 until learned): no cut at or under it. */
   noiseShare: number;
-  /** The last refusal of a probe above the estimate (ms). */
+  /** The last refusal of a probe above the estimate (ms); the estimate its find raised, to a cut. */
   probeRefusedAt: number | null;
+  raisedFrom?: number | null;
   /** Times of the last 2 x `ESTIMATE_ANSWERS` answers accepted since the last cut. */
   sinceCut: number[];
   /** Refusals since the last accepted answer, a cap's aside. */
@@ -214,6 +215,7 @@ export function cut(s: RateState, now: number, estimate: number, pace = HEADROOM
   s.lastUpdate = now;
   s.sinceCut = [];
   s.exitEstimate = false;
+  s.raisedFrom = null;
 }
 
 /** The pace held under the estimate. */

@@ -366,26 +366,58 @@ describe("RateModel", () => {
     expect(rate.maxRate).toBe(19);
   });
 
-  it("counts no probe failed once one finds LARGE_CUT more: the estimate was low, and probing resumes after a window", () => {
+  it("counts no probe failed once one finds LARGE_CUT more, and keeps the hold: a refilled burst finds as much", () => {
     // Prepare: probing above an estimate of 20 after two refused probes, then a second at 30 a
     // second, accepted.
-    const { rate, at } = probingAbove20();
+    const { rate, at } = twiceRefusedAbove20();
     let t = at;
-    for (let probe = 0; probe < 2; probe++) {
-      rate.refused(rate.start(t), t + 40, 1000);
-      for (t += 300; rate.rate <= rate.maxRate; t += 1000 / 19) {
-        rate.accepted(rate.start(t), t + 40);
-      }
-    }
-    expect(rate.state.failedProbes).toBeGreaterThanOrEqual(2);
+    const failedBefore = rate.state.failedProbes;
+    expect(failedBefore).toBeGreaterThanOrEqual(2);
     for (const end = t + 1000; t < end; t += 1000 / 30) rate.accepted(rate.start(t), t + 40);
 
     // Act
     rate.refused(rate.start(t), t + 40, 1000);
 
-    // Assess: halfway to the find, and the next probe's hold is a window again, not 4 or more.
+    // Assess: halfway to the find; the probes refused before still double the next one's hold.
     expect(rate.maxRate).toBeGreaterThan(22);
-    expect(rate.state.failedProbes).toBe(0);
+    expect(rate.state.failedProbes).toBe(failedBefore);
+  });
+
+  it("counts the probe failed when a cut takes the estimate back to about where its find raised it from", () => {
+    // A bucket of 20 a second whose refilled burst a probe found as 30: the estimate rose to 25,
+    // then the requests came back at 20 a second, and the next refusal cut. Under noise, a cut
+    // to 15 measured something else: no probe counted.
+    for (const [answersPerSecond, counted] of [
+      [20, 1],
+      [15, 0],
+    ] as const) {
+      const { rate, at, failedBefore } = raisedFrom20();
+      const events: [number, () => void][] = [];
+      for (let k = 0; k < 40; k++) {
+        const startAt = at + (k * 1000) / 24.5;
+        events.push([
+          startAt,
+          () => {
+            const ticket = rate.start(startAt);
+            const answerAt = at + 40 + (k * 1000) / answersPerSecond;
+            events.push([answerAt, () => rate.accepted(ticket, answerAt)]);
+          },
+        ]);
+      }
+      for (let next = events.shift(); next; next = events.shift()) {
+        if (next[0] > at + 1_500) break;
+        next[1]();
+        events.sort((a, b) => a[0] - b[0]);
+      }
+      const t = at + 1_500;
+
+      // Act
+      rate.refused(rate.start(t), t + 40, 1000);
+
+      // Assess
+      expect(rate.maxRate, `${answersPerSecond}/s`).toBeLessThan(24);
+      expect(rate.state.failedProbes, `${answersPerSecond}/s`).toBe(failedBefore + counted);
+    }
   });
 
   it("waits out a quota block with one probe at a time, ending soon after the block", () => {
@@ -616,6 +648,26 @@ function slowStartEndedAt(gapMs: number): RateModel {
     else rate.refused(ticket, i * gapMs + 40, 1000);
   }
   return rate;
+}
+
+/** Two probes above an estimate of 20 refused, then probing above it again. */
+function twiceRefusedAbove20(): { rate: RateModel; at: number } {
+  const { rate, at } = probingAbove20();
+  let t = at;
+  for (let probe = 0; probe < 2; probe++) {
+    rate.refused(rate.start(t), t + 40, 1000);
+    for (t += 300; rate.rate <= rate.maxRate; t += 1000 / 19) rate.accepted(rate.start(t), t + 40);
+  }
+  return { rate, at: t };
+}
+
+/** The estimate raised from 20 by a probe that found 30 a second (twice refused before). */
+function raisedFrom20(): { rate: RateModel; at: number; failedBefore: number } {
+  const { rate, at } = twiceRefusedAbove20();
+  let t = at;
+  for (const end = t + 1000; t < end; t += 1000 / 30) rate.accepted(rate.start(t), t + 40);
+  rate.refused(rate.start(t), t + 40, 1000);
+  return { rate, at: t + 300, failedBefore: rate.state.failedProbes };
 }
 
 function probingAbove20(): { rate: RateModel; at: number } {
