@@ -225,7 +225,8 @@ export class BlacklineSyncer extends PagedSyncer {
   /**
    * The first membership page of each item of a group; an item with more pages goes on as its
    * own `members` job from the second page. An item that fails after the first ends the group
-   * there, and so do 40 items with more pages: the items not read go on as a group job.
+   * there (the items read ahead that came are kept), and so do 40 items with more pages: the
+   * items not read go on as a group job.
    */
   async #membersOf(job: Job, ctx: RequestContext): Promise<Page> {
     const side = membershipSide.safeParse(job.resourceType);
@@ -236,47 +237,58 @@ export class BlacklineSyncer extends PagedSyncer {
     // wait in the cloud). An item not reached when the group ends early is a request lost.
     const ahead = new Prefetched();
     const behind = askingAhead(ctx);
-    const pages: Page[] = [];
+    const read: { id: string; page: Page }[] = [];
     let longLists = 0;
+    const add = (id: string, page: Page) => {
+      read.push({ id, page });
+      if (page.next) longLists++;
+    };
+    // Few enough children for one commit: past a page's worth of long lists, the rest waits.
+    const full = () => longLists >= MEMBER_GROUPS_PER_PAGE;
     try {
-      for (let at = 0; at < ids.length; at++) {
-        // Few enough children for one commit: past a page's worth of long lists, the rest waits.
-        if (longLists >= MEMBER_GROUPS_PER_PAGE) break;
+      for (let at = 0; at < ids.length && !full(); at++) {
         const id = ids[at] as string;
         const current = ahead.take<Page>(id) ?? this.#membershipPage(side.data, id, firstPage, ctx);
         for (const next of ids.slice(at + 1, at + 1 + PAGES_AHEAD)) {
           ahead.start(next, () => this.#membershipPage(side.data, next, firstPage, behind));
         }
+        let page: Page;
         try {
-          const page = await current;
-          pages.push(page);
-          if (page.next) longLists++;
+          page = await current;
         } catch (error) {
-          // What was read is kept (a rate limit met mid-group would otherwise discard it every
-          // time); the rest goes on as a group of its own, which meets the error anew.
-          if (pages.length === 0) throw error;
+          // What was read is kept, the items read ahead that came too (a rate limit met mid-group
+          // would otherwise discard them every time); the rest goes on as a group of its own,
+          // which meets the error anew.
+          if (read.length === 0) throw error;
+          for (const next of ids.slice(at + 1, at + 1 + PAGES_AHEAD)) {
+            const came = await ahead.take<Page>(next)?.catch(() => undefined);
+            if (!came || full()) break;
+            add(next, came);
+          }
           break;
         }
+        add(id, page);
       }
     } finally {
       // Nothing read ahead is left running when the job returns (its request counted, not resumed).
       await ahead.settled();
     }
-    const rest = ids.slice(pages.length);
-    const continued: JobSpec[] = pages.flatMap((page, at) =>
+    const done = new Set(read.map((r) => r.id));
+    const rest = ids.filter((id) => !done.has(id));
+    const continued: JobSpec[] = read.flatMap(({ id, page }) =>
       page.next
         ? [
             {
               resourceType: side.data,
               op: OP.members,
-              parent: { type: side.data, id: ids[at] as string },
+              parent: { type: side.data, id },
               cursor: page.next,
             },
           ]
         : [],
     );
     return {
-      records: pages.flatMap((page) => page.records),
+      records: read.flatMap(({ page }) => page.records),
       children: [
         ...continued,
         ...(rest.length > 0

@@ -9,6 +9,7 @@ import {
 import { makeJob, PAGES_AHEAD } from "../../../lib/sync";
 import { expectedFromTenant, FAST_RETRY, syncBlackline } from "../../helpers/blackline";
 import { mostInFlightDuring } from "../../helpers/requestsInFlight";
+import { loopbackServer } from "../../helpers/slowAnswers";
 import type { Line } from "../../helpers/snapshot";
 import { makeTempDir } from "../../helpers/tempDir";
 
@@ -205,6 +206,70 @@ describe("BlackLine sync against the simulator", () => {
     expect(new Set(page.records.filter((r) => r.kind === "grant").map((g) => g.id))).toEqual(
       new Set(memberships),
     );
+  });
+
+  it("keeps a group's items read ahead when one of its items fails: no membership page read twice", async () => {
+    // Prepare: a group job of 20 teams behind a proxy that answers the 5th team's first request
+    // 500 (not retried); the 6th's and 7th's are on their way by then, read ahead.
+    const upstream = await startBlacklineSimulator({
+      seed: 6,
+      size: { users: 40, teams: 20, roles: 3 },
+      faults: { latencyMs: 30 },
+    });
+    sim = upstream;
+    const ids = upstream.tenant.teams.map((t) => String(t.id));
+    const failing = `/v1/teams/${ids[4]}/users`;
+    const readOk = new Map<string, number>();
+    let failed = 0;
+    const proxy = await loopbackServer(async (req, res) => {
+      const path = req.url ?? "";
+      if (path.startsWith(failing) && failed++ === 0) {
+        res.writeHead(500, { "content-type": "application/json" }).end("{}");
+        return;
+      }
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const answer = await fetch(upstream.url + path, {
+        method: req.method,
+        headers: Object.fromEntries(
+          Object.entries(req.headers).filter(
+            (e): e is [string, string] => typeof e[1] === "string" && e[0] !== "host",
+          ),
+        ),
+        ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
+      });
+      if (answer.ok && path.includes("/users")) readOk.set(path, (readOk.get(path) ?? 0) + 1);
+      res.writeHead(answer.status, { "content-type": "application/json" });
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    });
+    const config = loadBlacklineConfig({
+      ...upstream.env(),
+      CONNECTOR_ACCOUNTING_BASE_URL: proxy,
+      CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
+    });
+    const connector = new BlacklineSyncer(config, { retry: FAST_RETRY });
+    const scope = { syncId: "s", connector: "blackline", connectorId: "blackline" };
+
+    // Act: the group, then the group of the items it did not read.
+    const first = await connector.runJob(
+      makeJob(scope, { resourceType: "team", op: "membersOf", cursor: { ids } }),
+      newRequestContext(),
+    );
+    const rest = (first.children ?? []).filter((c) => c.op === "membersOf");
+    expect(rest).toHaveLength(1);
+    const second = await connector.runJob(makeJob(scope, rest[0] as never), newRequestContext());
+
+    // Assess: the group ended at the 5th team, kept the 6th and 7th, and every team's page was
+    // read once; every membership is there.
+    expect(failed).toBe(2);
+    expect(rest[0]?.cursor).toEqual({ ids: [ids[4], ...ids.slice(7)] });
+    expect(readOk.size).toBe(20);
+    expect([...readOk.values()].every((n) => n === 1)).toBe(true);
+    const memberships = [...expectedFromTenant(upstream.tenant).grants].filter((g) =>
+      g.startsWith("team:"),
+    );
+    const grants = [...first.records, ...second.records].filter((r) => r.kind === "grant");
+    expect(new Set(grants.map((g) => g.id))).toEqual(new Set(memberships));
   });
 
   it("walks memberships from the users when there are fewer users than teams", async () => {
