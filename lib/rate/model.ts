@@ -178,6 +178,7 @@ export function refused(
     }
     // A window spent refuses every request in flight: the next probe waits as after two refused.
     s.failedProbes += 2;
+    s.raised = null;
     if (hold) {
       beginBlock(s, now, longWait ? retryAfterMs : FIRST_PROBE_MS);
       s.blockInTail = tail;
@@ -219,19 +220,19 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   if (!s.startup && recent.share - 1 / recent.answers < s.noiseShare) return;
   const estimate = orInfinity(s.estimate);
   if (probing(s)) {
-    // Rule 9: the estimate rises halfway to what the last second accepted if LARGE_CUT more (the
-    // hold stands: a refilled burst finds as much); else the probe failed, and the estimate moves
-    // towards the find by a request at most, to one over it: a window counts to one, and a thin
-    // second is no limit.
+    // Rule 9: the estimate rises halfway to what the last second accepted if LARGE_CUT more (no
+    // probe failed: it was low); else the probe failed, and the estimate moves towards the find by
+    // a request at most, to one over it: a window counts to one, and a thin second is no limit.
     const found = acceptedOverWindow(s, now);
     const more = found > (1 + LARGE_CUT) * estimate;
-    if (!more) s.failedProbes++;
+    const find = { from: estimate, failedProbes: s.failedProbes };
+    s.failedProbes = more ? 0 : s.failedProbes + 1;
     s.probeRefusedAt = now;
     const one = 1000 / WINDOW_MS;
     const near = Math.max(found + one, estimate - one);
     const moved = Math.min(near, estimate + one, Math.max(found, estimate));
     cut(s, now, Math.max(1, more ? (found + estimate) / 2 : moved));
-    if (more) s.raisedFrom = estimate;
+    if (more) s.raised = find;
     return;
   }
   if (s.startup) {
@@ -261,6 +262,7 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
     if (large && steady && share < 0.5) {
       s.noiseShare = Math.max(share, recent.share);
       s.estimate = s.estimateBefore;
+      s.raised = null;
       return;
     }
   }
@@ -279,9 +281,11 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   const demand = settled && sentRate(s, now, WINDOW_MS) < (1 - LARGE_CUT) * orInfinity(s.pace);
   const floor = demand ? (1 - LARGE_CUT) * (s.estimate ?? 0) : 0;
   const next = Math.max(1, floor, Math.min(sinceCut, lastSecond));
-  // Rule 9: cut back to about the estimate a probe's find raised, the find was a burst: it failed.
-  const from = s.raisedFrom ?? null;
-  if (from !== null && Math.abs(next - from) <= (LARGE_CUT / 2) * from) s.failedProbes++;
+  // Rule 9: the first cut after a find, measured back to about the estimate before it: the find
+  // was a burst, the probe failed after all (a cut to the demand's floor, or idle, measured nothing).
+  const raised = s.raised ?? null;
+  const back = raised !== null && Math.abs(next - raised.from) <= (LARGE_CUT / 2) * raised.from;
+  if (back && !idle && !demand) s.failedProbes = raised.failedProbes + 1;
   cut(s, now, next);
 }
 

@@ -51,9 +51,10 @@ export interface RateState {
   exitEstimate?: boolean;
   /** A share of answers refused whatever the pace (0 until learned): no cut at or under it. */
   noiseShare: number;
-  /** The last refusal of a probe above the estimate (ms); the estimate its find raised, to a cut. */
+  /** The last refusal of a probe above the estimate (ms). */
   probeRefusedAt: number | null;
-  raisedFrom?: number | null;
+  /** Rule 9: a probe's find, the estimate before it and the probes refused then; to the next cut. */
+  raised?: { from: number; failedProbes: number } | null;
   /** Times of the last 2 x `ESTIMATE_ANSWERS` answers accepted since the last cut. */
   sinceCut: number[];
   /** Refusals since the last accepted answer, a cap's aside. */
@@ -215,7 +216,7 @@ export function cut(s: RateState, now: number, estimate: number, pace = HEADROOM
   s.lastUpdate = now;
   s.sinceCut = [];
   s.exitEstimate = false;
-  s.raisedFrom = null;
+  s.raised = null;
 }
 
 /** The pace held under the estimate. */

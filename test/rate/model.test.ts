@@ -366,7 +366,7 @@ describe("RateModel", () => {
     expect(rate.maxRate).toBe(19);
   });
 
-  it("counts no probe failed once one finds LARGE_CUT more, and keeps the hold: a refilled burst finds as much", () => {
+  it("counts no probe failed once one finds LARGE_CUT more: the estimate was low, and probing resumes after a window", () => {
     // Prepare: probing above an estimate of 20 after two refused probes, then a second at 30 a
     // second, accepted.
     const { rate, at } = twiceRefusedAbove20();
@@ -378,12 +378,14 @@ describe("RateModel", () => {
     // Act
     rate.refused(rate.start(t), t + 40, 1000);
 
-    // Assess: halfway to the find; the probes refused before still double the next one's hold.
+    // Assess: halfway to the find, and the next probe's hold is a window again, not 4 or more;
+    // the find is kept, with the probes refused before it.
     expect(rate.maxRate).toBeGreaterThan(22);
-    expect(rate.state.failedProbes).toBe(failedBefore);
+    expect(rate.state.failedProbes).toBe(0);
+    expect(rate.state.raised).toEqual({ from: 20, failedProbes: failedBefore });
   });
 
-  it("counts the probe failed when a cut takes the estimate back to about where its find raised it from", () => {
+  it("counts the probe failed, on top of those before its find, when a cut takes the estimate back to about where the find raised it from", () => {
     // A bucket of 20 a second whose refilled burst a probe found as 30: the estimate rose to 25,
     // then the requests came back at 20 a second, and the next refusal cut. Under noise, a cut
     // to 15 measured something else: no probe counted.
@@ -392,6 +394,7 @@ describe("RateModel", () => {
       [15, 0],
     ] as const) {
       const { rate, at, failedBefore } = raisedFrom20();
+      expect(failedBefore).toBeGreaterThanOrEqual(2);
       const events: [number, () => void][] = [];
       for (let k = 0; k < 40; k++) {
         const startAt = at + (k * 1000) / 24.5;
@@ -416,8 +419,26 @@ describe("RateModel", () => {
 
       // Assess
       expect(rate.maxRate, `${answersPerSecond}/s`).toBeLessThan(24);
-      expect(rate.state.failedProbes, `${answersPerSecond}/s`).toBe(failedBefore + counted);
+      const failed = counted ? failedBefore + 1 : 0;
+      expect(rate.state.failedProbes, `${answersPerSecond}/s`).toBe(failed);
+      expect(rate.state.raised).toBeNull();
     }
+  });
+
+  it("counts no probe failed for a cut to the demand's floor after a find: it measured no limit", () => {
+    // Prepare: a find of 23 a second raised the estimate from 20 to 21.5; the client then sent
+    // 12 a second, all accepted. Its floor, 90% of 21.5, is within a twentieth of 20.
+    const { rate, at, failedBefore } = raisedFrom20(23);
+    let t = at;
+    for (const end = t + 2_000; t < end; t += 1000 / 12) rate.accepted(rate.start(t), t + 40);
+
+    // Act
+    rate.refused(rate.start(t), t + 40, 1000);
+
+    // Assess: cut to the floor, and no probe counted: the holds stay as the find left them.
+    expect(failedBefore).toBeGreaterThanOrEqual(2);
+    expect(rate.maxRate).toBeCloseTo(0.9 * 21.5, 0);
+    expect(rate.state.failedProbes).toBe(0);
   });
 
   it("waits out a quota block with one probe at a time, ending soon after the block", () => {
@@ -661,13 +682,13 @@ function twiceRefusedAbove20(): { rate: RateModel; at: number } {
   return { rate, at: t };
 }
 
-/** The estimate raised from 20 by a probe that found 30 a second (twice refused before). */
-function raisedFrom20(): { rate: RateModel; at: number; failedBefore: number } {
+/** The estimate raised from 20 by a probe that found `found` a second; the probes refused before. */
+function raisedFrom20(found = 30): { rate: RateModel; at: number; failedBefore: number } {
   const { rate, at } = twiceRefusedAbove20();
   let t = at;
-  for (const end = t + 1000; t < end; t += 1000 / 30) rate.accepted(rate.start(t), t + 40);
+  for (const end = t + 1000; t < end; t += 1000 / found) rate.accepted(rate.start(t), t + 40);
   rate.refused(rate.start(t), t + 40, 1000);
-  return { rate, at: t + 300, failedBefore: rate.state.failedProbes };
+  return { rate, at: t + 300, failedBefore: rate.state.raised?.failedProbes ?? -1 };
 }
 
 function probingAbove20(): { rate: RateModel; at: number } {

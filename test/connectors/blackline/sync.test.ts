@@ -227,20 +227,26 @@ describe("BlackLine sync against the simulator", () => {
         res.writeHead(500, { "content-type": "application/json" }).end("{}");
         return;
       }
-      const chunks: Buffer[] = [];
-      for await (const chunk of req) chunks.push(chunk as Buffer);
-      const answer = await fetch(upstream.url + path, {
-        method: req.method,
-        headers: Object.fromEntries(
-          Object.entries(req.headers).filter(
-            (e): e is [string, string] => typeof e[1] === "string" && e[0] !== "host",
+      try {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        // The end-to-end headers (authorization, content-type); fetch sets its own framing.
+        const hopByHop = ["host", "connection", "content-length", "transfer-encoding"];
+        const answer = await fetch(upstream.url + path, {
+          method: req.method,
+          headers: Object.fromEntries(
+            Object.entries(req.headers).filter(
+              (e): e is [string, string] => typeof e[1] === "string" && !hopByHop.includes(e[0]),
+            ),
           ),
-        ),
-        ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
-      });
-      if (answer.ok && path.includes("/users")) readOk.set(path, (readOk.get(path) ?? 0) + 1);
-      res.writeHead(answer.status, { "content-type": "application/json" });
-      res.end(Buffer.from(await answer.arrayBuffer()));
+          ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
+        });
+        if (answer.ok && path.includes("/users")) readOk.set(path, (readOk.get(path) ?? 0) + 1);
+        res.writeHead(answer.status, { "content-type": "application/json" });
+        res.end(Buffer.from(await answer.arrayBuffer()));
+      } catch {
+        res.writeHead(502).end();
+      }
     });
     const config = loadBlacklineConfig({
       ...upstream.env(),
