@@ -1,20 +1,21 @@
 /**
  * The Valimail contract checker: Valimail's own OpenAPI description (the part the connector uses,
- * copied verbatim into `fixtures/valimail-openapi.yml`), a recording proxy on loopback, and openapi-request-validator / openapi-response-validator to hold
- * every captured request and answer against the operation the document declares for it.
+ * copied verbatim into `fixtures/valimail-openapi.yml`), and openapi-request-validator /
+ * openapi-response-validator to hold every request and answer a recording proxy
+ * (`test/helpers/recordingProxy.ts`) captured against the operation the document declares for it.
  *
  * openapi-backend was tried first and set aside: its body validation only looks at
  * `application/json`, so every SCIM body (`application/scim+json`) would pass unchecked. These two
  * pick the schema by the media type actually sent.
  */
 import { readFileSync } from "node:fs";
-import { createServer, type IncomingHttpHeaders } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingHttpHeaders } from "node:http";
 import { fileURLToPath } from "node:url";
 import { fullFormats } from "ajv-formats/dist/formats.js";
 import OpenAPIRequestValidator from "openapi-request-validator";
 import OpenAPIResponseValidator from "openapi-response-validator";
 import { parse } from "yaml";
+import type { Exchange } from "../helpers/recordingProxy";
 
 export const DOCUMENT_PATH = fileURLToPath(
   new URL("./fixtures/valimail-openapi.yml", import.meta.url),
@@ -22,17 +23,6 @@ export const DOCUMENT_PATH = fileURLToPath(
 
 // biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is free-form YAML
 type Json = any;
-
-export interface Exchange {
-  method: string;
-  /** The path as the client sent it, with its query. */
-  url: string;
-  requestHeaders: IncomingHttpHeaders;
-  requestBody: string;
-  status: number;
-  responseHeaders: Record<string, string>;
-  responseBody: string;
-}
 
 /** One mismatch between an exchange and the document. */
 export interface Finding {
@@ -347,61 +337,4 @@ function readPath(root: unknown, segments: string[]): unknown {
     value = (value as Record<string, unknown>)[segment];
   }
   return value;
-}
-
-/** A loopback proxy to `target` that records every exchange passing through it. */
-export async function startRecordingProxy(
-  target: string,
-  /** Called before a request is passed on, e.g. to make a concurrent change upstream. */
-  beforeForward: (method: string, url: string, body: string) => void = () => {},
-) {
-  const exchanges: Exchange[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", async () => {
-      const requestBody = Buffer.concat(chunks).toString("utf8");
-      beforeForward(req.method ?? "GET", req.url ?? "/", requestBody);
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (["host", "connection", "content-length", "transfer-encoding"].includes(name)) continue;
-        for (const v of [value ?? ""].flat()) headers.append(name, v);
-      }
-      try {
-        const answer = await fetch(new URL(req.url ?? "/", target), {
-          method: req.method,
-          headers,
-          ...(requestBody === "" ? {} : { body: requestBody }),
-        });
-        const responseBody = await answer.text();
-        const responseHeaders = Object.fromEntries(answer.headers);
-        exchanges.push({
-          method: req.method ?? "GET",
-          url: req.url ?? "/",
-          requestHeaders: req.headers,
-          requestBody,
-          status: answer.status,
-          responseHeaders,
-          responseBody,
-        });
-        delete responseHeaders["content-encoding"];
-        delete responseHeaders["content-length"];
-        delete responseHeaders["transfer-encoding"];
-        res.writeHead(answer.status, responseHeaders).end(responseBody);
-      } catch (error) {
-        res.writeHead(599).end(String(error));
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    exchanges,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }

@@ -18,13 +18,9 @@ import {
   type ValimailSimUser,
   type ValimailSimulator,
 } from "../../lib/simulators/valimail";
+import { type Exchange, startRecordingProxy } from "../helpers/recordingProxy";
 import { syncValimail, valimailEnv } from "../helpers/valimail";
-import {
-  type Exchange,
-  type Finding,
-  startRecordingProxy,
-  ValimailContract,
-} from "./valimailContract";
+import { type Finding, ValimailContract } from "./valimailContract";
 
 const LIST = "GET /accounts/{slug}/scim/v2/Users";
 const CREATE = "POST /accounts/{slug}/scim/v2/Users";

@@ -249,7 +249,8 @@ export class BlacklineSyncer extends PagedSyncer {
       for (let at = 0; at < ids.length && !full(); at++) {
         const id = ids[at] as string;
         const current = ahead.take<Page>(id) ?? this.#membershipPage(side.data, id, firstPage, ctx);
-        for (const next of ids.slice(at + 1, at + 1 + PAGES_AHEAD)) {
+        const following = ids.slice(at + 1, at + 1 + PAGES_AHEAD);
+        for (const next of following) {
           ahead.start(next, () => this.#membershipPage(side.data, next, firstPage, behind));
         }
         let page: Page;
@@ -260,7 +261,7 @@ export class BlacklineSyncer extends PagedSyncer {
           // would otherwise discard them every time); the rest goes on as a group of its own,
           // which meets the error anew.
           if (read.length === 0) throw error;
-          for (const next of ids.slice(at + 1, at + 1 + PAGES_AHEAD)) {
+          for (const next of following) {
             const came = await ahead.take<Page>(next)?.catch(() => undefined);
             if (!came || full()) break;
             add(next, came);

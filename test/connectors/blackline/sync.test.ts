@@ -1,5 +1,5 @@
 import { readdir } from "node:fs/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { BlacklineSyncer, loadBlacklineConfig } from "../../../lib/connectors/blackline";
 import { newRequestContext } from "../../../lib/http";
 import {
@@ -8,8 +8,8 @@ import {
 } from "../../../lib/simulators/blackline";
 import { makeJob, PAGES_AHEAD } from "../../../lib/sync";
 import { expectedFromTenant, FAST_RETRY, syncBlackline } from "../../helpers/blackline";
+import { startRecordingProxy } from "../../helpers/recordingProxy";
 import { mostInFlightDuring } from "../../helpers/requestsInFlight";
-import { loopbackServer } from "../../helpers/slowAnswers";
 import type { Line } from "../../helpers/snapshot";
 import { makeTempDir } from "../../helpers/tempDir";
 
@@ -173,19 +173,13 @@ describe("BlackLine sync against the simulator", () => {
 
   it("reads a membership group's pages in order, the next two on their way, each asked once", async () => {
     // Prepare: a group job of 20 teams, 30 ms an answer.
-    const upstream = await startBlacklineSimulator({
-      seed: 6,
-      size: { users: 40, teams: 20, roles: 3 },
-      faults: { latencyMs: 30 },
-    });
-    sim = upstream;
+    const { upstream, ids, memberships } = await twentyTeams();
     // Nothing paced: the pace's startup would space the requests, not the group's reads.
     const config = loadBlacklineConfig({
       ...upstream.env(),
       CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
     });
     const connector = new BlacklineSyncer(config, { retry: FAST_RETRY });
-    const ids = upstream.tenant.teams.map((t) => String(t.id));
     const group = makeJob(
       { syncId: "s", connector: "blackline", connectorId: "blackline" },
       { resourceType: "team", op: "membersOf", cursor: { ids } },
@@ -200,57 +194,24 @@ describe("BlackLine sync against the simulator", () => {
     // Assess: three at once, one request a team, every membership read.
     expect(most).toBe(1 + PAGES_AHEAD);
     expect(upstream.stats.byRoute.team_users).toBe(20);
-    const memberships = [...expectedFromTenant(upstream.tenant).grants].filter((g) =>
-      g.startsWith("team:"),
-    );
     expect(new Set(page.records.filter((r) => r.kind === "grant").map((g) => g.id))).toEqual(
-      new Set(memberships),
+      memberships,
     );
   });
 
   it("keeps a group's items read ahead when one of its items fails: no membership page read twice", async () => {
     // Prepare: a group job of 20 teams behind a proxy that answers the 5th team's first request
     // 500 (not retried); the 6th's and 7th's are on their way by then, read ahead.
-    const upstream = await startBlacklineSimulator({
-      seed: 6,
-      size: { users: 40, teams: 20, roles: 3 },
-      faults: { latencyMs: 30 },
-    });
-    sim = upstream;
-    const ids = upstream.tenant.teams.map((t) => String(t.id));
+    const { upstream, ids, memberships } = await twentyTeams();
     const failing = `/v1/teams/${ids[4]}/users`;
-    const readOk = new Map<string, number>();
     let failed = 0;
-    const proxy = await loopbackServer(async (req, res) => {
-      const path = req.url ?? "";
-      if (path.startsWith(failing) && failed++ === 0) {
-        res.writeHead(500, { "content-type": "application/json" }).end("{}");
-        return;
-      }
-      try {
-        const chunks: Buffer[] = [];
-        for await (const chunk of req) chunks.push(chunk as Buffer);
-        // The end-to-end headers (authorization, content-type); fetch sets its own framing.
-        const hopByHop = ["host", "connection", "content-length", "transfer-encoding"];
-        const answer = await fetch(upstream.url + path, {
-          method: req.method,
-          headers: Object.fromEntries(
-            Object.entries(req.headers).filter(
-              (e): e is [string, string] => typeof e[1] === "string" && !hopByHop.includes(e[0]),
-            ),
-          ),
-          ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
-        });
-        if (answer.ok && path.includes("/users")) readOk.set(path, (readOk.get(path) ?? 0) + 1);
-        res.writeHead(answer.status, { "content-type": "application/json" });
-        res.end(Buffer.from(await answer.arrayBuffer()));
-      } catch {
-        res.writeHead(502).end();
-      }
-    });
+    const proxy = await startRecordingProxy(upstream.url, undefined, (url) =>
+      url.startsWith(failing) && failed++ === 0 ? 500 : undefined,
+    );
+    onTestFinished(proxy.close);
     const config = loadBlacklineConfig({
       ...upstream.env(),
-      CONNECTOR_ACCOUNTING_BASE_URL: proxy,
+      CONNECTOR_ACCOUNTING_BASE_URL: proxy.url,
       CONNECTOR_ACCOUNTING_REQUESTS_PER_SECOND: "0",
     });
     const connector = new BlacklineSyncer(config, { retry: FAST_RETRY });
@@ -269,13 +230,14 @@ describe("BlackLine sync against the simulator", () => {
     // read once; every membership is there.
     expect(failed).toBe(2);
     expect(rest[0]?.cursor).toEqual({ ids: [ids[4], ...ids.slice(7)] });
+    const readOk = new Map<string, number>();
+    for (const { url, status } of proxy.exchanges) {
+      if (status === 200 && url.includes("/users")) readOk.set(url, (readOk.get(url) ?? 0) + 1);
+    }
     expect(readOk.size).toBe(20);
     expect([...readOk.values()].every((n) => n === 1)).toBe(true);
-    const memberships = [...expectedFromTenant(upstream.tenant).grants].filter((g) =>
-      g.startsWith("team:"),
-    );
     const grants = [...first.records, ...second.records].filter((r) => r.kind === "grant");
-    expect(new Set(grants.map((g) => g.id))).toEqual(new Set(memberships));
+    expect(new Set(grants.map((g) => g.id))).toEqual(memberships);
   });
 
   it("walks memberships from the users when there are fewer users than teams", async () => {
@@ -448,3 +410,16 @@ describe("BlackLine sync against the simulator", () => {
     expect(new Set(byKind(lines, "grant").map((g) => g.id))).toEqual(expected.grants);
   });
 });
+
+/** A tenant of 20 teams answering in 30 ms, for a membership group: its team ids and team memberships. */
+async function twentyTeams() {
+  const upstream = await startBlacklineSimulator({
+    seed: 6,
+    size: { users: 40, teams: 20, roles: 3 },
+    faults: { latencyMs: 30 },
+  });
+  sim = upstream;
+  const ids = upstream.tenant.teams.map((t) => String(t.id));
+  const grants = [...expectedFromTenant(upstream.tenant).grants];
+  return { upstream, ids, memberships: new Set(grants.filter((g) => g.startsWith("team:"))) };
+}
