@@ -3,7 +3,7 @@
  * pure transitions with the clock passed in (`model.ts`), for any runtime; `RateModel` holds it.
  */
 export * from "./constants";
-export { accepted, lease, nextStartAt, refused, start, unanswered, type Verdict } from "./model";
+export { accepted, nextStartAt, refused, start, unanswered, type Verdict } from "./model";
 export { RateModel } from "./RateModel";
 export {
   type HeaderSource,

@@ -223,9 +223,11 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
     // Rule 9: the estimate rises halfway to what the last second accepted if LARGE_CUT more (no
     // probe failed: it was low); else the probe failed, and the estimate moves towards the find by
     // a request at most, to one over it: a window counts to one, and a thin second is no limit.
+    // Moved so from slow start's exit's estimate, it is still what was sent (rule 7 judges no cut).
     const found = acceptedOverWindow(s, now);
     const more = found > (1 + LARGE_CUT) * estimate;
     const find = { from: estimate, failedProbes: s.failedProbes };
+    const exit = s.exitEstimate;
     s.failedProbes = more ? 0 : s.failedProbes + 1;
     s.probeRefusedAt = now;
     const one = 1000 / WINDOW_MS;
@@ -233,6 +235,7 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
     const moved = Math.min(near, estimate + one, Math.max(found, estimate));
     cut(s, now, Math.max(1, more ? (found + estimate) / 2 : moved));
     if (more) s.raised = find;
+    else s.exitEstimate = exit;
     return;
   }
   if (s.startup) {
@@ -313,25 +316,4 @@ function grow(s: RateState, now: number): void {
     next = Math.min(top * (1 + PROBE_GAIN * t ** 3), twiceSent());
   }
   s.pace = Math.min(orInfinity(s.ceiling), Math.max(1, next));
-}
-
-/**
- * Permits for a caller that starts requests elsewhere (a cloud worker): up to `count` tickets, each
- * with the start time the pace gives it (fewer while the cap is full or a block's probe is out).
- */
-export function lease(
-  state: RateState,
-  now: number,
-  count: number,
-): { state: RateState; tickets: Ticket[] } {
-  let s = state;
-  const tickets: Ticket[] = [];
-  for (let i = 0; i < count; i++) {
-    const at = nextStartAt(s, now);
-    if (at === undefined) break;
-    const started = start(s, at);
-    s = started.state;
-    tickets.push(started.ticket);
-  }
-  return { state: s, tickets };
 }

@@ -317,6 +317,30 @@ describe("RateModel", () => {
     expect(highest).toBeLessThan(14);
   });
 
+  it("judges no cut from an estimate a refused probe moved from slow start's exit's: still what was sent", () => {
+    // Prepare: slow start's exit at an estimate of 20 (sent; 15 accepted), then 12 a second
+    // accepted while the pace regains 20 and goes above it; a refusal moves the estimate to 19.
+    const rate = slowStartEndedAt(50);
+    let t = 1000;
+    for (; rate.rate <= rate.maxRate; t += 1000 / 12) rate.accepted(rate.start(t), t + 40);
+    rate.refused(rate.start(t), t + 40, 1000);
+    expect(rate.maxRate).toBe(19);
+
+    // Act: every fifth refused, as in the case above.
+    let highest = 0;
+    for (let i = 0; i < 75; i++) {
+      const at = t + 100 + i * 80;
+      const ticket = rate.start(at);
+      if (i % 5 === 4) rate.refused(ticket, at + 40, 1000);
+      else rate.accepted(ticket, at + 40);
+      if (i >= 10) highest = Math.max(highest, rate.maxRate);
+    }
+
+    // Assess: judged against 19, the cuts read as noise and 19 came back under a window of 10 (the
+    // cloud's workers, from an exit at 16: 15 came back, 48 429s in a run).
+    expect(highest).toBeLessThan(14);
+  });
+
   it("counts a probe refused as failed unless it found LARGE_CUT more, moving the estimate one request towards its find", () => {
     // Prepare: probing above an estimate of 20, then a second at 21.5 a second, accepted (a
     // bucket's burst refilled at the plateau, or a limit a little over the estimate).

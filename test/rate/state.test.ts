@@ -5,7 +5,6 @@
 import { describe, expect, it } from "vitest";
 import {
   accepted,
-  lease,
   newRateState,
   nextStartAt,
   type RateState,
@@ -83,11 +82,5 @@ describe("the rate model's state", () => {
     accepted(state, ticket, 40);
     refused(state, ticket, 40, { retryAfterMs: 5000 });
     expect(JSON.stringify(s)).toBe(before);
-  });
-
-  it("leases permits at the pace, as many as asked, for a caller that starts them elsewhere", () => {
-    const { state, tickets } = lease(newRateState({ requestsPerSecond: 10 }), 0, 5);
-    expect(tickets.map((t) => t.startedAt)).toEqual([0, 99, 199, 299, 399]);
-    expect(state.inFlight).toBe(5);
   });
 });
