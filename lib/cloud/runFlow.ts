@@ -55,9 +55,11 @@ export class RunFlow {
    * finalize when nothing is outstanding.
    */
   async accept(job: Job): Promise<Acceptance> {
-    const run = await this.#runs.get(job.syncId);
+    const [run, marker] = await Promise.all([
+      this.#runs.get(job.syncId),
+      this.#runs.marker(job.syncId, jobId(job)),
+    ]);
     if (run?.status !== "running") return { status: "run_over", runStatus: run?.status };
-    const marker = await this.#runs.marker(job.syncId, jobId(job));
     if (!marker) return { status: "unknown" };
     if (marker.state === "pending") return { status: "run" };
     await this.#sendChildrenOnce(job.syncId, marker);

@@ -77,6 +77,10 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
     jobId: jobId(job),
     job: describeJob(job),
   });
+  // Opened while the job is accepted and its slot taken: these reads are most of the time before
+  // a job's first request, and each fan-out's jobs wait them out. A job dropped leaves it unused.
+  const opening = openInstance(config, job.connectorId);
+  opening.catch(() => {}); // heard below, where the job runs
   const flow = new RunFlow(config);
   const accepted = await flow.accept(job);
   switch (accepted.status) {
@@ -102,7 +106,6 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
     await holdJob(job, slots, flow, inv);
     return;
   }
-  await flow.heartbeat(job.syncId);
   let slotHeld = true;
   const freeSlot = async () => {
     if (!slotHeld) return;
@@ -116,7 +119,7 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
   let counters: HttpCounters | undefined;
   let committed = false;
   try {
-    const instance = await openInstance(config, job.connectorId);
+    const [instance] = await Promise.all([opening, flow.heartbeat(job.syncId)]);
     const ctx = newRequestContext({
       logger,
       onRateLimit: "throw",
