@@ -299,14 +299,14 @@ function grow(s: RateState, now: number): void {
   if (s.pace === null) return;
   const pace = s.pace;
   const top = plateau(s);
-  // Rules 3 and 4: never twice what the last window sent (a client that cannot keep up).
+  // Rules 3 and 4: never twice what the last window sent (a client that cannot keep up, or idle).
   const twiceSent = () => Math.max(2 * sentRate(s, now, WINDOW_MS), pace);
   let next: number;
   if (s.startup) {
     next = Math.min(pace * 2 ** ((now - last) / DOUBLING_MS), twiceSent());
   } else if (pace < top) {
     if (now - orNever(s.cutAt) < SETTLE_MS) return;
-    next = Math.min(top, pace * 2 ** ((now - last) / WINDOW_MS));
+    next = Math.min(top, pace * 2 ** ((now - last) / WINDOW_MS), twiceSent());
   } else {
     const holdMs = Math.min(MAX_PROBE_MS, WINDOW_MS * 2 ** s.failedProbes);
     if (now - orNever(s.cutAt) < holdMs) return;

@@ -317,6 +317,20 @@ describe("RateModel", () => {
     expect(highest).toBeLessThan(14);
   });
 
+  it("regains the plateau no faster than twice what the last window sent: an idle client piles up no pace", () => {
+    // Prepare: an estimate of 20 a second, the pace cut to 10 (slow start's exit: 20 sent, 10
+    // accepted).
+    const cutTo10 = { ...newRateState(), estimate: 20, pace: 10, startup: false, cutAt: 0 };
+    const rate = new RateModel({ ...cutTo10, lastUpdate: 0 });
+
+    // Act: a request a second for 3 s (a cloud run's jobs fanning out).
+    for (let t = 1000; t <= 3000; t += 1000) rate.accepted(rate.start(t), t + 40);
+
+    // Assess: the pace regained 19.6 with nothing sent, and the jobs that came then met the limit
+    // at twice its rate (the cloud's workers, a bucket of 10: 29 429s in a run).
+    expect(rate.rate).toBe(10);
+  });
+
   it("judges no cut from an estimate a refused probe moved from slow start's exit's: still what was sent", () => {
     // Prepare: slow start's exit at an estimate of 20 (sent; 15 accepted), then 12 a second
     // accepted while the pace regains 20 and goes above it; a refusal moves the estimate to 19.
