@@ -249,17 +249,18 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
   // Rule 6: the lower of the rate since the cut and what the last second accepted; in a block's
   // tail the last second is mostly the block's, and only a rate since the cut under the pace tells.
   if (tail && !saturated(s)) return;
-  // Rule 7: refusals that cuts of LARGE_CUT or more (smaller ones add up) to under what was
-  // accepted before them (where a limit refuses none) left as frequent (half the share before at
-  // least, twice at most, under half the answers) are noise: the estimate before the cuts comes
-  // back, and no share as high cuts again. Shares: before, since the refusal before this one (a
-  // window at least); since, of `ESTIMATE_ANSWERS` answers and two refusals (one is no share).
+  // Rule 7: refusals that cuts of LARGE_CUT or more (smaller ones add up) left as frequent (nearer
+  // the share before than the one a limit leaves, accepting as much at the lower pace; at most
+  // twice it, under half the answers) are noise: the estimate before the cuts comes back, and no
+  // share as high cuts again. Shares: before, since the refusal before this one (a window at
+  // least); since, of `ESTIMATE_ANSWERS` answers and two refusals (one is no share).
   const since = s.judgedFrom === null ? undefined : refusedShare(s, s.judgedFrom);
   if (since && since.answers >= ESTIMATE_ANSWERS && since.refused > 1) {
     const large = orInfinity(s.estimate) <= (1 - LARGE_CUT) * orInfinity(s.estimateBefore);
-    const under = orInfinity(s.estimate) <= (1 - s.shareBefore) * orInfinity(s.estimateBefore);
+    const ratio = orInfinity(s.estimateBefore) / orInfinity(s.estimate);
+    const limitShare = Math.max(0, 1 - (1 - s.shareBefore) * ratio);
     const { share } = since;
-    const steady = under && share >= s.shareBefore / 2 && share <= 2 * s.shareBefore;
+    const steady = share >= (s.shareBefore + limitShare) / 2 && share <= 2 * s.shareBefore;
     if (large) s.judgedFrom = null;
     if (large && steady && share < 0.5) {
       s.noiseShare = Math.max(share, recent.share);

@@ -297,32 +297,6 @@ describe("RateModel", () => {
     expect(rate.maxRate).toBeLessThanOrEqual(10);
   });
 
-  it("judges no noise while the cuts stay above what was accepted before them: a limit refuses there", () => {
-    // A cut from 13 to 11 a second (judged from here: 20% refused before it, 10.4 a second
-    // accepted) over a limit of 9, which refuses 1 - 9 / pace: 16% at the new pace, within half and
-    // twice the share before. Read as noise, 13 came back, and refusals at that share never cut
-    // again (the cloud's workers behind a window of 10: 61 429s in a run).
-    const state = { ...newRateState(), startup: false, estimate: 11, pace: 11 * HEADROOM };
-    const judged = { judgedFrom: 5000, shareBefore: 0.2, estimateBefore: 13, lastRefusal: 4990 };
-    const rate = new RateModel({ ...state, ...judged, cutAt: 5000, lastUpdate: 5000 });
-    let owed = 0;
-    let highest = 0;
-    let t = 5000;
-    for (let i = 0; i < 100; i++) {
-      const at = Math.max(t, rate.nextStartAt(t) ?? t);
-      const ticket = rate.start(at);
-      owed += Math.max(0, 1 - 9 / rate.rate);
-      if (owed >= 1) {
-        owed -= 1;
-        rate.refused(ticket, at + 40, 1000);
-      } else rate.accepted(ticket, at + 40);
-      highest = Math.max(highest, rate.maxRate);
-      t = at + 1;
-    }
-    expect(highest).toBe(11);
-    expect(rate.maxRate).toBeLessThanOrEqual(9.5);
-  });
-
   it("never restores slow start's exit estimate as noise: it is what was sent, not what was accepted", () => {
     // Slow start ends at one refusal, 16 sent in 800 ms: an estimate of 20 a second. Then the pace
     // stays over a limit of 10, every fifth refused (a cloud's workers regained the exit's estimate
