@@ -223,7 +223,8 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
     // Rule 9: the estimate rises halfway to what the last second accepted if LARGE_CUT more (no
     // probe failed: it was low); else the probe failed, and the estimate moves towards the find by
     // a request at most, to one over it: a window counts to one, and a thin second is no limit.
-    // Moved so from slow start's exit's estimate, it is still what was sent (rule 7 judges no cut).
+    // Moved down so from slow start's exit's estimate, it is still what was sent (rule 7 judges no
+    // cut from it, nor is rule 6's floor for the demand taken).
     const found = acceptedOverWindow(s, now);
     const more = found > (1 + LARGE_CUT) * estimate;
     const find = { from: estimate, failedProbes: s.failedProbes };
@@ -235,7 +236,7 @@ function cutToEstimate(s: RateState, now: number, tail: boolean, previous: numbe
     const moved = Math.min(near, estimate + one, Math.max(found, estimate));
     cut(s, now, Math.max(1, more ? (found + estimate) / 2 : moved));
     if (more) s.raised = find;
-    else s.exitEstimate = exit;
+    else s.exitEstimate = exit && moved < estimate;
     return;
   }
   if (s.startup) {

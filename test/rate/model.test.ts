@@ -305,19 +305,11 @@ describe("RateModel", () => {
     // a minute of the cloud's window of 10 a second).
     const rate = slowStartEndedAt(50);
     expect(rate.maxRate).toBe(20);
-    let highest = 0;
-    for (let i = 0; i < 75; i++) {
-      const at = 1000 + i * 80;
-      const ticket = rate.start(at);
-      if (i % 5 === 4) rate.refused(ticket, at + 40, 1000);
-      else rate.accepted(ticket, at + 40);
-      if (i >= 10) highest = Math.max(highest, rate.maxRate);
-    }
     // Cut to what was accepted (10 a second of 12.5 sent), and judged from there.
-    expect(highest).toBeLessThan(14);
+    expect(highestWithEveryFifthRefused(rate, 1000)).toBeLessThan(14);
   });
 
-  it("regains the plateau no faster than twice what the last window sent: an idle client piles up no pace", () => {
+  it("regains the plateau no faster than twice what the last window sent: a client sending little piles up no pace", () => {
     // Prepare: an estimate of 20 a second, the pace cut to 10 (slow start's exit: 20 sent, 10
     // accepted).
     const cutTo10 = { ...newRateState(), estimate: 20, pace: 10, startup: false, cutAt: 0 };
@@ -326,8 +318,8 @@ describe("RateModel", () => {
     // Act: a request a second for 3 s (a cloud run's jobs fanning out).
     for (let t = 1000; t <= 3000; t += 1000) rate.accepted(rate.start(t), t + 40);
 
-    // Assess: the pace regained 19.6 with nothing sent, and the jobs that came then met the limit
-    // at twice its rate (the cloud's workers, a bucket of 10: 29 429s in a run).
+    // Assess: the pace stays at 10 (2 a second sent). Regained to 19.6 meanwhile, the jobs that
+    // came next met the limit at twice its rate (the cloud's workers, a bucket of 10: 29 429s).
     expect(rate.rate).toBe(10);
   });
 
@@ -341,14 +333,7 @@ describe("RateModel", () => {
     expect(rate.maxRate).toBe(19);
 
     // Act: every fifth refused, as in the case above.
-    let highest = 0;
-    for (let i = 0; i < 75; i++) {
-      const at = t + 100 + i * 80;
-      const ticket = rate.start(at);
-      if (i % 5 === 4) rate.refused(ticket, at + 40, 1000);
-      else rate.accepted(ticket, at + 40);
-      if (i >= 10) highest = Math.max(highest, rate.maxRate);
-    }
+    const highest = highestWithEveryFifthRefused(rate, t + 100);
 
     // Assess: judged against 19, the cuts read as noise and 19 came back under a window of 10 (the
     // cloud's workers, from an exit at 16: 15 came back, 48 429s in a run).
@@ -699,6 +684,19 @@ describe("parseRateLimitState", () => {
  * then accepted at 19 a second until its pace probes above the estimate; `at`: the next start.
  */
 /** A model whose slow start ended at its 16th request (refused), one sent every `gapMs`. */
+/** 75 requests 80 ms apart from `from`, every fifth refused: the highest estimate after the 10th. */
+function highestWithEveryFifthRefused(rate: RateModel, from: number): number {
+  let highest = 0;
+  for (let i = 0; i < 75; i++) {
+    const at = from + i * 80;
+    const ticket = rate.start(at);
+    if (i % 5 === 4) rate.refused(ticket, at + 40, 1000);
+    else rate.accepted(ticket, at + 40);
+    if (i >= 10) highest = Math.max(highest, rate.maxRate);
+  }
+  return highest;
+}
+
 function slowStartEndedAt(gapMs: number): RateModel {
   const rate = new RateModel({ requestsPerSecond: 0 });
   for (let i = 0; i < 16; i++) {
