@@ -184,9 +184,9 @@ function removeNearest(times: number[], at: number): void {
 
 /**
  * The latest times (ms) of something a worker does again and again: an answer from its slot (a
- * fold counts the slots started longer ago than nearly all of them, so a slot's 429 is folded
- * before the slot is counted, and replays a counted slot as accepted their median after it
- * started); a claim's round trip (its slots begin once most claims are back).
+ * fold counts the slots started longer ago than their median, so a slot's 429 is mostly folded
+ * before the slot is counted, and takes a counted slot for accepted that long after it started);
+ * a claim's round trip (its slots begin once most claims are back).
  */
 export class RecentTimes {
   /** Times kept: the latest this many. */

@@ -185,30 +185,6 @@ describe("the shared rate's slots", () => {
     expect(shared.startedFolded).toBeLessThanOrEqual(5);
   });
 
-  it("count a slot only once nearly every answer, and a 429's tell after it, would be in", async () => {
-    // Ten answers, two of them 400 ms after their slots; then four requests start, the last
-    // refused at once. Counted from the median answer time (at once), a slot whose 429 was still
-    // on its way was taken for accepted for good: the model saw 12 or 13 accepted a second behind a
-    // window of 10, and its estimates followed.
-    const settings = { requestsPerSecond: 10 };
-    const worker = new SlotBook(TABLE, "rate#nearlyAll", settings);
-    await Promise.all(
-      Array.from({ length: 10 }, async (_, i) => {
-        const permit = await worker.permit();
-        const answerAt = permit.slot + (i < 2 ? 400 : 0);
-        await new Promise((r) => setTimeout(r, Math.max(0, answerAt - Date.now())));
-        permit.accepted();
-      }),
-    );
-    const waiting = await Promise.all([1, 2, 3, 4].map(() => worker.permit()));
-    const refusedAt = Date.now();
-    await (waiting.at(-1) as SlotPermit).refused(undefined);
-    const { shared } = await readRate({ table: TABLE, pk: "rate#nearlyAll" }, settings, Date.now());
-    // None of the slots started within 400 ms of the fold is counted.
-    const startedBefore = [...waiting.map((p) => p.slot)].filter((t) => t <= refusedAt - 400);
-    expect(shared.startedFolded).toBeLessThanOrEqual(10 + startedBefore.length);
-  });
-
   it("spread a first fold's slots from the clock's first claim, not at the pace", async () => {
     // Six requests 300 ms apart (the workers' demand at first, under the upstream's limit), then a
     // 429. Spread at startup's pace (20 a second), the six and the slots claimed ahead of them

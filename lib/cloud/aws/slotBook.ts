@@ -54,17 +54,13 @@ const MAX_PERMIT_WAIT_MS = 10_000;
 const STALE_SLOT_MS = 100;
 /**
  * A slot further off (ms) is read again this long before it, plus a store round trip (most are
- * back by then, `NEARLY_ALL`): a fold's cut reaches it, and the read is back by its time.
+ * back by then, `TRIP_SHARE`): a fold's cut reaches it, and the read is back by its time.
  */
 const REREAD_LEAD_MS = 30;
 /** The schedule's past pieces kept while it stands, most (a restart after an idle spell adds one). */
 const PAST_PIECES = 4;
-/**
- * Nearly all of a worker's recent times (the 90th percentile's rank): a claim's slots begin once
- * this share of its round trips to the clock would be back; a fold counts a slot once this share
- * of its answers, and a 429's tell after one, would be in.
- */
-const NEARLY_ALL = 0.9;
+/** A claim's slots begin once this share of the last round trips to the clock would be back. */
+const TRIP_SHARE = 0.9;
 /** Tries of a fold that lost to another worker's (each rereads the model). */
 const FOLD_TRIES = 5;
 const SHARED_RATE = { method: "GET", path: "(the instance's shared request rate)" } as const;
@@ -166,9 +162,9 @@ export class SlotBook implements SharedRate {
     await this.#reading;
   }
 
-  /** A store round trip, most of the last ones' (`NEARLY_ALL`), `STALE_SLOT_MS` at most. */
+  /** A store round trip, most of the last ones' (`TRIP_SHARE`), `STALE_SLOT_MS` at most. */
   #tripMs(): number {
-    return Math.min(STALE_SLOT_MS, this.#trips.upTo(NEARLY_ALL));
+    return Math.min(STALE_SLOT_MS, this.#trips.upTo(TRIP_SHARE));
   }
 
   /** A slot: one held, or the next claim's; a job waits `MAX_PERMIT_WAIT_MS` at most. */
@@ -302,12 +298,10 @@ export class SlotBook implements SharedRate {
         if (read.shared.startedFolded === 0 && clock) {
           read.shared.countedTo = Math.min(read.shared.countedTo, clock.foldedAt);
         }
-        // Slots whose answers may still come, or whose 429 may still be on its way to the inbox,
-        // are not yet counted: a slot counted is taken for accepted for good (the model saw 12 or
-        // 13 accepted a second behind a window of 10). One counted is replayed when its answer
-        // came, about.
+        // Slots whose answers may still come are not yet counted; one counted is taken for
+        // accepted when its answer came, about.
         const answerMs = this.#answers.upTo(0.5);
-        const countedTo = now - this.#answers.upTo(NEARLY_ALL) - this.#tripMs();
+        const countedTo = now - answerMs;
         const started = { count: startedBy(clock, countedTo), countedTo, clock, answerMs };
         const next = afterFold(fold(read.shared, started, now, refusals), read.inbox);
         if (!(await this.#writeModel(next, read.version))) continue;
