@@ -78,7 +78,8 @@ export async function processJobMessage(record: SQSRecord, inv: WorkerInvocation
     job: describeJob(job),
   });
   // Opened while the job is accepted and its slot taken: these reads are most of the time before
-  // a job's first request, and each fan-out's jobs wait them out. A job dropped leaves it unused.
+  // a job's first request, and each fan-out's jobs wait them out. A job dropped or held leaves it
+  // unused: one registry read (the secret is cached in a warm function).
   const opening = openInstance(config, job.connectorId);
   opening.catch(() => {}); // heard below, where the job runs
   const flow = new RunFlow(config);

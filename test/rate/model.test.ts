@@ -679,11 +679,6 @@ describe("parseRateLimitState", () => {
   });
 });
 
-/**
- * A model whose startup ended at an estimate of 20 (60 accepted at 20 a second, then two 429s),
- * then accepted at 19 a second until its pace probes above the estimate; `at`: the next start.
- */
-/** A model whose slow start ended at its 16th request (refused), one sent every `gapMs`. */
 /** 75 requests 80 ms apart from `from`, every fifth refused: the highest estimate after the 10th. */
 function highestWithEveryFifthRefused(rate: RateModel, from: number): number {
   let highest = 0;
@@ -697,6 +692,7 @@ function highestWithEveryFifthRefused(rate: RateModel, from: number): number {
   return highest;
 }
 
+/** A model whose slow start ended at its 16th request (refused), one sent every `gapMs`. */
 function slowStartEndedAt(gapMs: number): RateModel {
   const rate = new RateModel({ requestsPerSecond: 0 });
   for (let i = 0; i < 16; i++) {
@@ -727,6 +723,10 @@ function raisedFrom20(found = 30): { rate: RateModel; at: number; failedBefore: 
   return { rate, at: t + 300, failedBefore: rate.state.raised?.failedProbes ?? -1 };
 }
 
+/**
+ * A model whose startup ended at an estimate of 20 (60 accepted at 20 a second, then two 429s),
+ * then accepted at 19 a second until its pace probes above the estimate; `at`: the next start.
+ */
 function probingAbove20(): { rate: RateModel; at: number } {
   const rate = new RateModel();
   let t = 0;

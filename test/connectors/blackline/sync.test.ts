@@ -6,7 +6,7 @@ import {
   type BlacklineSimulator,
   startBlacklineSimulator,
 } from "../../../lib/simulators/blackline";
-import { makeJob, PAGES_AHEAD } from "../../../lib/sync";
+import { type JobSpec, makeJob, PAGES_AHEAD } from "../../../lib/sync";
 import { expectedFromTenant, FAST_RETRY, syncBlackline } from "../../helpers/blackline";
 import { startRecordingProxy } from "../../helpers/recordingProxy";
 import { mostInFlightDuring } from "../../helpers/requestsInFlight";
@@ -224,7 +224,7 @@ describe("BlackLine sync against the simulator", () => {
     );
     const rest = (first.children ?? []).filter((c) => c.op === "membersOf");
     expect(rest).toHaveLength(1);
-    const second = await connector.runJob(makeJob(scope, rest[0] as never), newRequestContext());
+    const second = await connector.runJob(makeJob(scope, rest[0] as JobSpec), newRequestContext());
 
     // Assess: the group ended at the 5th team, kept the 6th and 7th, and every team's page was
     // read once; every membership is there.
